@@ -1,0 +1,461 @@
+//===- SpConvOps.td - SpConv operations --------------------*- tablegen -*-===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_IR_SPCONVOPS_TD
+#define SPCONV_IR_SPCONVOPS_TD
+
+include "SpConv/IR/SpConvTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints. They check element types and ranks only; the verifiers
+// check grids, column counts and extents so that they can say which one is
+// wrong.
+//===----------------------------------------------------------------------===//
+
+def SpConv_CoordsTensor : TensorRankOf<[I32], [2]>;
+def SpConv_FeatureTensor : TensorRankOf<[AnyFloat], [2]>;
+def SpConv_WeightTensor : TensorRankOf<[AnyFloat], [3]>;
+def SpConv_BiasTensor : TensorRankOf<[AnyFloat], [1]>;
+def SpConv_KeyTensor : TensorRankOf<[I64], [1]>;
+def SpConv_IndexTensor : TensorRankOf<[I32], [1]>;
+
+//===----------------------------------------------------------------------===//
+// High-level ops
+//===----------------------------------------------------------------------===//
+
+def SpConv_ConvOp : SpConv_Op<"conv", [Pure]> {
+  let summary = "Sparse convolution: submanifold, regular or transposed";
+  let description = [{
+    Convolves the features of a sparse tensor with a `K x Cin x Cout` weight
+    and returns the output sites and their features:
+
+    `out[o] = sum over pairs (x -> o, j) of in[x] @ weight[j] (+ bias)`
+
+    where the pairs follow from the geometry (see `#spconv.geom`):
+    * `subm`: the output sites are the input sites, in the same order, and
+      `x = o - kernel/2 * dilation + j * dilation`;
+    * `regular`: output `o` is active iff an active input `x` has
+      `x = o * stride - padding + j * dilation`; outputs are sorted by key;
+    * `transposed`: input `x` scatters to `o = x * stride - padding + j * dilation`;
+      outputs are sorted by key.
+
+    The result coordinates carry the output grid computed from the geometry;
+    a result type with another grid is rejected. For `subm` the result
+    coordinates have the type of the input coordinates (and canonicalize to
+    them).
+
+    Example:
+
+    ```mlir
+    %oc, %of = spconv.conv <regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>
+        %coords, %feats, %w
+        : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>, tensor<27x16x32xf32>
+        -> tensor<?x4xi32, #spconv.grid<[21, 800, 704]>>, tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_GeometryAttr:$geometry,
+    SpConv_CoordsTensor:$coords,
+    SpConv_FeatureTensor:$features,
+    SpConv_WeightTensor:$weight,
+    Optional<SpConv_BiasTensor>:$bias
+  );
+  let results = (outs
+    SpConv_CoordsTensor:$out_coords,
+    SpConv_FeatureTensor:$out_features
+  );
+  let assemblyFormat = [{
+    $geometry $coords `,` $features `,` $weight (`bias` $bias^)? attr-dict `:`
+    type($coords) `,` type($features) `,` type($weight) (`,` type($bias)^)?
+    `->` type($out_coords) `,` type($out_features)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def SpConv_InverseConvOp : SpConv_Op<"inverse_conv", [Pure]> {
+  let summary = "Inverse of a regular sparse convolution (decoder upsampling)";
+  let description = [{
+    The transpose of the rulebook of a regular convolution. `coords` are the
+    input sites of that regular conv; `source_coords` are its output sites,
+    the sites of `features`. The result has one row per row of `coords`, in
+    their order:
+
+    `out[x] = sum over the regular conv's pairs (x -> o, j) of in[o] @ weight[j] (+ bias)`
+
+    The geometry has kind `inverse` and the window of the regular conv it
+    inverts; `source_coords` must live on that conv's output grid. Lowering
+    reuses the forward conv's rulebook instead of building a new one.
+
+    Example:
+
+    ```mlir
+    %up = spconv.inverse_conv <inverse, kernel = [2, 2, 2], stride = [2, 2, 2]>
+        %fine, %coarse, %feats, %w
+        : tensor<?x4xi32, #spconv.grid<[40, 40, 40]>>, tensor<?x4xi32, #spconv.grid<[20, 20, 20]>>,
+          tensor<?x64xf32>, tensor<8x64x32xf32> -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_GeometryAttr:$geometry,
+    SpConv_CoordsTensor:$coords,
+    SpConv_CoordsTensor:$source_coords,
+    SpConv_FeatureTensor:$features,
+    SpConv_WeightTensor:$weight,
+    Optional<SpConv_BiasTensor>:$bias
+  );
+  let results = (outs SpConv_FeatureTensor:$out_features);
+  let assemblyFormat = [{
+    $geometry $coords `,` $source_coords `,` $features `,` $weight
+    (`bias` $bias^)? attr-dict `:` type($coords) `,` type($source_coords) `,`
+    type($features) `,` type($weight) (`,` type($bias)^)? `->`
+    type($out_features)
+  }];
+  let hasVerifier = 1;
+}
+
+def SpConv_PoolOp : SpConv_Op<"pool", [Pure]> {
+  let summary = "Sparse max or average pooling";
+  let description = [{
+    Pools features over the pairs of a regular convolution's rulebook: an
+    output site is active iff a regular conv with this geometry would make it
+    active, and its features are the channel-wise maximum (`max`) or mean
+    (`avg`) of the features of its contributing input sites. Every active
+    output has at least one contributor, so both are always defined. Outputs
+    are sorted by key.
+
+    Example:
+
+    ```mlir
+    %oc, %of = spconv.pool max <regular, kernel = [2, 2, 2], stride = [2, 2, 2]>
+        %coords, %feats
+        : tensor<?x4xi32, #spconv.grid<[40, 40, 40]>>, tensor<?x32xf32>
+        -> tensor<?x4xi32, #spconv.grid<[20, 20, 20]>>, tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_PoolKind:$kind,
+    SpConv_GeometryAttr:$geometry,
+    SpConv_CoordsTensor:$coords,
+    SpConv_FeatureTensor:$features
+  );
+  let results = (outs
+    SpConv_CoordsTensor:$out_coords,
+    SpConv_FeatureTensor:$out_features
+  );
+  let assemblyFormat = [{
+    $kind $geometry $coords `,` $features attr-dict `:` type($coords) `,`
+    type($features) `->` type($out_coords) `,` type($out_features)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Rulebook-level ops
+//===----------------------------------------------------------------------===//
+
+def SpConv_BuildRulebookOp : SpConv_Op<"build_rulebook", [Pure]> {
+  let summary = "Builds the rulebook of a geometry over a set of input sites";
+  let description = [{
+    Computes the output sites and the `(input row, output row)` pairs of
+    every kernel offset for the geometry recorded in the result type (kind
+    `subm`, `regular` or `transposed`). The output coordinates are the input
+    coordinates for `subm` and sorted by key otherwise.
+
+    The op is pure: two builds of the same coordinates with the same geometry
+    are one rulebook (CSE), which is how layers share it.
+
+    Example:
+
+    ```mlir
+    %rb, %oc = spconv.build_rulebook %coords
+        : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>
+        -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>,
+           tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>
+    ```
+  }];
+  let arguments = (ins SpConv_CoordsTensor:$coords);
+  let results = (outs
+    SpConv_RulebookType:$rulebook,
+    SpConv_CoordsTensor:$out_coords
+  );
+  let assemblyFormat = [{
+    $coords attr-dict `:` type($coords) `->` qualified(type($rulebook)) `,`
+    type($out_coords)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [Pure]> {
+  let summary = "Gather, GEMM per kernel offset and scatter-add over a rulebook";
+  let description = [{
+    The compute of a sparse convolution:
+
+    `out[o] = sum over the rulebook's pairs (x -> o, j) of in[x] @ weight[j] (+ bias)`
+
+    With `inverse`, the pairs are read backwards (`o -> x`): the input has
+    one row per output site of the rulebook and the result one row per input
+    site. Only the rulebook of a `regular` geometry can be inverted. The
+    order in which contributions are summed is fixed by the lowering, so
+    results are deterministic.
+
+    Example:
+
+    ```mlir
+    %y = spconv.rulebook_conv %rb, %feats, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_RulebookType:$rulebook,
+    SpConv_FeatureTensor:$features,
+    SpConv_WeightTensor:$weight,
+    Optional<SpConv_BiasTensor>:$bias,
+    UnitAttr:$inverse
+  );
+  let results = (outs SpConv_FeatureTensor:$out_features);
+  let assemblyFormat = [{
+    (`inverse` $inverse^)? $rulebook `,` $features `,` $weight
+    (`bias` $bias^)? attr-dict `:` qualified(type($rulebook)) `,`
+    type($features) `,` type($weight) (`,` type($bias)^)? `->`
+    type($out_features)
+  }];
+  let hasVerifier = 1;
+}
+
+def SpConv_RulebookPoolOp : SpConv_Op<"rulebook_pool", [Pure]> {
+  let summary = "Max or average pooling over a rulebook";
+  let description = [{
+    The compute of `spconv.pool`: for every output site of a `regular`
+    rulebook, the channel-wise maximum or mean of the features of the input
+    sites paired with it.
+
+    Example:
+
+    ```mlir
+    %y = spconv.rulebook_pool avg %rb, %feats
+        : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[40, 40, 40]>>,
+          tensor<?x32xf32> -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_PoolKind:$kind,
+    SpConv_RulebookType:$rulebook,
+    SpConv_FeatureTensor:$features
+  );
+  let results = (outs SpConv_FeatureTensor:$out_features);
+  let assemblyFormat = [{
+    $kind $rulebook `,` $features attr-dict `:` qualified(type($rulebook)) `,`
+    type($features) `->` type($out_features)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Primitives that lower onto the runtime
+//===----------------------------------------------------------------------===//
+
+def SpConv_LinearizeOp : SpConv_Op<"linearize", [Pure]> {
+  let summary = "Linear 64-bit keys of sites";
+  let description = [{
+    `key = ((b * S0 + x0) * S1 + x1) ...` for every row `(b, x0, x1, ...)` of
+    the coordinates, with `S` the grid of their type. Keys of distinct sites
+    are distinct and sort like the sites (batch, then row-major). A
+    coordinate outside the grid, or a negative batch, is a run-time error.
+
+    Example:
+
+    ```mlir
+    %keys = spconv.linearize %coords
+        : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>> -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins SpConv_CoordsTensor:$coords);
+  let results = (outs SpConv_KeyTensor:$keys);
+  let assemblyFormat = "$coords attr-dict `:` type($coords) `->` type($keys)";
+  let hasVerifier = 1;
+}
+
+def SpConv_DelinearizeOp : SpConv_Op<"delinearize", [Pure]> {
+  let summary = "Sites of linear 64-bit keys";
+  let description = [{
+    The inverse of `spconv.linearize`: the coordinates, on the grid of the
+    result type, of every key.
+
+    Example:
+
+    ```mlir
+    %coords = spconv.delinearize %keys
+        : tensor<?xi64> -> tensor<?x4xi32, #spconv.grid<[21, 800, 704]>>
+    ```
+  }];
+  let arguments = (ins SpConv_KeyTensor:$keys);
+  let results = (outs SpConv_CoordsTensor:$coords);
+  let assemblyFormat = "$keys attr-dict `:` type($keys) `->` type($coords)";
+  let hasVerifier = 1;
+}
+
+def SpConv_SortUniqueOp : SpConv_Op<"sort_unique", [Pure]> {
+  let summary = "Sorted unique keys, first occurrences and inverse map";
+  let description = [{
+    Returns the distinct keys in ascending order, for each of them the
+    position of its first occurrence in `keys`, and for each position of
+    `keys` the index of its key among the unique ones, so that
+    `unique[inverse[i]] == keys[i]` and `keys[first[u]] == unique[u]`.
+
+    Example:
+
+    ```mlir
+    %unique, %first, %inverse = spconv.sort_unique %keys
+        : tensor<?xi64> -> tensor<?xi64>, tensor<?xi32>, tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins SpConv_KeyTensor:$keys);
+  let results = (outs
+    SpConv_KeyTensor:$unique,
+    SpConv_IndexTensor:$first,
+    SpConv_IndexTensor:$inverse
+  );
+  let assemblyFormat = [{
+    $keys attr-dict `:` type($keys) `->` type($unique) `,` type($first) `,`
+    type($inverse)
+  }];
+  let hasVerifier = 1;
+}
+
+def SpConv_HashBuildOp : SpConv_Op<"hash_build", [Pure]> {
+  let summary = "Hash table from keys to their positions";
+  let description = [{
+    Builds a table that maps `keys[i]` to `i`. The keys must be distinct: a
+    duplicate (two input rows at the same site) is a run-time error that
+    names both rows.
+
+    Example:
+
+    ```mlir
+    %table = spconv.hash_build %keys : tensor<?xi64> -> !spconv.hash_table
+    ```
+  }];
+  let arguments = (ins SpConv_KeyTensor:$keys);
+  let results = (outs SpConv_HashTableType:$table);
+  let assemblyFormat = "$keys attr-dict `:` type($keys) `->` qualified(type($table))";
+}
+
+def SpConv_HashLookupOp : SpConv_Op<"hash_lookup", [Pure]> {
+  let summary = "Batch lookup in a hash table";
+  let description = [{
+    For each query key, the position it was built from, or -1 when the key
+    is not in the table.
+
+    Example:
+
+    ```mlir
+    %rows = spconv.hash_lookup %table, %queries
+        : !spconv.hash_table, tensor<?xi64> -> tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins SpConv_HashTableType:$table, SpConv_KeyTensor:$queries);
+  let results = (outs SpConv_IndexTensor:$rows);
+  let assemblyFormat = [{
+    $table `,` $queries attr-dict `:` qualified(type($table)) `,`
+    type($queries) `->` type($rows)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dense and segment primitives
+//===----------------------------------------------------------------------===//
+
+def SpConv_UnfoldOp : SpConv_Op<"unfold", [Pure]> {
+  let summary = "Dense im2col over N spatial dimensions";
+  let description = [{
+    PyTorch's `nn.functional.unfold`, for 1 to 4 spatial dimensions: the
+    input is `N x C x S0 x ... `, the result `N x (C * K) x L` where `K` is the
+    kernel volume and `L` the number of window positions, the product of the
+    output grid of a `regular` conv with this geometry. Row `c * K + j` of the
+    result holds channel `c` at kernel offset `j` (row-major); positions
+    outside the input (padding) read zero.
+
+    Example:
+
+    ```mlir
+    %cols = spconv.unfold <regular, kernel = [3, 3], padding = [1, 1]> %x
+        : tensor<2x4x8x8xf32> -> tensor<2x36x64xf32>
+    ```
+  }];
+  let arguments = (ins SpConv_GeometryAttr:$geometry, AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $geometry $input attr-dict `:` type($input) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def SpConv_FoldOp : SpConv_Op<"fold", [Pure]> {
+  let summary = "Dense col2im over N spatial dimensions";
+  let description = [{
+    PyTorch's `nn.functional.fold`, the adjoint of `spconv.unfold`: the input
+    is `N x (C * K) x L`, the result `N x C x S0 x ...` with the static spatial
+    shape of the result type; overlapping contributions are summed and padded
+    positions dropped. `L` must equal the number of window positions of the
+    result's spatial shape.
+
+    Example:
+
+    ```mlir
+    %x = spconv.fold <regular, kernel = [3, 3], padding = [1, 1]> %cols
+        : tensor<2x36x64xf32> -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins SpConv_GeometryAttr:$geometry, AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $geometry $input attr-dict `:` type($input) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def SpConv_SegmentMaxOp : SpConv_Op<"segment_max", [Pure]> {
+  let summary = "Per-segment maximum and its position";
+  let description = [{
+    For `data` of shape `B x C x P` and `index` of shape `B x P` with values in
+    `[0, M)`, computes for every batch `b`, channel `c` and segment `m` the
+    maximum of `data[b, c, p]` over the points `p` with `index[b, p] == m`,
+    and the smallest such `p` that attains it. `M` is the static size of the
+    last result dimension.
+
+    Empty segments are defined: their value is 0 and their position -1
+    (never a sentinel that a real value could collide with). NaN compares
+    greater than every number, so a segment containing NaN yields NaN and
+    its first NaN's position. An index outside `[0, M)` is a run-time error.
+
+    Example:
+
+    ```mlir
+    %max, %argmax = spconv.segment_max %data, %index
+        : tensor<2x64x1024xf32>, tensor<2x1024xi32> -> tensor<2x64x128xf32>, tensor<2x64x128xi32>
+    ```
+  }];
+  let arguments = (ins
+    TensorRankOf<[AnyFloat], [3]>:$data,
+    TensorRankOf<[I32, I64], [2]>:$index
+  );
+  let results = (outs
+    TensorRankOf<[AnyFloat], [3]>:$values,
+    TensorRankOf<[I32], [3]>:$positions
+  );
+  let assemblyFormat = [{
+    $data `,` $index attr-dict `:` type($data) `,` type($index) `->`
+    type($values) `,` type($positions)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // SPCONV_IR_SPCONVOPS_TD

@@ -1,0 +1,408 @@
+//===- SpConvOps.cpp - SpConv operations ----------------------------------===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConv/IR/SpConvOps.h"
+#include "SpConv/IR/ShapeUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+
+#define GET_OP_CLASSES
+#include "SpConv/IR/SpConvOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Checks that two extents agree where both are static.
+static LogicalResult verifySameExtent(Operation *op, int64_t lhs,
+                                      StringRef lhsName, int64_t rhs,
+                                      StringRef rhsName) {
+  if (ShapedType::isDynamic(lhs) || ShapedType::isDynamic(rhs) || lhs == rhs)
+    return success();
+  return op->emitOpError() << lhsName << " (" << lhs << ") and " << rhsName
+                           << " (" << rhs << ") must agree";
+}
+
+/// Checks a coordinates value: a `#spconv.grid` encoding and `1 + D` columns.
+static FailureOr<GridAttr> verifyCoords(Operation *op, Value coords,
+                                        StringRef name) {
+  RankedTensorType type = tensorType(coords);
+  GridAttr grid = getGrid(type);
+  if (!grid)
+    return op->emitOpError() << name
+                             << " must carry a #spconv.grid encoding, got "
+                             << type;
+  int64_t columns = type.getDimSize(1);
+  if (columns != static_cast<int64_t>(grid.getRank()) + 1)
+    return op->emitOpError()
+           << name << " must have 1 + " << grid.getRank()
+           << " columns (batch, then one per spatial dimension of "
+           << formatShape(grid.getShape()) << "), got "
+           << (ShapedType::isDynamic(columns) ? std::string("?")
+                                              : std::to_string(columns));
+  return grid;
+}
+
+/// Checks that `actual` is the grid `geometry` computes from `input`.
+static LogicalResult verifyOutputGrid(Operation *op, GeometryAttr geometry,
+                                      GridAttr input, GridAttr actual,
+                                      StringRef actualName) {
+  if (geometry.getRank() != input.getRank())
+    return op->emitOpError()
+           << "geometry has " << geometry.getRank()
+           << " spatial dimensions but the input grid "
+           << formatShape(input.getShape()) << " has " << input.getRank();
+  FailureOr<SmallVector<int64_t>> expected = geometry.getOutputShape(
+      input.getShape(), [&] { return op->emitOpError(); });
+  if (failed(expected))
+    return failure();
+  if (actual.getShape() != ArrayRef(*expected))
+    return op->emitOpError()
+           << actualName << " grid " << formatShape(actual.getShape())
+           << " disagrees with the grid " << formatShape(*expected)
+           << " that the geometry computes from the input grid "
+           << formatShape(input.getShape());
+  if (actual.getBatch() != input.getBatch())
+    return op->emitOpError() << actualName
+                             << " grid must keep the batch size of the input "
+                                "grid";
+  return success();
+}
+
+/// Checks that all `values` share one element type.
+static LogicalResult verifyElementTypes(Operation *op, ValueRange values) {
+  Type expected = tensorType(values.front()).getElementType();
+  for (Value value : values.drop_front())
+    if (tensorType(value).getElementType() != expected)
+      return op->emitOpError()
+             << "features, weight, bias and results must share one element "
+                "type, got "
+             << expected << " and " << tensorType(value).getElementType();
+  return success();
+}
+
+/// Checks a `K x Cin x Cout` weight and an optional `Cout` bias against the
+/// kernel volume and the feature channel counts.
+static LogicalResult verifyWeight(Operation *op, GeometryAttr geometry,
+                                  Value features, Value weight, Value bias,
+                                  Value outFeatures) {
+  ArrayRef<int64_t> w = tensorType(weight).getShape();
+  int64_t volume = geometry.getKernelVolume();
+  if (!ShapedType::isDynamic(w[0]) && w[0] != volume)
+    return op->emitOpError()
+           << "weight has " << w[0] << " kernel offsets but the kernel "
+           << formatShape(geometry.getKernel()) << " has " << volume;
+  if (failed(verifySameExtent(op, w[1], "weight input channels",
+                              tensorType(features).getDimSize(1),
+                              "feature channels")) ||
+      failed(verifySameExtent(op, w[2], "weight output channels",
+                              tensorType(outFeatures).getDimSize(1),
+                              "result channels")))
+    return failure();
+  SmallVector<Value> typed = {features, weight, outFeatures};
+  if (bias) {
+    if (failed(verifySameExtent(op, tensorType(bias).getDimSize(0),
+                                "bias size", w[2], "weight output channels")))
+      return failure();
+    typed.push_back(bias);
+  }
+  return verifyElementTypes(op, typed);
+}
+
+static LogicalResult verifySameRows(Operation *op, Value lhs,
+                                    StringRef lhsName, Value rhs,
+                                    StringRef rhsName) {
+  return verifySameExtent(op, tensorType(lhs).getDimSize(0), lhsName,
+                          tensorType(rhs).getDimSize(0), rhsName);
+}
+
+//===----------------------------------------------------------------------===//
+// High-level ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::verify() {
+  GeometryAttr geometry = getGeometry();
+  if (geometry.getKind() == ConvKind::Inverse)
+    return emitOpError("takes a subm, regular or transposed geometry; "
+                       "inverse convolutions are spconv.inverse_conv");
+  FailureOr<GridAttr> inGrid = verifyCoords(*this, getCoords(), "coordinates");
+  if (failed(inGrid))
+    return failure();
+  FailureOr<GridAttr> outGrid =
+      verifyCoords(*this, getOutCoords(), "result coordinates");
+  if (failed(outGrid) ||
+      failed(verifyOutputGrid(*this, geometry, *inGrid, *outGrid, "result")))
+    return failure();
+  if (geometry.getKind() == ConvKind::Subm &&
+      getCoords().getType() != getOutCoords().getType())
+    return emitOpError("subm result coordinates must have the type of the "
+                       "input coordinates, ")
+           << getCoords().getType();
+  if (failed(verifySameRows(*this, getCoords(), "coordinate rows",
+                            getFeatures(), "feature rows")) ||
+      failed(verifySameRows(*this, getOutCoords(), "result coordinate rows",
+                            getOutFeatures(), "result feature rows")))
+    return failure();
+  return verifyWeight(*this, geometry, getFeatures(), getWeight(), getBias(),
+                      getOutFeatures());
+}
+
+LogicalResult InverseConvOp::verify() {
+  GeometryAttr geometry = getGeometry();
+  if (geometry.getKind() != ConvKind::Inverse)
+    return emitOpError("takes an inverse geometry, got ")
+           << stringifyConvKind(geometry.getKind());
+  FailureOr<GridAttr> grid = verifyCoords(*this, getCoords(), "coordinates");
+  if (failed(grid))
+    return failure();
+  FailureOr<GridAttr> sourceGrid =
+      verifyCoords(*this, getSourceCoords(), "source coordinates");
+  if (failed(sourceGrid) ||
+      failed(verifyOutputGrid(*this, geometry.withKind(ConvKind::Regular),
+                              *grid, *sourceGrid,
+                              "source (forward conv output)")))
+    return failure();
+  if (failed(verifySameRows(*this, getSourceCoords(), "source coordinate rows",
+                            getFeatures(), "feature rows")) ||
+      failed(verifySameRows(*this, getCoords(), "coordinate rows",
+                            getOutFeatures(), "result feature rows")))
+    return failure();
+  return verifyWeight(*this, geometry, getFeatures(), getWeight(), getBias(),
+                      getOutFeatures());
+}
+
+LogicalResult PoolOp::verify() {
+  GeometryAttr geometry = getGeometry();
+  if (geometry.getKind() != ConvKind::Regular)
+    return emitOpError("takes a regular geometry, got ")
+           << stringifyConvKind(geometry.getKind());
+  FailureOr<GridAttr> inGrid = verifyCoords(*this, getCoords(), "coordinates");
+  if (failed(inGrid))
+    return failure();
+  FailureOr<GridAttr> outGrid =
+      verifyCoords(*this, getOutCoords(), "result coordinates");
+  if (failed(outGrid) ||
+      failed(verifyOutputGrid(*this, geometry, *inGrid, *outGrid, "result")) ||
+      failed(verifySameRows(*this, getCoords(), "coordinate rows",
+                            getFeatures(), "feature rows")) ||
+      failed(verifySameRows(*this, getOutCoords(), "result coordinate rows",
+                            getOutFeatures(), "result feature rows")) ||
+      failed(verifySameExtent(*this, tensorType(getFeatures()).getDimSize(1),
+                              "feature channels",
+                              tensorType(getOutFeatures()).getDimSize(1),
+                              "result channels")))
+    return failure();
+  return verifyElementTypes(*this, {getFeatures(), getOutFeatures()});
+}
+
+//===----------------------------------------------------------------------===//
+// Rulebook-level ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult BuildRulebookOp::verify() {
+  RulebookType rulebook = getRulebook().getType();
+  FailureOr<GridAttr> grid = verifyCoords(*this, getCoords(), "coordinates");
+  if (failed(grid))
+    return failure();
+  if (*grid != rulebook.getInputGrid())
+    return emitOpError("rulebook input grid ")
+           << rulebook.getInputGrid() << " differs from the coordinates' grid "
+           << *grid;
+  FailureOr<GridAttr> outGrid =
+      verifyCoords(*this, getOutCoords(), "result coordinates");
+  if (failed(outGrid))
+    return failure();
+  if (*outGrid != rulebook.getOutputGrid())
+    return emitOpError("result coordinates grid ")
+           << *outGrid << " differs from the rulebook's output grid "
+           << rulebook.getOutputGrid();
+  if (rulebook.getGeometry().getKind() == ConvKind::Subm &&
+      getCoords().getType() != getOutCoords().getType())
+    return emitOpError("subm result coordinates must have the type of the "
+                       "input coordinates, ")
+           << getCoords().getType();
+  return success();
+}
+
+LogicalResult RulebookConvOp::verify() {
+  GeometryAttr geometry = getRulebook().getType().getGeometry();
+  if (getInverse() && geometry.getKind() != ConvKind::Regular)
+    return emitOpError("can only invert the rulebook of a regular geometry, "
+                       "got ")
+           << stringifyConvKind(geometry.getKind());
+  return verifyWeight(*this, geometry, getFeatures(), getWeight(), getBias(),
+                      getOutFeatures());
+}
+
+LogicalResult RulebookPoolOp::verify() {
+  GeometryAttr geometry = getRulebook().getType().getGeometry();
+  if (geometry.getKind() != ConvKind::Regular)
+    return emitOpError("pools over the rulebook of a regular geometry, got ")
+           << stringifyConvKind(geometry.getKind());
+  if (failed(verifySameExtent(*this, tensorType(getFeatures()).getDimSize(1),
+                              "feature channels",
+                              tensorType(getOutFeatures()).getDimSize(1),
+                              "result channels")))
+    return failure();
+  return verifyElementTypes(*this, {getFeatures(), getOutFeatures()});
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime primitives
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearizeOp::verify() {
+  if (failed(verifyCoords(*this, getCoords(), "coordinates")))
+    return failure();
+  return verifySameRows(*this, getCoords(), "coordinate rows", getKeys(),
+                        "key count");
+}
+
+LogicalResult DelinearizeOp::verify() {
+  if (failed(verifyCoords(*this, getCoords(), "result coordinates")))
+    return failure();
+  return verifySameRows(*this, getKeys(), "key count", getCoords(),
+                        "result coordinate rows");
+}
+
+LogicalResult SortUniqueOp::verify() {
+  if (failed(verifySameRows(*this, getUnique(), "unique key count", getFirst(),
+                            "first-occurrence count")) ||
+      failed(verifySameRows(*this, getKeys(), "key count", getInverse(),
+                            "inverse map size")))
+    return failure();
+  int64_t keys = tensorType(getKeys()).getDimSize(0);
+  int64_t unique = tensorType(getUnique()).getDimSize(0);
+  if (!ShapedType::isDynamic(keys) && !ShapedType::isDynamic(unique) &&
+      unique > keys)
+    return emitOpError("cannot have more unique keys (")
+           << unique << ") than keys (" << keys << ")";
+  return success();
+}
+
+LogicalResult HashLookupOp::verify() {
+  return verifySameRows(*this, getQueries(), "query count", getRows(),
+                        "result size");
+}
+
+//===----------------------------------------------------------------------===//
+// Dense and segment primitives
+//===----------------------------------------------------------------------===//
+
+/// Checks the shared shape logic of unfold and fold: `dense` is
+/// `N x C x S...`, `columns` is `N x (C * K) x L` with `L` the number of
+/// window positions over `S`.
+static LogicalResult verifyUnfoldShapes(Operation *op, GeometryAttr geometry,
+                                        RankedTensorType dense,
+                                        StringRef denseName,
+                                        RankedTensorType columns,
+                                        StringRef columnsName) {
+  if (geometry.getKind() != ConvKind::Regular)
+    return op->emitOpError("takes a regular geometry, got ")
+           << stringifyConvKind(geometry.getKind());
+  unsigned rank = geometry.getRank();
+  if (dense.getRank() != rank + 2)
+    return op->emitOpError()
+           << "geometry has " << rank << " spatial dimensions, so the "
+           << denseName << " must have rank " << rank + 2
+           << " (N x C x spatial), got " << dense.getRank();
+  if (columns.getRank() != 3)
+    return op->emitOpError() << columnsName
+                             << " must have rank 3 (N x C*K x L), got "
+                             << columns.getRank();
+  if (dense.getElementType() != columns.getElementType())
+    return op->emitOpError("input and result must share one element type");
+  if (failed(verifySameExtent(op, dense.getDimSize(0),
+                              (denseName + " batch").str(),
+                              columns.getDimSize(0),
+                              (columnsName + " batch").str())))
+    return failure();
+  int64_t channels = dense.getDimSize(1);
+  if (!ShapedType::isDynamic(channels)) {
+    std::optional<int64_t> rows =
+        llvm::checkedMul(channels, geometry.getKernelVolume());
+    if (!rows)
+      return op->emitOpError("channels x kernel volume overflows int64");
+    if (failed(verifySameExtent(op, columns.getDimSize(1),
+                                (columnsName + " rows").str(), *rows,
+                                (denseName + " channels x kernel volume")
+                                    .str())))
+      return failure();
+  }
+  ArrayRef<int64_t> spatial = dense.getShape().drop_front(2);
+  if (ShapedType::isDynamicShape(spatial))
+    return success();
+  FailureOr<SmallVector<int64_t>> blocks =
+      geometry.getOutputShape(spatial, [&] { return op->emitOpError(); });
+  if (failed(blocks))
+    return failure();
+  FailureOr<int64_t> positions = checkedProduct(*blocks);
+  if (failed(positions))
+    return op->emitOpError("number of window positions overflows int64");
+  return verifySameExtent(op, columns.getDimSize(2),
+                          (columnsName + " columns").str(), *positions,
+                          "window positions " + formatShape(*blocks));
+}
+
+LogicalResult UnfoldOp::verify() {
+  return verifyUnfoldShapes(*this, getGeometry(), tensorType(getInput()),
+                            "input", tensorType(getOutput()), "result");
+}
+
+LogicalResult FoldOp::verify() {
+  RankedTensorType result = tensorType(getOutput());
+  if (result.getRank() > 2 &&
+      ShapedType::isDynamicShape(result.getShape().drop_front(2)))
+    return emitOpError("needs a static spatial result shape (the output "
+                       "size), got ")
+           << result;
+  RankedTensorType input = tensorType(getInput());
+  if (failed(verifyUnfoldShapes(*this, getGeometry(), result, "result", input,
+                                "input")))
+    return failure();
+  int64_t rows = input.getDimSize(1);
+  int64_t volume = getGeometry().getKernelVolume();
+  if (!ShapedType::isDynamic(rows) && rows % volume != 0)
+    return emitOpError("input rows (")
+           << rows << ") must be a multiple of the kernel volume " << volume;
+  return success();
+}
+
+LogicalResult SegmentMaxOp::verify() {
+  ArrayRef<int64_t> data = tensorType(getData()).getShape();
+  ArrayRef<int64_t> index = tensorType(getIndex()).getShape();
+  ArrayRef<int64_t> values = tensorType(getValues()).getShape();
+  if (tensorType(getValues()).getElementType() !=
+      tensorType(getData()).getElementType())
+    return emitOpError("data and values must share one element type");
+  if (tensorType(getPositions()).getShape() != values)
+    return emitOpError("positions must have the shape of values, ")
+           << formatShape(values);
+  if (ShapedType::isDynamic(values[2]))
+    return emitOpError("needs a static number of segments (the last result "
+                       "dimension)");
+  if (values[2] < 1)
+    return emitOpError("needs at least one segment");
+  if (failed(verifySameExtent(*this, data[0], "data batch", index[0],
+                              "index batch")) ||
+      failed(verifySameExtent(*this, data[2], "data points", index[1],
+                              "index points")) ||
+      failed(verifySameExtent(*this, data[0], "data batch", values[0],
+                              "result batch")) ||
+      failed(verifySameExtent(*this, data[1], "data channels", values[1],
+                              "result channels")))
+    return failure();
+  return success();
+}

@@ -1,0 +1,28 @@
+//===- spconv-opt.cpp - SpConv optimizer driver ---------------------------===//
+//
+// Part of the spconv-mlir project.
+//
+// mlir-opt with the spconv dialect, the upstream dialects its pipelines
+// produce, and every upstream pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConv/IR/SpConvDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::spconv::SpConvDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "spconv-mlir optimizer driver\n", registry));
+}
