@@ -183,11 +183,20 @@ GeometryAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                     {"padding", padding, 0},
                     {"dilation", dilation, 1},
                     {"output_padding", outputPadding, 0}};
-  for (const Field &field : fields) {
+  for (const Field &field : fields)
     if (field.values.size() != rank)
       return emitError() << "geometry field '" << field.name << "' has "
                          << field.values.size() << " entries but 'kernel' has "
                          << rank;
+  // Checked before the field ranges: the parser marks an overflowing implied
+  // subm padding as -1.
+  if (kind == ConvKind::Subm)
+    for (size_t dim = 0; dim < rank; ++dim)
+      if (!llvm::checkedMul(kernel[dim] / 2, dilation[dim]))
+        return emitError() << "subm window extent kernel / 2 * dilation "
+                              "overflows int64 in dimension "
+                           << dim;
+  for (const Field &field : fields) {
     for (auto [dim, value] : llvm::enumerate(field.values))
       if (value < field.min)
         return emitError() << "geometry field '" << field.name << "' must be "
@@ -203,10 +212,6 @@ GeometryAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       if (stride[dim] != 1)
         return emitError() << "subm geometry needs stride 1, got "
                            << stride[dim] << " in dimension " << dim;
-      if (centred[dim] < 0)
-        return emitError() << "subm window extent kernel / 2 * dilation "
-                              "overflows int64 in dimension "
-                           << dim;
       if (padding[dim] != centred[dim])
         return emitError() << "subm geometry has the implied padding kernel / "
                               "2 * dilation = "

@@ -1,0 +1,150 @@
+// RUN: spconv-opt %s | spconv-opt | FileCheck %s
+// RUN: spconv-opt %s --mlir-print-op-generic | spconv-opt | FileCheck %s
+
+!kitti = tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>
+!kitti2 = tensor<?x4xi32, #spconv.grid<[21, 800, 704]>>
+
+// CHECK-LABEL: func @conv_kinds
+func.func @conv_kinds(%c: !kitti, %f: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
+                      %w2: tensor<27x16x32xf32>, %b: tensor<32xf32>,
+                      %wt: tensor<8x32x16xf16>, %f16: tensor<?x32xf16>) {
+  // CHECK: spconv.conv <subm, kernel = [3, 3, 3]> %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>
+  %0:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w
+      : !kitti, tensor<?x16xf32>, tensor<27x16x16xf32> -> !kitti, tensor<?x16xf32>
+  // CHECK: spconv.conv <regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]> %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : {{.*}}, tensor<32xf32> -> tensor<?x4xi32, #spconv.grid<[21, 800, 704]>>, tensor<?x32xf32>
+  %1:2 = spconv.conv <regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]> %c, %f, %w2 bias %b
+      : !kitti, tensor<?x16xf32>, tensor<27x16x32xf32>, tensor<32xf32> -> !kitti2, tensor<?x32xf32>
+  // CHECK: spconv.conv <transposed, kernel = [2, 2, 2], stride = [2, 2, 2]> {{.*}} -> tensor<?x4xi32, #spconv.grid<[42, 1600, 1408]>>, tensor<?x16xf16>
+  %2:2 = spconv.conv <transposed, kernel = [2, 2, 2], stride = [2, 2, 2]> %1#0, %f16, %wt
+      : !kitti2, tensor<?x32xf16>, tensor<8x32x16xf16>
+      -> tensor<?x4xi32, #spconv.grid<[42, 1600, 1408]>>, tensor<?x16xf16>
+  return
+}
+
+// Geometry fields are printed only where they differ from their defaults.
+// CHECK-LABEL: func @geometry_fields
+func.func @geometry_fields(%c: tensor<?x3xi32, #spconv.grid<[64, 64], batch = 4>>,
+                           %f: tensor<?x8xf32>, %w: tensor<9x8x8xf32>,
+                           %w31: tensor<3x8x8xf32>) {
+  // CHECK: spconv.conv <subm, kernel = [3, 3], dilation = [2, 2]>
+  // CHECK-SAME: tensor<?x3xi32, #spconv.grid<[64, 64], batch = 4>>
+  %0:2 = spconv.conv <subm, kernel = [3, 3], padding = [2, 2], dilation = [2, 2]> %c, %f, %w
+      : tensor<?x3xi32, #spconv.grid<[64, 64], batch = 4>>, tensor<?x8xf32>, tensor<9x8x8xf32>
+      -> tensor<?x3xi32, #spconv.grid<[64, 64], batch = 4>>, tensor<?x8xf32>
+  // Stride 3 with dilation 2: (64 + 2 - 4 - 1) / 3 + 1 = 21.
+  // CHECK: spconv.conv <regular, kernel = [3, 3], stride = [3, 3], padding = [1, 1], dilation = [2, 2]>
+  // CHECK-SAME: -> tensor<?x3xi32, #spconv.grid<[21, 21], batch = 4>>
+  %1:2 = spconv.conv <regular, dilation = [2, 2], kernel = [3, 3], padding = [1, 1], stride = [3, 3]> %c, %f, %w
+      : tensor<?x3xi32, #spconv.grid<[64, 64], batch = 4>>, tensor<?x8xf32>, tensor<9x8x8xf32>
+      -> tensor<?x3xi32, #spconv.grid<[21, 21], batch = 4>>, tensor<?x8xf32>
+  // Non-cubic kernel, output padding: (64 - 1) * 2 - 0 + 2 + 1 + 1 = 130, (64 - 1) + 0 + 1 = 64.
+  // CHECK: spconv.conv <transposed, kernel = [3, 1], stride = [2, 1], output_padding = [1, 0]>
+  // CHECK-SAME: -> tensor<?x3xi32, #spconv.grid<[130, 64], batch = 4>>
+  %2:2 = spconv.conv <transposed, kernel = [3, 1], stride = [2, 1], output_padding = [1, 0]> %c, %f, %w31
+      : tensor<?x3xi32, #spconv.grid<[64, 64], batch = 4>>, tensor<?x8xf32>, tensor<3x8x8xf32>
+      -> tensor<?x3xi32, #spconv.grid<[130, 64], batch = 4>>, tensor<?x8xf32>
+  return
+}
+
+// CHECK-LABEL: func @one_and_four_dims
+func.func @one_and_four_dims(%c1: tensor<5x2xi32, #spconv.grid<[100]>>, %f1: tensor<5x4xf32>,
+                             %w1: tensor<5x4x4xf32>,
+                             %c4: tensor<?x5xi32, #spconv.grid<[8, 8, 8, 8]>>, %f4: tensor<?x4xbf16>,
+                             %w4: tensor<16x4x4xbf16>) {
+  // CHECK: spconv.conv <subm, kernel = [5]> {{.*}} : tensor<5x2xi32, #spconv.grid<[100]>>, tensor<5x4xf32>
+  %0:2 = spconv.conv <subm, kernel = [5]> %c1, %f1, %w1
+      : tensor<5x2xi32, #spconv.grid<[100]>>, tensor<5x4xf32>, tensor<5x4x4xf32>
+      -> tensor<5x2xi32, #spconv.grid<[100]>>, tensor<5x4xf32>
+  // CHECK: spconv.conv <regular, kernel = [2, 2, 2, 2], stride = [2, 2, 2, 2]> {{.*}} -> tensor<?x5xi32, #spconv.grid<[4, 4, 4, 4]>>, tensor<?x4xbf16>
+  %1:2 = spconv.conv <regular, kernel = [2, 2, 2, 2], stride = [2, 2, 2, 2]> %c4, %f4, %w4
+      : tensor<?x5xi32, #spconv.grid<[8, 8, 8, 8]>>, tensor<?x4xbf16>, tensor<16x4x4xbf16>
+      -> tensor<?x5xi32, #spconv.grid<[4, 4, 4, 4]>>, tensor<?x4xbf16>
+  return
+}
+
+// CHECK-LABEL: func @inverse_and_pool
+func.func @inverse_and_pool(%fine: tensor<?x4xi32, #spconv.grid<[41, 41, 41]>>,
+                            %coarse: tensor<?x4xi32, #spconv.grid<[21, 21, 21]>>,
+                            %f: tensor<?x64xf32>, %ff: tensor<?x32xf32>,
+                            %w: tensor<27x64x32xf32>, %b: tensor<32xf32>) {
+  // CHECK: spconv.inverse_conv <inverse, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]> %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} : {{.*}} -> tensor<?x32xf32>
+  %0 = spconv.inverse_conv <inverse, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>
+      %fine, %coarse, %f, %w bias %b
+      : tensor<?x4xi32, #spconv.grid<[41, 41, 41]>>, tensor<?x4xi32, #spconv.grid<[21, 21, 21]>>,
+        tensor<?x64xf32>, tensor<27x64x32xf32>, tensor<32xf32> -> tensor<?x32xf32>
+  // CHECK: spconv.pool max <regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>
+  %1:2 = spconv.pool max <regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]> %fine, %ff
+      : tensor<?x4xi32, #spconv.grid<[41, 41, 41]>>, tensor<?x32xf32>
+      -> tensor<?x4xi32, #spconv.grid<[21, 21, 21]>>, tensor<?x32xf32>
+  // CHECK: spconv.pool avg <regular, kernel = [2, 2, 2], stride = [2, 2, 2]>
+  %2:2 = spconv.pool avg <regular, kernel = [2, 2, 2], stride = [2, 2, 2]> %fine, %ff
+      : tensor<?x4xi32, #spconv.grid<[41, 41, 41]>>, tensor<?x32xf32>
+      -> tensor<?x4xi32, #spconv.grid<[20, 20, 20]>>, tensor<?x32xf32>
+  return
+}
+
+// CHECK-LABEL: func @rulebooks
+func.func @rulebooks(%c: !kitti, %f: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
+                     %w2: tensor<27x16x32xf32>, %wi: tensor<27x32x16xf32>, %b: tensor<16xf32>) {
+  // CHECK: %[[RB:.*]], %{{.*}} = spconv.build_rulebook %{{.*}} : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>, tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>
+  %rb, %oc = spconv.build_rulebook %c
+      : !kitti -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>, !kitti
+  // CHECK: spconv.rulebook_conv %[[RB]], %{{.*}}, %{{.*}} bias %{{.*}} : !spconv.rulebook<{{.*}}>, tensor<?x16xf32>, tensor<27x16x16xf32>, tensor<16xf32> -> tensor<?x16xf32>
+  %y = spconv.rulebook_conv %rb, %f, %w bias %b
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x16xf32>, tensor<27x16x16xf32>, tensor<16xf32> -> tensor<?x16xf32>
+  // CHECK: %[[DOWN:.*]], %{{.*}} = spconv.build_rulebook %{{.*}} : {{.*}} -> !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>, tensor<?x4xi32, #spconv.grid<[21, 800, 704]>>
+  %down, %dc = spconv.build_rulebook %c
+      : !kitti -> !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>, !kitti2
+  // CHECK: spconv.rulebook_conv %[[DOWN]]
+  %z = spconv.rulebook_conv %down, %f, %w2
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x16xf32>, tensor<27x16x32xf32> -> tensor<?x32xf32>
+  // CHECK: spconv.rulebook_conv inverse %[[DOWN]]
+  %u = spconv.rulebook_conv inverse %down, %z, %wi
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x32xf32>, tensor<27x32x16xf32> -> tensor<?x16xf32>
+  // CHECK: spconv.rulebook_pool avg %[[DOWN]]
+  %p = spconv.rulebook_pool avg %down, %f
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x16xf32> -> tensor<?x16xf32>
+  return
+}
+
+// CHECK-LABEL: func @primitives
+func.func @primitives(%c: !kitti, %q: tensor<?xi64>) {
+  // CHECK: spconv.linearize %{{.*}} : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>> -> tensor<?xi64>
+  %keys = spconv.linearize %c : !kitti -> tensor<?xi64>
+  // CHECK: spconv.delinearize %{{.*}} : tensor<?xi64> -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>
+  %back = spconv.delinearize %keys : tensor<?xi64> -> !kitti
+  // CHECK: spconv.sort_unique %{{.*}} : tensor<?xi64> -> tensor<?xi64>, tensor<?xi32>, tensor<?xi32>
+  %u, %first, %inv = spconv.sort_unique %keys : tensor<?xi64> -> tensor<?xi64>, tensor<?xi32>, tensor<?xi32>
+  // CHECK: %[[T:.*]] = spconv.hash_build %{{.*}} : tensor<?xi64> -> !spconv.hash_table
+  %t = spconv.hash_build %keys : tensor<?xi64> -> !spconv.hash_table
+  // CHECK: spconv.hash_lookup %[[T]], %{{.*}} : !spconv.hash_table, tensor<?xi64> -> tensor<?xi32>
+  %rows = spconv.hash_lookup %t, %q : !spconv.hash_table, tensor<?xi64> -> tensor<?xi32>
+  return
+}
+
+// CHECK-LABEL: func @dense
+func.func @dense(%x: tensor<2x4x8x8xf32>, %x3: tensor<1x2x5x6x7xf16>, %d: tensor<2x64x1024xf32>,
+                 %i: tensor<2x1024xi64>) {
+  // CHECK: spconv.unfold <regular, kernel = [3, 3], padding = [1, 1]> %{{.*}} : tensor<2x4x8x8xf32> -> tensor<2x36x64xf32>
+  %cols = spconv.unfold <regular, kernel = [3, 3], padding = [1, 1]> %x
+      : tensor<2x4x8x8xf32> -> tensor<2x36x64xf32>
+  // CHECK: spconv.fold <regular, kernel = [3, 3], padding = [1, 1]> %{{.*}} : tensor<2x36x64xf32> -> tensor<2x4x8x8xf32>
+  %back = spconv.fold <regular, kernel = [3, 3], padding = [1, 1]> %cols
+      : tensor<2x36x64xf32> -> tensor<2x4x8x8xf32>
+  // 3-D, stride 2 and dilation 2: blocks (5-3)/2+1 = 2, (6-3)/2+1 = 2, (7-3)/2+1 = 3.
+  // CHECK: spconv.unfold <regular, kernel = [2, 2, 2], stride = [2, 2, 2], dilation = [2, 2, 2]> %{{.*}} : tensor<1x2x5x6x7xf16> -> tensor<1x16x12xf16>
+  %c3 = spconv.unfold <regular, kernel = [2, 2, 2], stride = [2, 2, 2], dilation = [2, 2, 2]> %x3
+      : tensor<1x2x5x6x7xf16> -> tensor<1x16x12xf16>
+  // Dynamic extents are checked at run time.
+  // CHECK: spconv.unfold <regular, kernel = [3, 3]> %{{.*}} : tensor<?x4x?x8xf32> -> tensor<?x36x?xf32>
+  %dyn = tensor.cast %x : tensor<2x4x8x8xf32> to tensor<?x4x?x8xf32>
+  %cd = spconv.unfold <regular, kernel = [3, 3]> %dyn : tensor<?x4x?x8xf32> -> tensor<?x36x?xf32>
+  // CHECK: spconv.segment_max %{{.*}}, %{{.*}} : tensor<2x64x1024xf32>, tensor<2x1024xi64> -> tensor<2x64x128xf32>, tensor<2x64x128xi32>
+  %m, %a = spconv.segment_max %d, %i
+      : tensor<2x64x1024xf32>, tensor<2x1024xi64> -> tensor<2x64x128xf32>, tensor<2x64x128xi32>
+  return
+}
