@@ -8,13 +8,14 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "SPCONV"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.spconv_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%spconv_src_root", config.spconv_src_root))
+config.substitutions.append(("%spconv_obj_root", config.spconv_obj_root))
 
 # Upstream MLIR's FileCheck settings: variables are scoped to CHECK-LABELs
 # and every declared prefix must be used.
