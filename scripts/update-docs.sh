@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the dialect reference from TableGen and copies it into docs/.
+# Regenerates the dialect and pass references from TableGen into docs/generated/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SPCONV_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh" mlir-doc
-cp "$build/docs/SpConv/SpConvDialect.md" "$root/docs/generated/SpConvDialect.md"
+cp "$build"/docs/SpConv/*.md "$root/docs/generated/"

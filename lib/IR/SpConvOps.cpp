@@ -297,6 +297,17 @@ LogicalResult HashLookupOp::verify() {
                         "result size");
 }
 
+LogicalResult GatherRowsOp::verify() {
+  if (failed(verifySameRows(*this, getRows(), "index count", getResult(),
+                            "result rows")) ||
+      failed(verifySameExtent(*this, tensorType(getFeatures()).getDimSize(1),
+                              "feature channels",
+                              tensorType(getResult()).getDimSize(1),
+                              "result channels")))
+    return failure();
+  return verifyElementTypes(*this, {getFeatures(), getResult()});
+}
+
 //===----------------------------------------------------------------------===//
 // Dense and segment primitives
 //===----------------------------------------------------------------------===//

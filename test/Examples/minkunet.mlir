@@ -17,3 +17,13 @@
 // CANON-COUNT-7: linalg.matmul
 // CANON-NOT: spconv.conv <subm, kernel = [1, 1, 1]>
 // CANON-LABEL: func.func private @relu
+//
+// RUN: spconv-opt %spconv_src_root/examples/minkunet.mlir -canonicalize -spconv-decompose -spconv-share-rulebooks | FileCheck %s --check-prefix=SHARED
+// Nine rulebooks serve 41 layers: the stem's subm, four downsamplings, the
+// subm layers of the four coarser levels; every decoder layer (subm and
+// inverse) reuses its encoder level's rulebooks, and nothing is realigned.
+// SHARED-LABEL: func.func @minkunet
+// SHARED-COUNT-9: spconv.build_rulebook
+// SHARED-NOT: spconv.build_rulebook
+// SHARED-NOT: spconv.gather_rows
+// SHARED: return

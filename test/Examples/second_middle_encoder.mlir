@@ -18,3 +18,11 @@
 // CANON: %[[C2:.*]], %{{.*}} = spconv.conv <regular
 // CANON: spconv.conv <subm, kernel = [3, 3, 3]> %[[C2]],
 // CANON: spconv.conv <subm, kernel = [3, 3, 3]> %[[C2]],
+//
+// RUN: spconv-opt %spconv_src_root/examples/second_middle_encoder.mlir -spconv-decompose -spconv-share-rulebooks | FileCheck %s --check-prefix=SHARED
+// One rulebook per set of sites and geometry: a subm rulebook per level,
+// shared by its two subm layers, and one per downsampling conv.
+// SHARED-LABEL: func.func @second_middle_encoder
+// SHARED-COUNT-8: spconv.build_rulebook
+// SHARED-NOT: spconv.build_rulebook
+// SHARED: return

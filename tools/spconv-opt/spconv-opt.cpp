@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpConv/IR/SpConvDialect.h"
+#include "SpConv/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -17,6 +18,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::spconv::registerSpConvPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::spconv::SpConvDialect>();

@@ -37,7 +37,7 @@ def SpConv_Dialect : Dialect {
       passes can share between layers;
     * primitives the lowering maps onto the runtime (`spconv.linearize`,
       `spconv.delinearize`, `spconv.sort_unique`, `spconv.hash_build`,
-      `spconv.hash_lookup`) and dense helpers (`spconv.unfold`,
+      `spconv.hash_lookup`, `spconv.gather_rows`) and dense helpers (`spconv.unfold`,
       `spconv.fold`, `spconv.segment_max`).
   }];
   let useDefaultAttributePrinterParser = 1;

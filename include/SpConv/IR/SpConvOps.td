@@ -369,6 +369,29 @@ def SpConv_HashLookupOp : SpConv_Op<"hash_lookup", [Pure]> {
   let hasVerifier = 1;
 }
 
+def SpConv_GatherRowsOp : SpConv_Op<"gather_rows", [Pure]> {
+  let summary = "Rows of a feature tensor by index, zero for -1";
+  let description = [{
+    Row `i` of the result is row `rows[i]` of `features`, or a row of zeros
+    when `rows[i]` is -1 (a site with no counterpart, as `spconv.hash_lookup`
+    reports it). Any other index outside `[0, N)` is a run-time error.
+
+    Example:
+
+    ```mlir
+    %aligned = spconv.gather_rows %feats, %rows
+        : tensor<?x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins SpConv_FeatureTensor:$features, SpConv_IndexTensor:$rows);
+  let results = (outs SpConv_FeatureTensor:$result);
+  let assemblyFormat = [{
+    $features `,` $rows attr-dict `:` type($features) `,` type($rows) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dense and segment primitives
 //===----------------------------------------------------------------------===//

@@ -613,3 +613,27 @@ func.func @segment_max_index_type(%d: tensor<2x4x16xf32>, %i: tensor<2x16xf32>) 
   %0:2 = spconv.segment_max %d, %i : tensor<2x4x16xf32>, tensor<2x16xf32> -> tensor<2x4x8xf32>, tensor<2x4x8xi32>
   return
 }
+
+// -----
+
+func.func @gather_rows_count(%f: tensor<?x4xf32>, %rows: tensor<5xi32>) {
+  // expected-error @+1 {{'spconv.gather_rows' op index count (5) and result rows (6) must agree}}
+  %0 = spconv.gather_rows %f, %rows : tensor<?x4xf32>, tensor<5xi32> -> tensor<6x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_rows_channels(%f: tensor<?x4xf32>, %rows: tensor<?xi32>) {
+  // expected-error @+1 {{'spconv.gather_rows' op feature channels (4) and result channels (8) must agree}}
+  %0 = spconv.gather_rows %f, %rows : tensor<?x4xf32>, tensor<?xi32> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @gather_rows_type(%f: tensor<?x4xf32>, %rows: tensor<?xi32>) {
+  // expected-error @+1 {{'spconv.gather_rows' op features, weight, bias and results must share one element type, got 'f32' and 'f16'}}
+  %0 = spconv.gather_rows %f, %rows : tensor<?x4xf32>, tensor<?xi32> -> tensor<?x4xf16>
+  return
+}

@@ -148,3 +148,10 @@ func.func @dense(%x: tensor<2x4x8x8xf32>, %x3: tensor<1x2x5x6x7xf16>, %d: tensor
       : tensor<2x64x1024xf32>, tensor<2x1024xi64> -> tensor<2x64x128xf32>, tensor<2x64x128xi32>
   return
 }
+
+// CHECK-LABEL: func @gather_rows
+func.func @gather_rows(%f: tensor<?x64xf32>, %rows: tensor<?xi32>) -> tensor<?x64xf32> {
+  // CHECK: spconv.gather_rows %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+  %0 = spconv.gather_rows %f, %rows : tensor<?x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}

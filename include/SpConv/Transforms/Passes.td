@@ -1,0 +1,69 @@
+//===- Passes.td - SpConv transformation passes ------------*- tablegen -*-===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_TRANSFORMS_PASSES_TD
+#define SPCONV_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SpConvDecomposePass : Pass<"spconv-decompose", "::mlir::func::FuncOp"> {
+  let summary = "Decompose convolutions and pooling into rulebook build + compute";
+  let description = [{
+    Rewrites every high-level op into the rulebook level:
+
+    * `spconv.conv` becomes `spconv.build_rulebook` of its input coordinates
+      and geometry, then `spconv.rulebook_conv`;
+    * `spconv.pool` becomes a regular `spconv.build_rulebook`, then
+      `spconv.rulebook_pool`;
+    * `spconv.inverse_conv` reads the rulebook of the regular conv it
+      inverts with `spconv.rulebook_conv inverse`. When its source
+      coordinates are the output coordinates of that very rulebook (the usual
+      encoder/decoder case, once the forward conv is decomposed) the rulebook
+      is reused as is. Otherwise the forward rulebook is built and the
+      features are first re-ordered onto its output sites through a hash
+      lookup (`spconv.gather_rows`); sites missing from the source contribute
+      zero.
+
+    Ops are rewritten in program order so that forward convs are decomposed
+    before the inverse convs that read their rulebooks. Run
+    `spconv-share-rulebooks` afterwards to merge identical builds.
+
+    Example:
+
+    ```mlir
+    %oc, %of = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w : ...
+    // becomes
+    %rb, %oc = spconv.build_rulebook %c : ... -> !spconv.rulebook<...>, ...
+    %of = spconv.rulebook_conv %rb, %f, %w : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::spconv::SpConvDialect"];
+  let statistics = [
+    Statistic<"numReusedForInverse", "reused-for-inverse",
+              "Inverse convs that read their forward conv's rulebook">,
+    Statistic<"numRealigned", "realigned",
+              "Inverse convs whose features had to be re-ordered">
+  ];
+}
+
+def SpConvShareRulebooksPass
+    : Pass<"spconv-share-rulebooks", "::mlir::func::FuncOp"> {
+  let summary = "Merge rulebook builds of the same sites and geometry";
+  let description = [{
+    Two `spconv.build_rulebook` ops with the same coordinates value and the
+    same rulebook type (geometry and grid) compute the same rulebook. This
+    pass keeps the first one and replaces every later one that it dominates,
+    anywhere in the function, so that e.g. all subm layers on one set of
+    sites, and every inverse conv and its forward conv, share one build:
+    what spconv asks users to arrange by hand with `indice_key`.
+  }];
+  let statistics = [
+    Statistic<"numShared", "shared-builds",
+              "Rulebook builds replaced by an earlier identical build">
+  ];
+}
+
+#endif // SPCONV_TRANSFORMS_PASSES_TD
