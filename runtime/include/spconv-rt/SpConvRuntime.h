@@ -1,0 +1,343 @@
+/*===- SpConvRuntime.h - spconv-mlir runtime C ABI ----------------*- C -*-===*\
+|*                                                                            *|
+|* The C ABI of the spconv-mlir runtime: coordinate keys, the coordinate hash *|
+|* table, radix sort, unique and prefix sums, on the CPU (libspconv_runtime)  *|
+|* and on CUDA devices (libspconv_runtime_cuda, which also provides the       *|
+|* mgpu* wrappers that MLIR's gpu-to-llvm lowering calls).                    *|
+|*                                                                            *|
+|* Conventions:                                                               *|
+|*   - every spconv_rt_* entry point returns an int status (SPCONV_RT_OK = 0) *|
+|*     and never aborts or throws; on failure spconv_rt_last_error() returns  *|
+|*     a message for the calling thread;                                      *|
+|*   - sizes are int64_t; N = 0 is valid and produces empty outputs;          *|
+|*   - site indices are int32_t, so N is limited to INT32_MAX where indices   *|
+|*     are produced;                                                          *|
+|*   - outputs may be partially written when an entry point fails.            *|
+|* See docs/Runtime.md.                                                       *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef SPCONV_RT_SPCONVRUNTIME_H
+#define SPCONV_RT_SPCONVRUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+
+#include "spconv-rt/HashTableLayout.h"
+
+#if defined(_WIN32)
+#define SPCONV_RT_EXPORT __declspec(dllexport)
+#else
+#define SPCONV_RT_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Largest number of spatial dimensions D accepted by the key helpers. */
+#define SPCONV_RT_MAX_SPATIAL_DIMS 8
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status codes and errors
+ *===----------------------------------------------------------------------===*/
+
+enum SpConvRtStatus {
+  SPCONV_RT_OK = 0,
+  /* Null pointer, negative size, malformed descriptor, size mismatch. */
+  SPCONV_RT_ERR_INVALID_ARGUMENT = 1,
+  /* Coordinate or key outside the declared grid, negative key. */
+  SPCONV_RT_ERR_OUT_OF_RANGE = 2,
+  /* A size, grid volume or prefix sum does not fit its integer type. */
+  SPCONV_RT_ERR_OVERFLOW = 3,
+  /* The same key occurs twice in a hash table build. */
+  SPCONV_RT_ERR_DUPLICATE_KEY = 4,
+  /* Hash table capacity not a power of two or too small for N. */
+  SPCONV_RT_ERR_CAPACITY = 5,
+  SPCONV_RT_ERR_OUT_OF_MEMORY = 6,
+  /* A valid request this build cannot serve (e.g. a non-unit stride). */
+  SPCONV_RT_ERR_UNSUPPORTED = 7,
+  /* No CUDA driver or device, or a CUDA call failed. */
+  SPCONV_RT_ERR_CUDA = 8,
+};
+
+/* Message of the last failure on the calling thread ("" if none). The
+ * pointer stays valid until the next runtime call on this thread. */
+SPCONV_RT_EXPORT const char *spconv_rt_last_error(void);
+/* Clears the calling thread's last error. */
+SPCONV_RT_EXPORT void spconv_rt_clear_error(void);
+/* Records that position `position` of an index operand holds `value`,
+ * outside [0, bound), and returns SPCONV_RT_ERR_OUT_OF_RANGE. Lowered code
+ * calls it when it finds such an index (the rows of spconv.gather_rows, the
+ * segment ids of spconv.segment_max). */
+SPCONV_RT_EXPORT int spconv_rt_report_bad_index(int64_t position, int64_t value,
+                                                int64_t bound);
+
+/* Name of a status code, e.g. "SPCONV_RT_ERR_DUPLICATE_KEY". */
+SPCONV_RT_EXPORT const char *spconv_rt_status_name(int status);
+
+/*===----------------------------------------------------------------------===*
+ * Threads
+ *===----------------------------------------------------------------------===*/
+
+/* Sets the number of CPU threads used by later calls (process-wide). 0 picks
+ * the default: $SPCONV_RT_NUM_THREADS, else the hardware concurrency. The
+ * results never depend on the thread count. */
+SPCONV_RT_EXPORT int spconv_rt_set_num_threads(int32_t numThreads);
+SPCONV_RT_EXPORT int spconv_rt_get_num_threads(int32_t *numThreads);
+
+/*===----------------------------------------------------------------------===*
+ * Coordinate keys
+ *===----------------------------------------------------------------------===*/
+
+/* Linear keys of N sites. `coords` is row-major N x (1 + D): the batch index,
+ * then D spatial indices. key = ((b * S0 + x0) * S1 + x1) ... in int64.
+ * Fails (naming the first bad row) on negative or out-of-grid coordinates and
+ * on a batch index outside [0, batchSize); fails if batchSize * prod(S)
+ * overflows int64. */
+SPCONV_RT_EXPORT int spconv_rt_linearize_coords(const int32_t *coords,
+                                                int64_t n,
+                                                int32_t numSpatialDims,
+                                                const int64_t *spatialShape,
+                                                int64_t batchSize,
+                                                int64_t *keys);
+
+/* Inverse of spconv_rt_linearize_coords; fails on keys outside
+ * [0, batchSize * prod(S)). */
+SPCONV_RT_EXPORT int spconv_rt_delinearize_keys(const int64_t *keys, int64_t n,
+                                                int32_t numSpatialDims,
+                                                const int64_t *spatialShape,
+                                                int64_t batchSize,
+                                                int32_t *coords);
+
+/*===----------------------------------------------------------------------===*
+ * Coordinate hash table (layout: spconv-rt/HashTableLayout.h)
+ *===----------------------------------------------------------------------===*/
+
+/* Capacity of a table for n keys (spconv_ht_capacity_for); fails with
+ * SPCONV_RT_ERR_CAPACITY if n > SPCONV_HT_MAX_ENTRIES. */
+SPCONV_RT_EXPORT int spconv_rt_hash_capacity(int64_t n, int64_t *capacity);
+
+/* Clears the table and inserts keys[i] -> i for i in [0, n). The caller owns
+ * both arrays (`capacity` elements each); capacity must be a power of two
+ * >= max(16, 2n). Keys must be nonnegative. If a key repeats, fails with
+ * SPCONV_RT_ERR_DUPLICATE_KEY and sets *duplicateIndex to the smallest i such
+ * that keys[i] == keys[j] for some j < i (the table contents are then
+ * unspecified); otherwise sets it to -1. `duplicateIndex` may be null.
+ * Deterministic: the same keys give the same arrays for any thread count. */
+SPCONV_RT_EXPORT int spconv_rt_hash_build(const int64_t *keys, int64_t n,
+                                          int64_t *tableKeys,
+                                          int32_t *tableValues,
+                                          int64_t capacity,
+                                          int64_t *duplicateIndex);
+
+/* out[i] = site index of queries[i], or -1 if absent (negative queries are
+ * absent). */
+SPCONV_RT_EXPORT int spconv_rt_hash_lookup(const int64_t *tableKeys,
+                                           const int32_t *tableValues,
+                                           int64_t capacity,
+                                           const int64_t *queries, int64_t m,
+                                           int32_t *out);
+
+/*===----------------------------------------------------------------------===*
+ * Sort, unique, scan
+ *===----------------------------------------------------------------------===*/
+
+/* Stable LSD radix sort, in place, of nonnegative keys; `values` (may be
+ * null) is permuted along. Only the bits below the largest key are sorted. */
+SPCONV_RT_EXPORT int spconv_rt_sort_pairs(int64_t *keys, int32_t *values,
+                                          int64_t n);
+SPCONV_RT_EXPORT int spconv_rt_sort_keys(int64_t *keys, int64_t n);
+
+/* Unique of nonnegative keys. Writes the *numUnique distinct keys in
+ * ascending order to uniqueKeys (room for n), for each the index of its first
+ * occurrence in `keys` to firstIndex (room for n, may be null), and for each
+ * input position the index of its key in uniqueKeys to inverse (room for n,
+ * may be null). n <= INT32_MAX. */
+SPCONV_RT_EXPORT int spconv_rt_unique(const int64_t *keys, int64_t n,
+                                      int64_t *uniqueKeys, int32_t *firstIndex,
+                                      int32_t *inverse, int64_t *numUnique);
+
+/* Exclusive prefix sum: out[i] = in[0] + ... + in[i-1]; *total (may be null)
+ * = the sum of all n. `out` may equal `in`. Fails with SPCONV_RT_ERR_OVERFLOW
+ * (naming the first position) if a partial sum leaves the element type. */
+SPCONV_RT_EXPORT int spconv_rt_exclusive_scan_i32(const int32_t *in, int64_t n,
+                                                  int32_t *out,
+                                                  int32_t *total);
+SPCONV_RT_EXPORT int spconv_rt_exclusive_scan_i64(const int64_t *in, int64_t n,
+                                                  int64_t *out,
+                                                  int64_t *total);
+
+/*===----------------------------------------------------------------------===*
+ * CUDA primitives (libspconv_runtime_cuda only)
+ *
+ * The same operations on device memory, synchronous with respect to `stream`
+ * (a CUstream / cudaStream_t; null is the default stream). Pointers prefixed
+ * with `d` are device pointers, the others host pointers. They use the CUDA
+ * runtime's current device. Without a driver or device they fail with
+ * SPCONV_RT_ERR_CUDA.
+ *===----------------------------------------------------------------------===*/
+
+/* Number of usable CUDA devices; fails if there is no driver. */
+SPCONV_RT_EXPORT int spconv_rt_cuda_device_count(int32_t *count);
+SPCONV_RT_EXPORT int spconv_rt_cuda_hash_build(const int64_t *dKeys, int64_t n,
+                                               int64_t *dTableKeys,
+                                               int32_t *dTableValues,
+                                               int64_t capacity,
+                                               int64_t *duplicateIndex,
+                                               void *stream);
+SPCONV_RT_EXPORT int spconv_rt_cuda_hash_lookup(const int64_t *dTableKeys,
+                                                const int32_t *dTableValues,
+                                                int64_t capacity,
+                                                const int64_t *dQueries,
+                                                int64_t m, int32_t *dOut,
+                                                void *stream);
+SPCONV_RT_EXPORT int spconv_rt_cuda_sort_pairs(int64_t *dKeys,
+                                               int32_t *dValues, int64_t n,
+                                               void *stream);
+SPCONV_RT_EXPORT int spconv_rt_cuda_unique(const int64_t *dKeys, int64_t n,
+                                           int64_t *dUniqueKeys,
+                                           int32_t *dFirstIndex,
+                                           int32_t *dInverse,
+                                           int64_t *numUnique, void *stream);
+SPCONV_RT_EXPORT int spconv_rt_cuda_exclusive_scan_i32(const int32_t *dIn,
+                                                       int64_t n,
+                                                       int32_t *dOut,
+                                                       int32_t *total,
+                                                       void *stream);
+SPCONV_RT_EXPORT int spconv_rt_cuda_exclusive_scan_i64(const int64_t *dIn,
+                                                       int64_t n,
+                                                       int64_t *dOut,
+                                                       int64_t *total,
+                                                       void *stream);
+
+/*===----------------------------------------------------------------------===*
+ * mgpu* wrappers (libspconv_runtime_cuda only)
+ *
+ * The host-side functions that MLIR 22's gpu-to-llvm lowering and
+ * gpu.binary translation call, over the CUDA driver API loaded with
+ * dlopen("libcuda.so.1") at first use. Their signatures are fixed by MLIR, so
+ * they report failures on stderr and through spconv_rt_last_error(); those
+ * that return a handle return null on failure.
+ *===----------------------------------------------------------------------===*/
+
+SPCONV_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
+SPCONV_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel);
+SPCONV_RT_EXPORT void mgpuModuleUnload(void *module);
+SPCONV_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name);
+SPCONV_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                       intptr_t gridY, intptr_t gridZ,
+                                       intptr_t blockX, intptr_t blockY,
+                                       intptr_t blockZ, int32_t smem,
+                                       void *stream, void **params,
+                                       void **extra, size_t paramsCount);
+SPCONV_RT_EXPORT void *mgpuStreamCreate(void);
+SPCONV_RT_EXPORT void mgpuStreamDestroy(void *stream);
+SPCONV_RT_EXPORT void mgpuStreamSynchronize(void *stream);
+SPCONV_RT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event);
+SPCONV_RT_EXPORT void *mgpuEventCreate(void);
+SPCONV_RT_EXPORT void mgpuEventDestroy(void *event);
+SPCONV_RT_EXPORT void mgpuEventSynchronize(void *event);
+SPCONV_RT_EXPORT void mgpuEventRecord(void *event, void *stream);
+SPCONV_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                                    bool isHostShared);
+SPCONV_RT_EXPORT void mgpuMemFree(void *ptr, void *stream);
+SPCONV_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                                 void *stream);
+SPCONV_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                                   void *stream);
+SPCONV_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
+                                   size_t count, void *stream);
+SPCONV_RT_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
+SPCONV_RT_EXPORT void mgpuMemHostUnregister(void *ptr);
+/* `descriptor` points to a ranked memref descriptor of rank `rank` (MLIR
+ * passes it typed as rank 1 whatever the rank). */
+SPCONV_RT_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                                                int64_t elementSizeBytes);
+SPCONV_RT_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank,
+                                                  void *descriptor,
+                                                  int64_t elementSizeBytes);
+SPCONV_RT_EXPORT void mgpuSetDefaultDevice(int32_t device);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Memref entry points for MLIR-lowered code (C++ declarations only)
+ *
+ * MLIR declares these as, e.g.,
+ *   func.func private @spconv_rt_memref_hash_build(memref<?xi64>,
+ *       memref<?xi64>, memref<?xi32>, memref<1xi64>) -> i32
+ *       attributes {llvm.emit_c_interface}
+ * and calls _mlir_ciface_spconv_rt_memref_hash_build with descriptor
+ * pointers. 1-D arguments must have unit stride (SPCONV_RT_ERR_UNSUPPORTED
+ * otherwise); the 2-D coordinate arguments may have any strides. Outputs must
+ * be at least as large as the result.
+ *===----------------------------------------------------------------------===*/
+
+#if defined(__cplusplus) && defined(__has_include)
+#if __has_include("mlir/ExecutionEngine/CRunnerUtils.h")
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#define SPCONV_RT_HAS_MEMREF_API 1
+
+extern "C" {
+/* Scalar arguments only; the C-interface name lowered code calls. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_report_bad_index(int64_t position,
+                                                             int64_t value,
+                                                             int64_t bound);
+/* coords: N x (1 + D), spatialShape: D, keys: >= N. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_linearize_coords(
+    StridedMemRefType<int32_t, 2> *coords,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    StridedMemRefType<int64_t, 1> *keys);
+/* keys: N, coords: >= N x (1 + D). */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_delinearize_keys(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    StridedMemRefType<int32_t, 2> *coords);
+/* capacity: 1 element. */
+SPCONV_RT_EXPORT int
+_mlir_ciface_spconv_rt_memref_hash_capacity(int64_t n,
+                                            StridedMemRefType<int64_t, 1> *capacity);
+/* tableKeys and tableValues: the same power-of-two size; duplicateIndex: 1. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_hash_build(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *duplicateIndex);
+/* out: >= size of queries. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_hash_lookup(
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *queries,
+    StridedMemRefType<int32_t, 1> *out);
+SPCONV_RT_EXPORT int
+_mlir_ciface_spconv_rt_memref_sort_keys(StridedMemRefType<int64_t, 1> *keys);
+/* values: the same size as keys. */
+SPCONV_RT_EXPORT int
+_mlir_ciface_spconv_rt_memref_sort_pairs(StridedMemRefType<int64_t, 1> *keys,
+                                         StridedMemRefType<int32_t, 1> *values);
+/* uniqueKeys, firstIndex, inverse: >= N; numUnique: 1. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_unique(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *uniqueKeys,
+    StridedMemRefType<int32_t, 1> *firstIndex,
+    StridedMemRefType<int32_t, 1> *inverse,
+    StridedMemRefType<int64_t, 1> *numUnique);
+/* out: >= N (may alias in); total: 1. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_exclusive_scan_i32(
+    StridedMemRefType<int32_t, 1> *in, StridedMemRefType<int32_t, 1> *out,
+    StridedMemRefType<int32_t, 1> *total);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_exclusive_scan_i64(
+    StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
+    StridedMemRefType<int64_t, 1> *total);
+} // extern "C"
+
+#endif /* __has_include(CRunnerUtils.h) */
+#endif /* __cplusplus */
+
+#endif /* SPCONV_RT_SPCONVRUNTIME_H */

@@ -1,0 +1,260 @@
+//===- MemRefAPI.cpp - Entry points on MLIR memref descriptors ------------===//
+//
+// _mlir_ciface_* wrappers for functions declared with llvm.emit_c_interface.
+// Each checks the descriptors (null, sizes, unit stride for 1-D arguments)
+// and forwards to the pointer-based implementation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Support.h"
+
+using namespace spconv::rt;
+
+namespace {
+/// Checks a 1-D descriptor and returns its first element in *ptr and its size
+/// in *size. Size 0 and 1 memrefs may have any stride.
+template <typename T>
+int view1D(const char *fn, const char *name, StridedMemRefType<T, 1> *m,
+           T **ptr, int64_t *size) {
+  *ptr = nullptr;
+  *size = 0;
+  if (!m)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref '%s' is a null descriptor", fn, name);
+  if (m->sizes[0] < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref '%s' has negative size %lld", fn, name,
+                    static_cast<long long>(m->sizes[0]));
+  if (m->sizes[0] > 1 && m->strides[0] != 1)
+    return setError(SPCONV_RT_ERR_UNSUPPORTED,
+                    "%s: memref '%s' has stride %lld; only unit stride is "
+                    "supported (copy it to a contiguous memref)",
+                    fn, name, static_cast<long long>(m->strides[0]));
+  if (m->sizes[0] > 0 && !m->data)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref '%s' has a null data pointer", fn, name);
+  *ptr = m->sizes[0] > 0 ? m->data + m->offset : nullptr;
+  *size = m->sizes[0];
+  return SPCONV_RT_OK;
+}
+
+template <typename T>
+int needAtLeast(const char *fn, const char *name, int64_t size, int64_t need) {
+  if (size < need)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref '%s' has %lld elements, needs at least %lld",
+                    fn, name, static_cast<long long>(size),
+                    static_cast<long long>(need));
+  return SPCONV_RT_OK;
+}
+
+/// Checks a N x (1 + D) coordinate descriptor (any strides).
+int viewCoords(const char *fn, StridedMemRefType<int32_t, 2> *m, int32_t dims,
+               int64_t minRows, bool exactRows) {
+  if (!m)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' is a null descriptor", fn);
+  if (m->sizes[0] < 0 || m->sizes[1] != dims + 1)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' has shape %lldx%lld, expected Nx%d",
+                    fn, static_cast<long long>(m->sizes[0]),
+                    static_cast<long long>(m->sizes[1]), dims + 1);
+  if (exactRows ? m->sizes[0] != minRows : m->sizes[0] < minRows)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' has %lld rows, expected %s%lld", fn,
+                    static_cast<long long>(m->sizes[0]), exactRows ? "" : ">= ",
+                    static_cast<long long>(minRows));
+  if (m->sizes[0] > 0 && !m->data)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' has a null data pointer", fn);
+  return SPCONV_RT_OK;
+}
+
+int viewShape(const char *fn, StridedMemRefType<int64_t, 1> *shapeDesc,
+              const int64_t **shape, int32_t *dims) {
+  *shape = nullptr;
+  *dims = 0;
+  int64_t *ptr;
+  int64_t size;
+  if (int status = view1D(fn, "spatialShape", shapeDesc, &ptr, &size))
+    return status;
+  if (size < 1 || size > SPCONV_RT_MAX_SPATIAL_DIMS)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'spatialShape' has %lld elements, expected "
+                    "[1, %d]",
+                    fn, static_cast<long long>(size),
+                    SPCONV_RT_MAX_SPATIAL_DIMS);
+  *shape = ptr;
+  *dims = static_cast<int32_t>(size);
+  return SPCONV_RT_OK;
+}
+} // namespace
+
+#define CHECK(expr)                                                            \
+  do {                                                                         \
+    if (int status_ = (expr))                                                  \
+      return status_;                                                          \
+  } while (false)
+
+extern "C" int _mlir_ciface_spconv_rt_memref_linearize_coords(
+    StridedMemRefType<int32_t, 2> *coords,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    StridedMemRefType<int64_t, 1> *keys) {
+  const char *fn = "spconv_rt_memref_linearize_coords";
+  const int64_t *shape;
+  int32_t dims;
+  int64_t *keysPtr, numKeys;
+  CHECK(viewShape(fn, spatialShape, &shape, &dims));
+  CHECK(view1D(fn, "keys", keys, &keysPtr, &numKeys));
+  CHECK(viewCoords(fn, coords, dims, 0, false));
+  int64_t n = coords->sizes[0];
+  CHECK(needAtLeast<int64_t>(fn, "keys", numKeys, n));
+  return linearizeCoords(n ? coords->data + coords->offset : nullptr, n,
+                         coords->strides[0], coords->strides[1], dims, shape,
+                         batchSize, keysPtr);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_delinearize_keys(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    StridedMemRefType<int32_t, 2> *coords) {
+  const char *fn = "spconv_rt_memref_delinearize_keys";
+  const int64_t *shape;
+  int32_t dims;
+  int64_t *keysPtr, n;
+  CHECK(viewShape(fn, spatialShape, &shape, &dims));
+  CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
+  CHECK(viewCoords(fn, coords, dims, n, false));
+  return delinearizeKeys(keysPtr, n, dims, shape, batchSize,
+                         n ? coords->data + coords->offset : nullptr,
+                         coords->strides[0], coords->strides[1]);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_report_bad_index(int64_t position,
+                                                        int64_t value,
+                                                        int64_t bound) {
+  return spconv_rt_report_bad_index(position, value, bound);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_hash_capacity(
+    int64_t n, StridedMemRefType<int64_t, 1> *capacity) {
+  const char *fn = "spconv_rt_memref_hash_capacity";
+  int64_t *out, size;
+  CHECK(view1D(fn, "capacity", capacity, &out, &size));
+  CHECK(needAtLeast<int64_t>(fn, "capacity", size, 1));
+  return spconv_rt_hash_capacity(n, out);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_hash_build(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *duplicateIndex) {
+  const char *fn = "spconv_rt_memref_hash_build";
+  int64_t *keysPtr, n, *tk, capacity, *dup, dupSize, numValues;
+  int32_t *tv;
+  CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
+  CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
+  CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
+  CHECK(view1D(fn, "duplicateIndex", duplicateIndex, &dup, &dupSize));
+  CHECK(needAtLeast<int64_t>(fn, "duplicateIndex", dupSize, 1));
+  if (numValues != capacity)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: tableKeys has %lld elements but tableValues has %lld",
+                    fn, static_cast<long long>(capacity),
+                    static_cast<long long>(numValues));
+  return hashBuild(keysPtr, n, tk, tv, capacity, dup);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_hash_lookup(
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *queries,
+    StridedMemRefType<int32_t, 1> *out) {
+  const char *fn = "spconv_rt_memref_hash_lookup";
+  int64_t *tk, capacity, numValues, *q, m, numOut;
+  int32_t *tv, *o;
+  CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
+  CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
+  CHECK(view1D(fn, "queries", queries, &q, &m));
+  CHECK(view1D(fn, "out", out, &o, &numOut));
+  CHECK(needAtLeast<int32_t>(fn, "out", numOut, m));
+  if (numValues != capacity)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: tableKeys has %lld elements but tableValues has %lld",
+                    fn, static_cast<long long>(capacity),
+                    static_cast<long long>(numValues));
+  return hashLookup(tk, tv, capacity, q, m, o);
+}
+
+extern "C" int
+_mlir_ciface_spconv_rt_memref_sort_keys(StridedMemRefType<int64_t, 1> *keys) {
+  int64_t *k, n;
+  CHECK(view1D("spconv_rt_memref_sort_keys", "keys", keys, &k, &n));
+  return sortPairs(k, nullptr, n);
+}
+
+extern "C" int
+_mlir_ciface_spconv_rt_memref_sort_pairs(StridedMemRefType<int64_t, 1> *keys,
+                                         StridedMemRefType<int32_t, 1> *values) {
+  const char *fn = "spconv_rt_memref_sort_pairs";
+  int64_t *k, n, numValues;
+  int32_t *v;
+  CHECK(view1D(fn, "keys", keys, &k, &n));
+  CHECK(view1D(fn, "values", values, &v, &numValues));
+  if (numValues != n)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: keys has %lld elements but values has %lld", fn,
+                    static_cast<long long>(n),
+                    static_cast<long long>(numValues));
+  return sortPairs(k, v, n);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_unique(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *uniqueKeys,
+    StridedMemRefType<int32_t, 1> *firstIndex,
+    StridedMemRefType<int32_t, 1> *inverse,
+    StridedMemRefType<int64_t, 1> *numUnique) {
+  const char *fn = "spconv_rt_memref_unique";
+  int64_t *k, n, *u, numU, *count, numCount, numFirst, numInverse;
+  int32_t *first, *inv;
+  CHECK(view1D(fn, "keys", keys, &k, &n));
+  CHECK(view1D(fn, "uniqueKeys", uniqueKeys, &u, &numU));
+  CHECK(view1D(fn, "firstIndex", firstIndex, &first, &numFirst));
+  CHECK(view1D(fn, "inverse", inverse, &inv, &numInverse));
+  CHECK(view1D(fn, "numUnique", numUnique, &count, &numCount));
+  CHECK(needAtLeast<int64_t>(fn, "uniqueKeys", numU, n));
+  CHECK(needAtLeast<int32_t>(fn, "firstIndex", numFirst, n));
+  CHECK(needAtLeast<int32_t>(fn, "inverse", numInverse, n));
+  CHECK(needAtLeast<int64_t>(fn, "numUnique", numCount, 1));
+  return unique(k, n, u, first, inv, count);
+}
+
+template <typename T, int (*Scan)(const T *, int64_t, T *, T *)>
+static int scanMemRef(const char *fn, StridedMemRefType<T, 1> *in,
+                      StridedMemRefType<T, 1> *out,
+                      StridedMemRefType<T, 1> *total) {
+  T *i, *o, *t;
+  int64_t n, numOut, numTotal;
+  CHECK(view1D(fn, "in", in, &i, &n));
+  CHECK(view1D(fn, "out", out, &o, &numOut));
+  CHECK(view1D(fn, "total", total, &t, &numTotal));
+  CHECK(needAtLeast<T>(fn, "out", numOut, n));
+  CHECK(needAtLeast<T>(fn, "total", numTotal, 1));
+  return Scan(i, n, o, t);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_exclusive_scan_i32(
+    StridedMemRefType<int32_t, 1> *in, StridedMemRefType<int32_t, 1> *out,
+    StridedMemRefType<int32_t, 1> *total) {
+  return scanMemRef<int32_t, exclusiveScanI32>(
+      "spconv_rt_memref_exclusive_scan_i32", in, out, total);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_exclusive_scan_i64(
+    StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
+    StridedMemRefType<int64_t, 1> *total) {
+  return scanMemRef<int64_t, exclusiveScanI64>(
+      "spconv_rt_memref_exclusive_scan_i64", in, out, total);
+}

@@ -1,0 +1,130 @@
+//===- Support.h - Internal helpers of the spconv runtime -------*- C++ -*-===//
+//
+// Error reporting, the thread-count policy, a small fork-join helper and an
+// allocation wrapper that reports failure instead of throwing. Nothing here
+// is part of the public ABI except spconv_rt_internal_set_error, which the
+// CUDA library uses so that both libraries share one last-error slot.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_RT_LIB_SUPPORT_H
+#define SPCONV_RT_LIB_SUPPORT_H
+
+#include "spconv-rt/SpConvRuntime.h"
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+extern "C" {
+/// Records `message` as the calling thread's last error; returns `status`.
+SPCONV_RT_EXPORT int spconv_rt_internal_set_error(int status,
+                                                  const char *message);
+}
+
+namespace spconv {
+namespace rt {
+
+/// Upper bound of the thread count (sizes per-thread arrays on the stack).
+constexpr int kMaxThreads = 256;
+
+/// printf-style wrapper of spconv_rt_internal_set_error; returns `status`.
+/// Inline so that the CUDA library can use it without a private export.
+__attribute__((format(printf, 2, 3))) inline int setError(int status,
+                                                          const char *fmt,
+                                                          ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(message, sizeof(message), fmt, args);
+  va_end(args);
+  return spconv_rt_internal_set_error(status, message);
+}
+
+/// Number of threads to use for `work` items of roughly equal cost: 1 below
+/// a threshold where spawning threads costs more than it saves.
+int threadsFor(int64_t work, int64_t minPerThread = 1 << 15);
+
+/// Runs body(tid) for tid in [0, numThreads) concurrently; the caller runs
+/// tid 0. Falls back to running the bodies in sequence if a thread cannot be
+/// created, so callers must not rely on the bodies overlapping in time.
+void runThreadsImpl(int numThreads, void (*body)(void *, int), void *ctx);
+
+template <typename Fn> void runThreads(int numThreads, Fn &&fn) {
+  if (numThreads <= 1) {
+    fn(0);
+    return;
+  }
+  auto trampoline = [](void *ctx, int tid) { (*static_cast<Fn *>(ctx))(tid); };
+  runThreadsImpl(numThreads, trampoline, &fn);
+}
+
+/// [begin, end) of part `tid` out of `parts` equal parts of [0, n).
+inline std::pair<int64_t, int64_t> splitRange(int64_t n, int parts, int tid) {
+  int64_t base = n / parts, rem = n % parts;
+  int64_t begin = tid * base + (tid < rem ? tid : rem);
+  return {begin, begin + base + (tid < rem ? 1 : 0)};
+}
+
+/// Heap array that reports allocation failure instead of throwing.
+template <typename T> class Buffer {
+public:
+  Buffer() = default;
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  ~Buffer() { std::free(ptr); }
+
+  /// Allocates `n` uninitialised elements; false (and an error) on failure.
+  bool allocate(int64_t n, const char *what) {
+    std::free(ptr);
+    ptr = nullptr;
+    if (n == 0)
+      n = 1;
+    if (n < 0 || static_cast<uint64_t>(n) > SIZE_MAX / sizeof(T)) {
+      setError(SPCONV_RT_ERR_OVERFLOW, "%s: %lld elements do not fit memory",
+               what, static_cast<long long>(n));
+      return false;
+    }
+    ptr = static_cast<T *>(std::malloc(static_cast<size_t>(n) * sizeof(T)));
+    if (!ptr) {
+      setError(SPCONV_RT_ERR_OUT_OF_MEMORY,
+               "%s: cannot allocate %lld bytes of scratch memory", what,
+               static_cast<long long>(n * static_cast<int64_t>(sizeof(T))));
+      return false;
+    }
+    return true;
+  }
+  T *data() const { return ptr; }
+  T &operator[](int64_t i) const { return ptr[i]; }
+
+private:
+  T *ptr = nullptr;
+};
+
+/// Internal entry points shared by the C and memref wrappers. They validate
+/// their arguments like the public functions.
+int linearizeCoords(const int32_t *coords, int64_t n, int64_t rowStride,
+                    int64_t colStride, int32_t numSpatialDims,
+                    const int64_t *shape, int64_t batchSize, int64_t *keys);
+int delinearizeKeys(const int64_t *keys, int64_t n, int32_t numSpatialDims,
+                    const int64_t *shape, int64_t batchSize, int32_t *coords,
+                    int64_t rowStride, int64_t colStride);
+int hashBuild(const int64_t *keys, int64_t n, int64_t *tableKeys,
+              int32_t *tableValues, int64_t capacity, int64_t *duplicateIndex);
+int hashLookup(const int64_t *tableKeys, const int32_t *tableValues,
+               int64_t capacity, const int64_t *queries, int64_t m,
+               int32_t *out);
+int sortPairs(int64_t *keys, int32_t *values, int64_t n);
+int unique(const int64_t *keys, int64_t n, int64_t *uniqueKeys,
+           int32_t *firstIndex, int32_t *inverse, int64_t *numUnique);
+int exclusiveScanI32(const int32_t *in, int64_t n, int32_t *out,
+                     int32_t *total);
+int exclusiveScanI64(const int64_t *in, int64_t n, int64_t *out,
+                     int64_t *total);
+
+} // namespace rt
+} // namespace spconv
+
+#endif // SPCONV_RT_LIB_SUPPORT_H

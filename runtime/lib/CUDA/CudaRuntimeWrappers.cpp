@@ -1,0 +1,448 @@
+//===- CudaRuntimeWrappers.cpp - mgpu* host wrappers over the driver API --===//
+//
+// The functions that MLIR's gpu-to-llvm lowering (and the gpu.binary LLVM
+// translation) call to load modules, launch kernels and manage memory,
+// streams and events. The CUDA driver is opened with dlopen("libcuda.so.1")
+// at first use, so the library links and loads on machines without one.
+//
+// MLIR fixes the signatures (mostly void), so failures go to stderr and to
+// spconv_rt_last_error(); functions returning a handle return null. Nothing
+// here aborts.
+//
+// Context handling: every call makes the primary context of the default
+// device (mgpuSetDefaultDevice, 0 unless set) current for its duration, the
+// same context the CUDA runtime (and so the spconv_rt_cuda_* primitives)
+// uses on that device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Support.h"
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdio>
+#include <dlfcn.h>
+#include <mutex>
+
+using namespace spconv::rt;
+
+namespace {
+
+/// The driver entry points used here, resolved by their versioned names.
+struct Driver {
+#define SPCONV_DRIVER_FN(name, symbol, ...) CUresult (*name)(__VA_ARGS__) = nullptr;
+#include "DriverFunctions.def"
+  bool ok = false;
+  char failure[512] = "";
+};
+
+Driver &driver() {
+  // Function-local static: initialised once, thread-safely, on first use.
+  static Driver d = [] {
+    Driver drv;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char *why = dlerror();
+      std::snprintf(drv.failure, sizeof(drv.failure),
+                    "CUDA driver not available: dlopen(\"libcuda.so.1\") "
+                    "failed: %s",
+                    why ? why : "unknown error");
+      return drv;
+    }
+#define SPCONV_DRIVER_FN(name, symbol, ...)                                    \
+  drv.name = reinterpret_cast<decltype(drv.name)>(dlsym(lib, symbol));         \
+  if (!drv.name) {                                                             \
+    std::snprintf(drv.failure, sizeof(drv.failure),                            \
+                  "CUDA driver too old: symbol %s missing in libcuda.so.1",    \
+                  symbol);                                                     \
+    return drv;                                                                \
+  }
+#include "DriverFunctions.def"
+    CUresult init = drv.cuInit(0);
+    if (init != CUDA_SUCCESS) {
+      const char *name = nullptr;
+      drv.cuGetErrorName(init, &name);
+      std::snprintf(drv.failure, sizeof(drv.failure),
+                    "cuInit failed with %s (no CUDA device?)",
+                    name ? name : "an unknown error");
+      return drv;
+    }
+    drv.ok = true;
+    return drv;
+  }();
+  return d;
+}
+
+/// Records and prints a failure of `fn`.
+void report(const char *fn, const char *message) {
+  char text[768];
+  std::snprintf(text, sizeof(text), "%s: %s", fn, message);
+  std::fprintf(stderr, "spconv-rt: %s\n", text);
+  spconv_rt_internal_set_error(SPCONV_RT_ERR_CUDA, text);
+}
+
+/// Checks a driver result; reports and returns false on failure.
+bool check(const char *fn, const char *call, CUresult result) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  const char *name = nullptr, *description = nullptr;
+  driver().cuGetErrorName(result, &name);
+  driver().cuGetErrorString(result, &description);
+  char message[512];
+  std::snprintf(message, sizeof(message), "%s failed with %s (%s)", call,
+                name ? name : "?", description ? description : "?");
+  report(fn, message);
+  return false;
+}
+
+std::atomic<int> defaultDevice{0};
+
+/// Makes the default device's primary context current while alive.
+class ScopedContext {
+public:
+  explicit ScopedContext(const char *fn) {
+    Driver &d = driver();
+    if (!d.ok) {
+      report(fn, d.failure);
+      return;
+    }
+    CUcontext ctx = primaryContext(fn, defaultDevice.load());
+    if (!ctx)
+      return;
+    pushed = check(fn, "cuCtxPushCurrent", d.cuCtxPushCurrent(ctx));
+  }
+  ~ScopedContext() {
+    if (pushed) {
+      CUcontext ignored;
+      driver().cuCtxPopCurrent(&ignored);
+    }
+  }
+  explicit operator bool() const { return pushed; }
+
+private:
+  static CUcontext primaryContext(const char *fn, int device) {
+    constexpr int kMaxDevices = 64;
+    static CUcontext contexts[kMaxDevices] = {};
+    static std::mutex mutex;
+    if (device < 0 || device >= kMaxDevices) {
+      char message[128];
+      std::snprintf(message, sizeof(message), "invalid device index %d",
+                    device);
+      report(fn, message);
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!contexts[device]) {
+      CUdevice dev;
+      if (!check(fn, "cuDeviceGet", driver().cuDeviceGet(&dev, device)))
+        return nullptr;
+      CUcontext ctx;
+      if (!check(fn, "cuDevicePrimaryCtxRetain",
+                 driver().cuDevicePrimaryCtxRetain(&ctx, dev)))
+        return nullptr;
+      contexts[device] = ctx;
+    }
+    return contexts[device];
+  }
+
+  bool pushed = false;
+};
+
+bool nonNull(const char *fn, const void *p, const char *what) {
+  if (p)
+    return true;
+  char message[128];
+  std::snprintf(message, sizeof(message), "%s is null", what);
+  report(fn, message);
+  return false;
+}
+
+/// Start and byte size of the memory a ranked memref descriptor spans.
+bool memrefExtent(const char *fn, int64_t rank, void *descriptor,
+                  int64_t elementSizeBytes, void **start, uint64_t *bytes) {
+  if (!nonNull(fn, descriptor, "descriptor"))
+    return false;
+  if (rank < 0 || elementSizeBytes <= 0) {
+    report(fn, "negative rank or non-positive element size");
+    return false;
+  }
+  // Layout: allocated, aligned, offset, sizes[rank], strides[rank].
+  auto *desc = static_cast<StridedMemRefType<char, 1> *>(descriptor);
+  const int64_t *sizes = desc->sizes, *strides = desc->sizes + rank;
+  int64_t span = 1; // elements from the first to one past the last
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sizes[d] == 0) {
+      span = 0;
+      break;
+    }
+    if (sizes[d] < 0 || strides[d] < 0) {
+      report(fn, "negative size or stride");
+      return false;
+    }
+    span += (sizes[d] - 1) * strides[d];
+  }
+  *start = desc->data + desc->offset * elementSizeBytes;
+  *bytes = uint64_t(span) * uint64_t(elementSizeBytes);
+  return true;
+}
+
+} // namespace
+
+extern "C" {
+
+void *mgpuModuleLoad(void *data, size_t /*gpuBlobSize*/) {
+  const char *fn = "mgpuModuleLoad";
+  ScopedContext ctx(fn);
+  if (!ctx || !nonNull(fn, data, "module image"))
+    return nullptr;
+  CUmodule module = nullptr;
+  if (!check(fn, "cuModuleLoadData", driver().cuModuleLoadData(&module, data)))
+    return nullptr;
+  return module;
+}
+
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  const char *fn = "mgpuModuleLoadJIT";
+  ScopedContext ctx(fn);
+  if (!ctx || !nonNull(fn, data, "PTX image"))
+    return nullptr;
+  char log[4096] = "";
+  CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {reinterpret_cast<void *>(intptr_t(optLevel)), log,
+                    reinterpret_cast<void *>(uintptr_t(sizeof(log)))};
+  CUmodule module = nullptr;
+  if (!check(fn, "cuModuleLoadDataEx",
+             driver().cuModuleLoadDataEx(&module, data, 3, options, values))) {
+    if (log[0])
+      std::fprintf(stderr, "spconv-rt: JIT log:\n%s\n", log);
+    return nullptr;
+  }
+  return module;
+}
+
+void mgpuModuleUnload(void *module) {
+  const char *fn = "mgpuModuleUnload";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, module, "module"))
+    check(fn, "cuModuleUnload",
+          driver().cuModuleUnload(static_cast<CUmodule>(module)));
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  const char *fn = "mgpuModuleGetFunction";
+  ScopedContext ctx(fn);
+  if (!ctx || !nonNull(fn, module, "module") ||
+      !nonNull(fn, name, "function name"))
+    return nullptr;
+  CUfunction function = nullptr;
+  if (!check(fn, "cuModuleGetFunction",
+             driver().cuModuleGetFunction(&function,
+                                          static_cast<CUmodule>(module), name)))
+    return nullptr;
+  return function;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  const char *fn = "mgpuLaunchKernel";
+  ScopedContext ctx(fn);
+  if (!ctx || !nonNull(fn, function, "function"))
+    return;
+  intptr_t dims[6] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
+  for (intptr_t d : dims)
+    if (d < 1 || d > intptr_t(UINT32_MAX)) {
+      report(fn, "grid or block dimension outside [1, 2^32)");
+      return;
+    }
+  auto f = static_cast<CUfunction>(function);
+  // Dynamic shared memory beyond 48 KiB must be opted into per function.
+  if (smem > 48 * 1024 &&
+      !check(fn, "cuFuncSetAttribute",
+             driver().cuFuncSetAttribute(
+                 f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
+    return;
+  check(fn, "cuLaunchKernel",
+        driver().cuLaunchKernel(f, unsigned(gridX), unsigned(gridY),
+                                unsigned(gridZ), unsigned(blockX),
+                                unsigned(blockY), unsigned(blockZ),
+                                unsigned(smem), static_cast<CUstream>(stream),
+                                params, extra));
+}
+
+void *mgpuStreamCreate(void) {
+  const char *fn = "mgpuStreamCreate";
+  ScopedContext ctx(fn);
+  CUstream stream = nullptr;
+  if (!ctx || !check(fn, "cuStreamCreate",
+                     driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)))
+    return nullptr;
+  return stream;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  const char *fn = "mgpuStreamDestroy";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, stream, "stream"))
+    check(fn, "cuStreamDestroy",
+          driver().cuStreamDestroy(static_cast<CUstream>(stream)));
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  const char *fn = "mgpuStreamSynchronize";
+  ScopedContext ctx(fn);
+  if (ctx)
+    check(fn, "cuStreamSynchronize",
+          driver().cuStreamSynchronize(static_cast<CUstream>(stream)));
+}
+
+void mgpuStreamWaitEvent(void *stream, void *event) {
+  const char *fn = "mgpuStreamWaitEvent";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, event, "event"))
+    check(fn, "cuStreamWaitEvent",
+          driver().cuStreamWaitEvent(static_cast<CUstream>(stream),
+                                     static_cast<CUevent>(event), 0));
+}
+
+void *mgpuEventCreate(void) {
+  const char *fn = "mgpuEventCreate";
+  ScopedContext ctx(fn);
+  CUevent event = nullptr;
+  if (!ctx || !check(fn, "cuEventCreate",
+                     driver().cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)))
+    return nullptr;
+  return event;
+}
+
+void mgpuEventDestroy(void *event) {
+  const char *fn = "mgpuEventDestroy";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, event, "event"))
+    check(fn, "cuEventDestroy",
+          driver().cuEventDestroy(static_cast<CUevent>(event)));
+}
+
+void mgpuEventSynchronize(void *event) {
+  const char *fn = "mgpuEventSynchronize";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, event, "event"))
+    check(fn, "cuEventSynchronize",
+          driver().cuEventSynchronize(static_cast<CUevent>(event)));
+}
+
+void mgpuEventRecord(void *event, void *stream) {
+  const char *fn = "mgpuEventRecord";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, event, "event"))
+    check(fn, "cuEventRecord",
+          driver().cuEventRecord(static_cast<CUevent>(event),
+                                 static_cast<CUstream>(stream)));
+}
+
+void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/, bool isHostShared) {
+  const char *fn = "mgpuMemAlloc";
+  ScopedContext ctx(fn);
+  if (!ctx || sizeBytes == 0)
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  bool ok = isHostShared
+                ? check(fn, "cuMemAllocManaged",
+                        driver().cuMemAllocManaged(&ptr, sizeBytes,
+                                                   CU_MEM_ATTACH_GLOBAL))
+                : check(fn, "cuMemAlloc", driver().cuMemAlloc(&ptr, sizeBytes));
+  return ok ? reinterpret_cast<void *>(ptr) : nullptr;
+}
+
+void mgpuMemFree(void *ptr, void * /*stream*/) {
+  const char *fn = "mgpuMemFree";
+  if (!ptr)
+    return; // Like free(nullptr); also what mgpuMemAlloc(0) returns.
+  ScopedContext ctx(fn);
+  if (ctx)
+    check(fn, "cuMemFree",
+          driver().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
+  const char *fn = "mgpuMemcpy";
+  if (sizeBytes == 0)
+    return;
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, dst, "destination") && nonNull(fn, src, "source"))
+    check(fn, "cuMemcpyAsync",
+          driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                 reinterpret_cast<CUdeviceptr>(src), sizeBytes,
+                                 static_cast<CUstream>(stream)));
+}
+
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
+  const char *fn = "mgpuMemset32";
+  if (count == 0)
+    return;
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, dst, "destination"))
+    check(fn, "cuMemsetD32Async",
+          driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                    count, static_cast<CUstream>(stream)));
+}
+
+void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                  void *stream) {
+  const char *fn = "mgpuMemset16";
+  if (count == 0)
+    return;
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, dst, "destination"))
+    check(fn, "cuMemsetD16Async",
+          driver().cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                    count, static_cast<CUstream>(stream)));
+}
+
+void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  const char *fn = "mgpuMemHostRegister";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, ptr, "pointer") && sizeBytes > 0)
+    check(fn, "cuMemHostRegister",
+          driver().cuMemHostRegister(ptr, sizeBytes, 0));
+}
+
+void mgpuMemHostUnregister(void *ptr) {
+  const char *fn = "mgpuMemHostUnregister";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, ptr, "pointer"))
+    check(fn, "cuMemHostUnregister", driver().cuMemHostUnregister(ptr));
+}
+
+void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                               int64_t elementSizeBytes) {
+  void *start;
+  uint64_t bytes;
+  if (memrefExtent("mgpuMemHostRegisterMemRef", rank, descriptor,
+                   elementSizeBytes, &start, &bytes) &&
+      bytes > 0)
+    mgpuMemHostRegister(start, bytes);
+}
+
+void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                 int64_t elementSizeBytes) {
+  void *start;
+  uint64_t bytes;
+  if (memrefExtent("mgpuMemHostUnregisterMemRef", rank, descriptor,
+                   elementSizeBytes, &start, &bytes) &&
+      bytes > 0)
+    mgpuMemHostUnregister(start);
+}
+
+void mgpuSetDefaultDevice(int32_t device) {
+  if (device < 0) {
+    report("mgpuSetDefaultDevice", "negative device index");
+    return;
+  }
+  defaultDevice.store(device);
+}
+
+} // extern "C"

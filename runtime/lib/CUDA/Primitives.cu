@@ -1,0 +1,548 @@
+//===- Primitives.cu - Hash table, sort, unique and scan on CUDA ----------===//
+//
+// Device versions of the CPU primitives, with the same validation and the
+// same results (the hash table follows HashTableLayout.h; its slot
+// assignment within a probe run may differ from the CPU builder). Sorting
+// and scans use CUB; each entry point synchronises its stream before it
+// returns, because it reports results and errors to the host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Support.h"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <cstdio>
+#include <limits>
+
+using namespace spconv::rt;
+
+namespace {
+
+constexpr int kBlock = 256;
+
+int cudaFail(const char *fn, const char *call, cudaError_t err) {
+  char message[512];
+  std::snprintf(message, sizeof(message), "%s: %s failed with %s (%s)", fn,
+                call, cudaGetErrorName(err), cudaGetErrorString(err));
+  std::fprintf(stderr, "spconv-rt: %s\n", message);
+  return spconv_rt_internal_set_error(SPCONV_RT_ERR_CUDA, message);
+}
+
+#define CUDA_CHECK(fn, call)                                                   \
+  do {                                                                         \
+    cudaError_t err_ = (call);                                                 \
+    if (err_ != cudaSuccess)                                                   \
+      return cudaFail(fn, #call, err_);                                        \
+  } while (false)
+
+unsigned blocksFor(int64_t n) {
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+  return unsigned(blocks > 65535 * 16 ? 65535 * 16 : (blocks < 1 ? 1 : blocks));
+}
+
+/// Device scratch memory released on scope exit.
+class DeviceBuffer {
+public:
+  ~DeviceBuffer() {
+    if (ptr)
+      cudaFree(ptr);
+  }
+  cudaError_t allocate(size_t bytes) {
+    return cudaMalloc(&ptr, bytes ? bytes : 1);
+  }
+  template <typename T> T *as() const { return static_cast<T *>(ptr); }
+
+private:
+  void *ptr = nullptr;
+};
+
+// Grid-stride loops: the grid is capped, so every kernel loops.
+#define GRID_LOOP(i, n)                                                        \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);    \
+       i += int64_t(gridDim.x) * blockDim.x)
+
+struct Status {
+  unsigned long long maxKey;
+  long long firstNegative; // INT64_MAX if none
+  long long firstBad;      // first repeat / overflow; INT64_MAX if none
+  int sawDuplicate;
+};
+
+__global__ void scanKeys(const int64_t *keys, int64_t n, Status *status) {
+  unsigned long long localMax = 0;
+  GRID_LOOP(i, n) {
+    int64_t key = keys[i];
+    if (key < 0)
+      atomicMin(&status->firstNegative, (long long)i);
+    else if ((unsigned long long)key > localMax)
+      localMax = (unsigned long long)key;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    unsigned long long other = __shfl_down_sync(0xffffffffu, localMax, offset);
+    localMax = other > localMax ? other : localMax;
+  }
+  if ((threadIdx.x & 31) == 0 && localMax)
+    atomicMax(&status->maxKey, localMax);
+}
+
+__global__ void fillTable(int64_t *tableKeys, int32_t *tableValues,
+                          int64_t capacity, int32_t value) {
+  GRID_LOOP(i, capacity) {
+    tableKeys[i] = SPCONV_HT_EMPTY_KEY;
+    tableValues[i] = value;
+  }
+}
+
+// Claims a slot per key with a 64-bit CAS; the value is the smallest index
+// holding the key, so a repeat can be told apart from its first occurrence.
+__global__ void insertKeys(const int64_t *keys, int64_t n, int64_t *tableKeys,
+                           int32_t *tableValues, int64_t capacity,
+                           Status *status) {
+  auto *slots = reinterpret_cast<unsigned long long *>(tableKeys);
+  GRID_LOOP(i, n) {
+    int64_t key = keys[i];
+    int64_t slot = spconv_ht_home_slot(key, capacity);
+    for (int64_t p = 0; p < capacity; ++p) {
+      unsigned long long prev =
+          atomicCAS(slots + slot, (unsigned long long)SPCONV_HT_EMPTY_KEY,
+                    (unsigned long long)key);
+      if (prev == (unsigned long long)SPCONV_HT_EMPTY_KEY ||
+          prev == (unsigned long long)key) {
+        atomicMin(tableValues + slot, int32_t(i));
+        if (prev == (unsigned long long)key)
+          status->sawDuplicate = 1;
+        break;
+      }
+      slot = spconv_ht_next_slot(slot, capacity);
+    }
+  }
+}
+
+__global__ void clearEmptyValues(const int64_t *tableKeys,
+                                 int32_t *tableValues, int64_t capacity) {
+  GRID_LOOP(i, capacity) {
+    if (tableKeys[i] == SPCONV_HT_EMPTY_KEY)
+      tableValues[i] = SPCONV_HT_EMPTY_VALUE;
+  }
+}
+
+__global__ void findRepeats(const int64_t *keys, int64_t n,
+                            const int64_t *tableKeys,
+                            const int32_t *tableValues, int64_t capacity,
+                            Status *status) {
+  GRID_LOOP(i, n) {
+    if (spconv_ht_lookup(tableKeys, tableValues, capacity, keys[i]) != i)
+      atomicMin(&status->firstBad, (long long)i);
+  }
+}
+
+__global__ void lookupKeys(const int64_t *tableKeys,
+                           const int32_t *tableValues, int64_t capacity,
+                           const int64_t *queries, int64_t m, int32_t *out) {
+  GRID_LOOP(i, m) {
+    out[i] = spconv_ht_lookup(tableKeys, tableValues, capacity, queries[i]);
+  }
+}
+
+__global__ void iota(int32_t *out, int64_t n) {
+  GRID_LOOP(i, n) { out[i] = int32_t(i); }
+}
+
+__global__ void markHeads(const unsigned long long *sorted, int64_t n,
+                          unsigned long long *heads) {
+  GRID_LOOP(i, n) { heads[i] = i == 0 || sorted[i] != sorted[i - 1]; }
+}
+
+__global__ void scatterUnique(const unsigned long long *sorted,
+                              const int32_t *order,
+                              const unsigned long long *headPrefix, int64_t n,
+                              int64_t *uniqueKeys, int32_t *firstIndex,
+                              int32_t *inverse) {
+  GRID_LOOP(i, n) {
+    bool head = i == 0 || sorted[i] != sorted[i - 1];
+    int64_t u = int64_t(headPrefix[i]) + (head ? 0 : -1);
+    if (head) {
+      uniqueKeys[u] = int64_t(sorted[i]);
+      if (firstIndex)
+        firstIndex[u] = order[i];
+    }
+    if (inverse)
+      inverse[order[i]] = int32_t(u);
+  }
+}
+
+template <typename T>
+__global__ void widen(const T *in, int64_t n, unsigned long long *out) {
+  GRID_LOOP(i, n) { out[i] = (unsigned long long)(long long)in[i]; }
+}
+
+// prefix holds the wrapped exclusive sums; the first i whose inclusive sum
+// leaves [lo, hi] (exactly, since all earlier sums are exact) is recorded.
+// Each thread reads in[i] before writing out[i], so out may alias in.
+template <typename T>
+__global__ void checkAndNarrow(const T *in, const unsigned long long *prefix,
+                               int64_t n, long long lo, long long hi, T *out,
+                               Status *status) {
+  GRID_LOOP(i, n) {
+    long long before = (long long)prefix[i], value = (long long)in[i];
+    long long after =
+        (long long)((unsigned long long)before + (unsigned long long)value);
+    bool wrapped = ((before ^ after) & (value ^ after)) < 0;
+    if (wrapped || after < lo || after > hi || before < lo || before > hi)
+      atomicMin(&status->firstBad, (long long)i);
+    out[i] = T(before);
+  }
+}
+
+/// Allocates and zero-initialises the status block.
+int newStatus(const char *fn, DeviceBuffer &buffer, cudaStream_t stream) {
+  CUDA_CHECK(fn, buffer.allocate(sizeof(Status)));
+  Status init = {0, INT64_MAX, INT64_MAX, 0};
+  CUDA_CHECK(fn, cudaMemcpyAsync(buffer.as<Status>(), &init, sizeof(init),
+                                 cudaMemcpyHostToDevice, stream));
+  return SPCONV_RT_OK;
+}
+
+int readStatus(const char *fn, const DeviceBuffer &buffer, Status *out,
+               cudaStream_t stream) {
+  CUDA_CHECK(fn, cudaGetLastError());
+  CUDA_CHECK(fn, cudaMemcpyAsync(out, buffer.as<Status>(), sizeof(Status),
+                                 cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(fn, cudaStreamSynchronize(stream));
+  return SPCONV_RT_OK;
+}
+
+int checkDevice(const char *fn) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess)
+    return cudaFail(fn, "cudaGetDeviceCount", err);
+  if (count == 0) {
+    std::fprintf(stderr, "spconv-rt: %s: no CUDA device\n", fn);
+    return setError(SPCONV_RT_ERR_CUDA, "%s: no CUDA device", fn);
+  }
+  return SPCONV_RT_OK;
+}
+
+/// Radix sort (keys as uint64, only the bits below maxKey) into out*.
+int sortToBuffers(const char *fn, const unsigned long long *keysIn,
+                  const int32_t *valuesIn, int64_t n, unsigned long long maxKey,
+                  unsigned long long *keysOut, int32_t *valuesOut,
+                  cudaStream_t stream) {
+  int endBit = maxKey ? 64 - __builtin_clzll(maxKey) : 1;
+  size_t bytes = 0;
+  DeviceBuffer temp;
+  if (valuesIn) {
+    CUDA_CHECK(fn, cub::DeviceRadixSort::SortPairs(
+                       nullptr, bytes, keysIn, keysOut, valuesIn, valuesOut,
+                       int(n), 0, endBit, stream));
+    CUDA_CHECK(fn, temp.allocate(bytes));
+    CUDA_CHECK(fn, cub::DeviceRadixSort::SortPairs(
+                       temp.as<void>(), bytes, keysIn, keysOut, valuesIn,
+                       valuesOut, int(n), 0, endBit, stream));
+  } else {
+    CUDA_CHECK(fn, cub::DeviceRadixSort::SortKeys(nullptr, bytes, keysIn,
+                                                  keysOut, int(n), 0, endBit,
+                                                  stream));
+    CUDA_CHECK(fn, temp.allocate(bytes));
+    CUDA_CHECK(fn, cub::DeviceRadixSort::SortKeys(temp.as<void>(), bytes,
+                                                  keysIn, keysOut, int(n), 0,
+                                                  endBit, stream));
+  }
+  return SPCONV_RT_OK;
+}
+
+/// Validates keys on the device: fails on a negative key, else *maxKey.
+int validateKeys(const char *fn, const int64_t *dKeys, int64_t n,
+                 unsigned long long *maxKey, cudaStream_t stream) {
+  DeviceBuffer status;
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  scanKeys<<<blocksFor(n), kBlock, 0, stream>>>(dKeys, n, status.as<Status>());
+  Status host;
+  if (int s = readStatus(fn, status, &host, stream))
+    return s;
+  if (host.firstNegative != INT64_MAX)
+    return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
+                    "%s: key at index %lld is negative", fn,
+                    host.firstNegative);
+  *maxKey = host.maxKey;
+  return SPCONV_RT_OK;
+}
+
+template <typename T>
+int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
+               cudaStream_t stream) {
+  if (total)
+    *total = 0;
+  if (n < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: negative number of elements %lld", fn, (long long)n);
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dIn || !dOut)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: %s is a null pointer", fn, !dIn ? "in" : "out");
+  if (n > INT32_MAX)
+    return setError(SPCONV_RT_ERR_UNSUPPORTED,
+                    "%s: more than INT32_MAX elements", fn);
+  if (int s = checkDevice(fn))
+    return s;
+  DeviceBuffer wide, prefix, temp, status;
+  CUDA_CHECK(fn, wide.allocate(n * sizeof(unsigned long long)));
+  CUDA_CHECK(fn, prefix.allocate(n * sizeof(unsigned long long)));
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  auto *w = wide.as<unsigned long long>(), *p = prefix.as<unsigned long long>();
+  widen<<<blocksFor(n), kBlock, 0, stream>>>(dIn, n, w);
+  size_t bytes = 0;
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(nullptr, bytes, w, p, int(n),
+                                               stream));
+  CUDA_CHECK(fn, temp.allocate(bytes));
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, w, p,
+                                               int(n), stream));
+  // Read the last input before dOut (which may alias dIn) is written.
+  unsigned long long last[2];
+  CUDA_CHECK(fn, cudaMemcpyAsync(&last[0], p + n - 1, sizeof(last[0]),
+                                 cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(fn, cudaMemcpyAsync(&last[1], w + n - 1, sizeof(last[1]),
+                                 cudaMemcpyDeviceToHost, stream));
+  long long lo = (long long)std::numeric_limits<T>::min();
+  long long hi = (long long)std::numeric_limits<T>::max();
+  checkAndNarrow<<<blocksFor(n), kBlock, 0, stream>>>(dIn, p, n, lo, hi, dOut,
+                                                      status.as<Status>());
+  Status host;
+  if (int s = readStatus(fn, status, &host, stream))
+    return s;
+  if (host.firstBad != INT64_MAX)
+    return setError(SPCONV_RT_ERR_OVERFLOW,
+                    "%s: the sum of elements [0, %lld] overflows the element "
+                    "type",
+                    fn, host.firstBad);
+  if (total)
+    *total = T((long long)(last[0] + last[1]));
+  return SPCONV_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int spconv_rt_cuda_device_count(int32_t *count) {
+  const char *fn = "spconv_rt_cuda_device_count";
+  if (!count)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: null output pointer", fn);
+  *count = 0;
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess)
+    return cudaFail(fn, "cudaGetDeviceCount", err);
+  *count = n;
+  return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_hash_build(const int64_t *dKeys, int64_t n,
+                              int64_t *dTableKeys, int32_t *dTableValues,
+                              int64_t capacity, int64_t *duplicateIndex,
+                              void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_hash_build";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (duplicateIndex)
+    *duplicateIndex = -1;
+  if (n < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: negative number of keys %lld", fn, (long long)n);
+  if (n > SPCONV_HT_MAX_ENTRIES)
+    return setError(SPCONV_RT_ERR_CAPACITY,
+                    "%s: %lld keys exceed the table limit", fn, (long long)n);
+  if (capacity < SPCONV_HT_MIN_CAPACITY || (capacity & (capacity - 1)) ||
+      capacity > (int64_t(1) << 40))
+    return setError(SPCONV_RT_ERR_CAPACITY,
+                    "%s: capacity %lld is not a power of two >= 16", fn,
+                    (long long)capacity);
+  if (2 * n > capacity)
+    return setError(SPCONV_RT_ERR_CAPACITY,
+                    "%s: capacity %lld is too small for %lld keys (need >= "
+                    "%lld)",
+                    fn, (long long)capacity, (long long)n,
+                    (long long)spconv_ht_capacity_for(n));
+  if (!dTableKeys || !dTableValues || (n > 0 && !dKeys))
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: a device pointer is null", fn);
+  if (int s = checkDevice(fn))
+    return s;
+  unsigned long long maxKey = 0;
+  if (n > 0)
+    if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
+      return s;
+  DeviceBuffer status;
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  fillTable<<<blocksFor(capacity), kBlock, 0, stream>>>(
+      dTableKeys, dTableValues, capacity, n > 0 ? INT32_MAX : -1);
+  if (n > 0) {
+    insertKeys<<<blocksFor(n), kBlock, 0, stream>>>(
+        dKeys, n, dTableKeys, dTableValues, capacity, status.as<Status>());
+    clearEmptyValues<<<blocksFor(capacity), kBlock, 0, stream>>>(
+        dTableKeys, dTableValues, capacity);
+  }
+  Status host;
+  if (int s = readStatus(fn, status, &host, stream))
+    return s;
+  if (host.sawDuplicate) {
+    findRepeats<<<blocksFor(n), kBlock, 0, stream>>>(
+        dKeys, n, dTableKeys, dTableValues, capacity, status.as<Status>());
+    if (int s = readStatus(fn, status, &host, stream))
+      return s;
+    if (duplicateIndex)
+      *duplicateIndex = host.firstBad;
+    return setError(SPCONV_RT_ERR_DUPLICATE_KEY,
+                    "%s: key at index %lld repeats an earlier key", fn,
+                    host.firstBad);
+  }
+  return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_hash_lookup(const int64_t *dTableKeys,
+                               const int32_t *dTableValues, int64_t capacity,
+                               const int64_t *dQueries, int64_t m,
+                               int32_t *dOut, void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_hash_lookup";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (capacity < SPCONV_HT_MIN_CAPACITY || (capacity & (capacity - 1)))
+    return setError(SPCONV_RT_ERR_CAPACITY,
+                    "%s: capacity %lld is not a power of two >= 16", fn,
+                    (long long)capacity);
+  if (m < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: negative number of queries", fn);
+  if (m == 0)
+    return SPCONV_RT_OK;
+  if (!dTableKeys || !dTableValues || !dQueries || !dOut)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: a device pointer is null", fn);
+  if (int s = checkDevice(fn))
+    return s;
+  lookupKeys<<<blocksFor(m), kBlock, 0, stream>>>(dTableKeys, dTableValues,
+                                                   capacity, dQueries, m, dOut);
+  CUDA_CHECK(fn, cudaGetLastError());
+  CUDA_CHECK(fn, cudaStreamSynchronize(stream));
+  return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_sort_pairs(int64_t *dKeys, int32_t *dValues, int64_t n,
+                              void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_sort_pairs";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (n < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: negative number of keys", fn);
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT, "%s: keys is null", fn);
+  if (n > INT32_MAX)
+    return setError(SPCONV_RT_ERR_UNSUPPORTED,
+                    "%s: more than INT32_MAX keys", fn);
+  if (int s = checkDevice(fn))
+    return s;
+  unsigned long long maxKey;
+  if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
+    return s;
+  DeviceBuffer keysOut, valuesOut;
+  CUDA_CHECK(fn, keysOut.allocate(n * sizeof(int64_t)));
+  if (dValues)
+    CUDA_CHECK(fn, valuesOut.allocate(n * sizeof(int32_t)));
+  auto *k = reinterpret_cast<unsigned long long *>(dKeys);
+  if (int s = sortToBuffers(fn, k, dValues, n, maxKey,
+                            keysOut.as<unsigned long long>(),
+                            valuesOut.as<int32_t>(), stream))
+    return s;
+  CUDA_CHECK(fn, cudaMemcpyAsync(dKeys, keysOut.as<void>(), n * sizeof(int64_t),
+                                 cudaMemcpyDeviceToDevice, stream));
+  if (dValues)
+    CUDA_CHECK(fn, cudaMemcpyAsync(dValues, valuesOut.as<void>(),
+                                   n * sizeof(int32_t),
+                                   cudaMemcpyDeviceToDevice, stream));
+  CUDA_CHECK(fn, cudaStreamSynchronize(stream));
+  return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_unique(const int64_t *dKeys, int64_t n,
+                          int64_t *dUniqueKeys, int32_t *dFirstIndex,
+                          int32_t *dInverse, int64_t *numUnique,
+                          void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_unique";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (!numUnique)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: numUnique is null", fn);
+  *numUnique = 0;
+  if (n < 0 || n > INT32_MAX)
+    return setError(n < 0 ? SPCONV_RT_ERR_INVALID_ARGUMENT
+                          : SPCONV_RT_ERR_OVERFLOW,
+                    "%s: number of keys %lld outside [0, INT32_MAX]", fn,
+                    (long long)n);
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dKeys || !dUniqueKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: a device pointer is null", fn);
+  if (int s = checkDevice(fn))
+    return s;
+  unsigned long long maxKey;
+  if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
+    return s;
+  DeviceBuffer order, sortedKeys, sortedOrder, heads, prefix, temp;
+  CUDA_CHECK(fn, order.allocate(n * sizeof(int32_t)));
+  CUDA_CHECK(fn, sortedOrder.allocate(n * sizeof(int32_t)));
+  CUDA_CHECK(fn, sortedKeys.allocate(n * sizeof(unsigned long long)));
+  CUDA_CHECK(fn, heads.allocate(n * sizeof(unsigned long long)));
+  CUDA_CHECK(fn, prefix.allocate(n * sizeof(unsigned long long)));
+  iota<<<blocksFor(n), kBlock, 0, stream>>>(order.as<int32_t>(), n);
+  auto *sorted = sortedKeys.as<unsigned long long>();
+  if (int s = sortToBuffers(fn,
+                            reinterpret_cast<const unsigned long long *>(dKeys),
+                            order.as<int32_t>(), n, maxKey, sorted,
+                            sortedOrder.as<int32_t>(), stream))
+    return s;
+  auto *h = heads.as<unsigned long long>(), *p = prefix.as<unsigned long long>();
+  markHeads<<<blocksFor(n), kBlock, 0, stream>>>(sorted, n, h);
+  size_t bytes = 0;
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(nullptr, bytes, h, p, int(n),
+                                               stream));
+  CUDA_CHECK(fn, temp.allocate(bytes));
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, h, p,
+                                               int(n), stream));
+  scatterUnique<<<blocksFor(n), kBlock, 0, stream>>>(
+      sorted, sortedOrder.as<int32_t>(), p, n, dUniqueKeys, dFirstIndex,
+      dInverse);
+  CUDA_CHECK(fn, cudaGetLastError());
+  unsigned long long last[2];
+  CUDA_CHECK(fn, cudaMemcpyAsync(&last[0], p + n - 1, sizeof(last[0]),
+                                 cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(fn, cudaMemcpyAsync(&last[1], h + n - 1, sizeof(last[1]),
+                                 cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(fn, cudaStreamSynchronize(stream));
+  *numUnique = int64_t(last[0] + last[1]);
+  return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_exclusive_scan_i32(const int32_t *dIn, int64_t n,
+                                      int32_t *dOut, int32_t *total,
+                                      void *stream) {
+  return deviceScan("spconv_rt_cuda_exclusive_scan_i32", dIn, n, dOut, total,
+                    static_cast<cudaStream_t>(stream));
+}
+
+int spconv_rt_cuda_exclusive_scan_i64(const int64_t *dIn, int64_t n,
+                                      int64_t *dOut, int64_t *total,
+                                      void *stream) {
+  return deviceScan("spconv_rt_cuda_exclusive_scan_i64", dIn, n, dOut, total,
+                    static_cast<cudaStream_t>(stream));
+}
+
+} // extern "C"

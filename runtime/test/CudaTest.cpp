@@ -1,0 +1,235 @@
+//===- CudaTest.cpp - CUDA primitives and mgpu* wrappers ------------------===//
+//
+// Without a driver or device: every entry point fails cleanly (these tests
+// run on the CPU-only CI machines). With a device: the primitives match the
+// CPU implementation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include <numeric>
+
+using namespace spconv_rt_test;
+
+namespace {
+bool haveDevice() {
+  int32_t count = 0;
+  return spconv_rt_cuda_device_count(&count) == 0 && count > 0;
+}
+
+#define REQUIRE_DEVICE()                                                       \
+  do {                                                                         \
+    if (!haveDevice()) {                                                       \
+      std::printf("SKIP: no CUDA device\n");                                   \
+      GTEST_SKIP() << "SKIP: no CUDA device";                                  \
+    }                                                                          \
+  } while (false)
+
+/// Device copy of a host vector, through the mgpu* wrappers.
+template <typename T> struct DeviceVector {
+  explicit DeviceVector(const std::vector<T> &host) : size(host.size()) {
+    ptr = static_cast<T *>(mgpuMemAlloc(bytes(), nullptr, false));
+    if (size)
+      mgpuMemcpy(ptr, const_cast<T *>(host.data()), bytes(), nullptr);
+    mgpuStreamSynchronize(nullptr);
+  }
+  explicit DeviceVector(size_t n) : DeviceVector(std::vector<T>(n)) {}
+  ~DeviceVector() { mgpuMemFree(ptr, nullptr); }
+  std::vector<T> toHost() const {
+    std::vector<T> host(size);
+    if (size)
+      mgpuMemcpy(host.data(), ptr, bytes(), nullptr);
+    mgpuStreamSynchronize(nullptr);
+    return host;
+  }
+  size_t bytes() const { return size * sizeof(T); }
+  size_t size;
+  T *ptr = nullptr;
+};
+} // namespace
+
+TEST(CudaNoDevice, EntryPointsFailCleanly) {
+  if (haveDevice())
+    GTEST_SKIP() << "a CUDA device is present";
+  spconv_rt_clear_error();
+  char image[16] = {};
+  EXPECT_EQ(mgpuModuleLoad(image, sizeof(image)), nullptr);
+  EXPECT_NE(lastError().find("mgpuModuleLoad"), std::string::npos)
+      << lastError();
+  std::printf("last error: %s\n", lastError().c_str());
+  EXPECT_EQ(mgpuModuleLoadJIT(image, 2), nullptr);
+  EXPECT_EQ(mgpuModuleGetFunction(nullptr, "kernel"), nullptr);
+  EXPECT_EQ(mgpuStreamCreate(), nullptr);
+  EXPECT_EQ(mgpuEventCreate(), nullptr);
+  EXPECT_EQ(mgpuMemAlloc(1024, nullptr, false), nullptr);
+  EXPECT_EQ(mgpuMemAlloc(1024, nullptr, true), nullptr);
+  // The void entry points return without crashing.
+  void *params[1] = {nullptr};
+  mgpuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr, 0);
+  mgpuModuleUnload(nullptr);
+  mgpuStreamSynchronize(nullptr);
+  mgpuStreamDestroy(nullptr);
+  mgpuStreamWaitEvent(nullptr, nullptr);
+  mgpuEventRecord(nullptr, nullptr);
+  mgpuEventSynchronize(nullptr);
+  mgpuEventDestroy(nullptr);
+  mgpuMemFree(nullptr, nullptr);
+  int buffer[4] = {};
+  mgpuMemcpy(buffer, buffer + 2, 8, nullptr);
+  mgpuMemset32(buffer, 7, 4, nullptr);
+  mgpuMemset16(buffer, 7, 4, nullptr);
+  mgpuMemHostRegister(buffer, sizeof(buffer));
+  mgpuMemHostUnregister(buffer);
+  StridedMemRefType<int, 1> desc = {buffer, buffer, 0, {4}, {1}};
+  mgpuMemHostRegisterMemRef(1, &desc, sizeof(int));
+  mgpuMemHostUnregisterMemRef(1, &desc, sizeof(int));
+  mgpuSetDefaultDevice(0);
+  EXPECT_EQ(buffer[0], 0) << "host memory must be untouched";
+  EXPECT_FALSE(lastError().empty());
+
+  // The primitives report SPCONV_RT_ERR_CUDA.
+  int32_t count = -1;
+  EXPECT_NE(spconv_rt_cuda_device_count(&count), 0);
+  EXPECT_EQ(count, 0);
+  int64_t keys[2] = {1, 2}, tk[16], dup;
+  int32_t tv[16];
+  EXPECT_EQ(spconv_rt_cuda_hash_build(keys, 2, tk, tv, 16, &dup, nullptr),
+            SPCONV_RT_ERR_CUDA);
+  EXPECT_NE(lastError().find("spconv_rt_cuda_hash_build"), std::string::npos);
+  int64_t numUnique;
+  EXPECT_EQ(spconv_rt_cuda_unique(keys, 2, tk, nullptr, nullptr, &numUnique,
+                                  nullptr),
+            SPCONV_RT_ERR_CUDA);
+  // Argument errors are reported before the device is needed.
+  EXPECT_EQ(spconv_rt_cuda_hash_build(keys, 2, tk, tv, 12, &dup, nullptr),
+            SPCONV_RT_ERR_CAPACITY);
+  EXPECT_EQ(spconv_rt_cuda_sort_pairs(nullptr, nullptr, 0, nullptr), 0);
+}
+
+TEST(CudaDevice, MemoryWrappersRoundTrip) {
+  REQUIRE_DEVICE();
+  std::vector<int32_t> host(1000);
+  std::iota(host.begin(), host.end(), 0);
+  DeviceVector<int32_t> d(host);
+  EXPECT_EQ(d.toHost(), host);
+  void *stream = mgpuStreamCreate();
+  ASSERT_NE(stream, nullptr) << lastError();
+  mgpuMemset32(d.ptr, 0xdeadbeef, 10, stream);
+  mgpuMemset16(d.ptr + 10, 0x1234, 2, stream);
+  void *event = mgpuEventCreate();
+  mgpuEventRecord(event, stream);
+  mgpuEventSynchronize(event);
+  mgpuEventDestroy(event);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  auto back = d.toHost();
+  EXPECT_EQ(uint32_t(back[0]), 0xdeadbeefu);
+  EXPECT_EQ(uint32_t(back[10]), 0x12341234u);
+  EXPECT_EQ(back[11], 0x12341234);
+  EXPECT_EQ(back[12], 12);
+}
+
+TEST(CudaDevice, HashTableMatchesCpu) {
+  REQUIRE_DEVICE();
+  auto keys = makeLidarScene(300000, 21).keys;
+  auto queries = subm27Queries(keys);
+  queries.push_back(-1);
+  Table cpu;
+  ASSERT_EQ(cpu.build(keys), 0);
+  auto want = cpu.lookup(queries);
+
+  DeviceVector<int64_t> dKeys(keys), dTk(size_t(cpu.capacity)),
+      dQueries(queries);
+  DeviceVector<int32_t> dTv(size_t(cpu.capacity)), dOut(queries.size());
+  int64_t dup = 0;
+  ASSERT_EQ(spconv_rt_cuda_hash_build(dKeys.ptr, int64_t(keys.size()),
+                                      dTk.ptr, dTv.ptr, cpu.capacity, &dup,
+                                      nullptr),
+            0)
+      << lastError();
+  EXPECT_EQ(dup, -1);
+  ASSERT_EQ(spconv_rt_cuda_hash_lookup(dTk.ptr, dTv.ptr, cpu.capacity,
+                                       dQueries.ptr, int64_t(queries.size()),
+                                       dOut.ptr, nullptr),
+            0)
+      << lastError();
+  EXPECT_TRUE(dOut.toHost() == want);
+  // The device table follows the layout: the CPU inline probe reads it.
+  auto tk = dTk.toHost();
+  auto tv = dTv.toHost();
+  for (size_t i = 0; i < keys.size(); i += 97)
+    EXPECT_EQ(spconv_ht_lookup(tk.data(), tv.data(), cpu.capacity, keys[i]),
+              int32_t(i));
+
+  keys[200000] = keys[5];
+  keys[250000] = keys[6];
+  DeviceVector<int64_t> dDup(keys);
+  EXPECT_EQ(spconv_rt_cuda_hash_build(dDup.ptr, int64_t(keys.size()), dTk.ptr,
+                                      dTv.ptr, cpu.capacity, &dup, nullptr),
+            SPCONV_RT_ERR_DUPLICATE_KEY);
+  EXPECT_EQ(dup, 200000);
+}
+
+TEST(CudaDevice, SortUniqueScanMatchCpu) {
+  REQUIRE_DEVICE();
+  auto keys = makeLidarScene(400000, 22).keys;
+  for (auto &k : keys)
+    k /= 4;
+  int64_t n = int64_t(keys.size());
+  std::vector<int32_t> values(keys.size());
+  std::iota(values.begin(), values.end(), 0);
+
+  auto cpuKeys = keys;
+  auto cpuValues = values;
+  ASSERT_EQ(spconv_rt_sort_pairs(cpuKeys.data(), cpuValues.data(), n), 0);
+  DeviceVector<int64_t> dKeys(keys);
+  DeviceVector<int32_t> dValues(values);
+  ASSERT_EQ(spconv_rt_cuda_sort_pairs(dKeys.ptr, dValues.ptr, n, nullptr), 0)
+      << lastError();
+  EXPECT_TRUE(dKeys.toHost() == cpuKeys);
+  EXPECT_TRUE(dValues.toHost() == cpuValues);
+
+  std::vector<int64_t> u(keys.size());
+  std::vector<int32_t> first(keys.size()), inv(keys.size());
+  int64_t count;
+  ASSERT_EQ(spconv_rt_unique(keys.data(), n, u.data(), first.data(),
+                             inv.data(), &count),
+            0);
+  DeviceVector<int64_t> dIn(keys), dU(keys.size());
+  DeviceVector<int32_t> dFirst(keys.size()), dInv(keys.size());
+  int64_t dCount = -1;
+  ASSERT_EQ(spconv_rt_cuda_unique(dIn.ptr, n, dU.ptr, dFirst.ptr, dInv.ptr,
+                                  &dCount, nullptr),
+            0)
+      << lastError();
+  ASSERT_EQ(dCount, count);
+  auto gu = dU.toHost();
+  auto gf = dFirst.toHost();
+  EXPECT_TRUE(std::equal(u.begin(), u.begin() + count, gu.begin()));
+  EXPECT_TRUE(std::equal(first.begin(), first.begin() + count, gf.begin()));
+  EXPECT_TRUE(dInv.toHost() == inv);
+
+  std::vector<int32_t> counts(keys.size());
+  for (size_t i = 0; i < counts.size(); ++i)
+    counts[i] = int32_t(keys[i] % 50);
+  std::vector<int32_t> offsets(counts.size());
+  int32_t total;
+  ASSERT_EQ(spconv_rt_exclusive_scan_i32(counts.data(), n, offsets.data(),
+                                         &total),
+            0);
+  DeviceVector<int32_t> dCounts(counts);
+  int32_t dTotal = -1;
+  ASSERT_EQ(spconv_rt_cuda_exclusive_scan_i32(dCounts.ptr, n, dCounts.ptr,
+                                              &dTotal, nullptr),
+            0)
+      << lastError();
+  EXPECT_EQ(dTotal, total);
+  EXPECT_TRUE(dCounts.toHost() == offsets);
+  std::vector<int32_t> big = {INT32_MAX, 0, 1, 5};
+  DeviceVector<int32_t> dBig(big);
+  EXPECT_EQ(spconv_rt_cuda_exclusive_scan_i32(dBig.ptr, 4, dBig.ptr, &dTotal,
+                                              nullptr),
+            SPCONV_RT_ERR_OVERFLOW);
+  EXPECT_NE(lastError().find("[0, 2]"), std::string::npos) << lastError();
+}
