@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SpConv/Conversion/Passes.h"
 #include "SpConv/IR/SpConvDialect.h"
+#include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -19,6 +21,8 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::spconv::registerSpConvPasses();
+  mlir::spconv::registerSpConvConversionPasses();
+  mlir::spconv::registerSpConvPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::spconv::SpConvDialect>();

@@ -1,0 +1,29 @@
+//===- Passes.h - SpConv conversion passes ----------------------*- C++ -*-===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_CONVERSION_PASSES_H
+#define SPCONV_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::spconv {
+
+#define GEN_PASS_DECL
+#include "SpConv/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "SpConv/Conversion/Passes.h.inc"
+
+} // namespace mlir::spconv
+
+#endif // SPCONV_CONVERSION_PASSES_H

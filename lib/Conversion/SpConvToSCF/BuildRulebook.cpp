@@ -1,0 +1,425 @@
+//===- BuildRulebook.cpp - Geometry-specialised rulebook builders ---------===//
+//
+// Part of the spconv-mlir project.
+//
+// Each distinct (geometry, grid) gets one private builder function whose
+// geometry is folded into constants and whose kernel-offset loops are
+// unrolled. The pairs are counted per block of sites, prefix-summed and then
+// written, so the rulebook holds exactly one entry per pair, ordered by
+// offset and then by input row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConvToSCF.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+/// `k3x3x3`-style rendering of a list for symbol names.
+static std::string joinDims(StringRef prefix, ArrayRef<int64_t> values) {
+  return (prefix + llvm::join(llvm::map_range(values,
+                                              [](int64_t v) {
+                                                return std::to_string(v);
+                                              }),
+                              "x"))
+      .str();
+}
+
+static std::string getBuilderName(RulebookType type) {
+  GeometryAttr g = type.getGeometry();
+  GridAttr grid = type.getInputGrid();
+  std::string name = "spconv_build_" + stringifyConvKind(g.getKind()).str();
+  name += "_" + joinDims("k", g.getKernel());
+  name += "_" + joinDims("s", g.getStride());
+  name += "_" + joinDims("p", g.getPadding());
+  name += "_" + joinDims("d", g.getDilation());
+  if (g.getKind() == ConvKind::Transposed)
+    name += "_" + joinDims("op", g.getOutputPadding());
+  name += "_" + joinDims("g", grid.getShape());
+  if (grid.hasStaticBatch())
+    name += "_b" + std::to_string(grid.getBatch());
+  return name;
+}
+
+namespace {
+/// Emits the body of one builder function.
+class RulebookBuilder {
+public:
+  RulebookBuilder(LoweringContext &ctx, RulebookType type)
+      : ctx(ctx), type(type), geometry(type.getGeometry()),
+        inShape(type.getInputGrid().getShape()),
+        outShape(type.getOutputGrid().getShape()), rank(geometry.getRank()),
+        volume(geometry.getKernelVolume()) {}
+
+  func::FuncOp create(StringRef name);
+
+private:
+  /// The (i64) batch and spatial coordinates of input row `row`.
+  std::pair<Value, SmallVector<Value>> loadSite(OpBuilder &b, Location loc,
+                                                Value coords, Value row);
+  /// For input site `site` and kernel offset `offset`: the key of the paired
+  /// site (the neighbour for subm, the output otherwise) or -1 if that site
+  /// is outside the grid.
+  Value pairedKey(OpBuilder &b, Location loc,
+                  const std::pair<Value, SmallVector<Value>> &site,
+                  int64_t offset);
+  /// For subm: the input row with key `key`, or -1.
+  Value probe(OpBuilder &b, Location loc, Value key);
+  /// Whether input `row` has a pair at `offset`; for subm also the row found.
+  std::pair<Value, Value> findPair(OpBuilder &b, Location loc, Value coords,
+                                   Value row, int64_t offset);
+
+  LoweringContext &ctx;
+  RulebookType type;
+  GeometryAttr geometry;
+  ArrayRef<int64_t> inShape, outShape;
+  unsigned rank;
+  int64_t volume;
+  HashTableBuffers table;
+};
+} // namespace
+
+std::pair<Value, SmallVector<Value>>
+RulebookBuilder::loadSite(OpBuilder &b, Location loc, Value coords, Value row) {
+  Type i64 = b.getI64Type();
+  Value batch = loadAs(b, loc, coords, {row, indexConst(b, loc, 0)}, i64);
+  SmallVector<Value> spatial;
+  for (unsigned d = 0; d < rank; ++d)
+    spatial.push_back(
+        loadAs(b, loc, coords, {row, indexConst(b, loc, d + 1)}, i64));
+  return {batch, spatial};
+}
+
+Value RulebookBuilder::pairedKey(
+    OpBuilder &b, Location loc,
+    const std::pair<Value, SmallVector<Value>> &site, int64_t offset) {
+  // Row-major kernel index of `offset`.
+  SmallVector<int64_t> j(rank);
+  for (int d = rank - 1, rest = offset; d >= 0; --d) {
+    j[d] = rest % geometry.getKernel()[d];
+    rest /= geometry.getKernel()[d];
+  }
+  ConvKind kind = geometry.getKind();
+  ArrayRef<int64_t> bounds = kind == ConvKind::Subm ? inShape : outShape;
+  Value valid = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  auto andValid = [&](Value condition) {
+    valid = arith::AndIOp::create(b, loc, valid, condition);
+  };
+  auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, int64_t rhs) {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, i64Const(b, loc, rhs))
+        .getResult();
+  };
+  SmallVector<Value> paired;
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t s = geometry.getStride()[d], p = geometry.getPadding()[d],
+            dil = geometry.getDilation()[d];
+    Value x = site.second[d];
+    Value o;
+    switch (kind) {
+    case ConvKind::Subm:
+      // x - kernel/2 * d + j * d: the padding is kernel/2 * d.
+      o = arith::AddIOp::create(b, loc, x, i64Const(b, loc, j[d] * dil - p));
+      break;
+    case ConvKind::Regular: {
+      // x = o * s - p + j * d  <=>  o = (x + p - j * d) / s, exactly.
+      Value t =
+          arith::AddIOp::create(b, loc, x, i64Const(b, loc, p - j[d] * dil));
+      andValid(cmp(arith::CmpIPredicate::sge, t, 0));
+      if (s != 1) {
+        Value rem = arith::RemSIOp::create(b, loc, t, i64Const(b, loc, s));
+        andValid(cmp(arith::CmpIPredicate::eq, rem, 0));
+        t = arith::DivSIOp::create(b, loc, t, i64Const(b, loc, s));
+      }
+      o = t;
+      break;
+    }
+    case ConvKind::Transposed:
+    case ConvKind::Inverse: {
+      // o = x * s - p + j * d.
+      Value scaled = arith::MulIOp::create(b, loc, x, i64Const(b, loc, s));
+      o = arith::AddIOp::create(b, loc, scaled,
+                                i64Const(b, loc, j[d] * dil - p));
+      break;
+    }
+    }
+    andValid(cmp(arith::CmpIPredicate::sge, o, 0));
+    andValid(cmp(arith::CmpIPredicate::slt, o, bounds[d]));
+    paired.push_back(o);
+  }
+  Value key = linearKey(b, loc, site.first, paired, bounds);
+  return arith::SelectOp::create(b, loc, valid, key, i64Const(b, loc, -1));
+}
+
+Value RulebookBuilder::probe(OpBuilder &b, Location loc, Value key) {
+  return func::CallOp::create(b, loc, ctx.getHashLookupFunction(),
+                              ValueRange{table.keys, table.values, key})
+      .getResult(0);
+}
+
+std::pair<Value, Value> RulebookBuilder::findPair(OpBuilder &b, Location loc,
+                                                  Value coords, Value row,
+                                                  int64_t offset) {
+  auto site = loadSite(b, loc, coords, row);
+  Value key = pairedKey(b, loc, site, offset);
+  if (geometry.getKind() == ConvKind::Subm) {
+    Value found = probe(b, loc, key);
+    return {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, found,
+                                  i32Const(b, loc, 0)),
+            found};
+  }
+  return {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
+                                i64Const(b, loc, 0)),
+          key};
+}
+
+func::FuncOp RulebookBuilder::create(StringRef name) {
+  MLIRContext *context = type.getContext();
+  ModuleOp module = ctx.getModule();
+  Location loc = module.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
+  bool subm = geometry.getKind() == ConvKind::Subm;
+  int64_t columns = rank + 1;
+
+  auto coordsType = MemRefType::get(
+      {ShapedType::kDynamic, columns}, i32,
+      StridedLayoutAttr::get(context, ShapedType::kDynamic,
+                             {ShapedType::kDynamic, ShapedType::kDynamic}));
+  auto outCoordsType = MemRefType::get({ShapedType::kDynamic, columns}, i32);
+  auto pairsType = MemRefType::get({ShapedType::kDynamic}, i32);
+  auto offsetsType = MemRefType::get({volume + 1}, index);
+  SmallVector<Type> results;
+  if (!subm)
+    results.push_back(outCoordsType);
+  results.append({pairsType, pairsType, offsetsType});
+  auto function = func::FuncOp::create(
+      b, loc, name, b.getFunctionType({coordsType}, results));
+  function.setPrivate();
+  b.setInsertionPointToStart(function.addEntryBlock());
+  Value coords = function.getArgument(0);
+
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value n = memref::DimOp::create(b, loc, coords, 0);
+
+  // Validate the sites through the runtime (it names the first bad row).
+  GridAttr inGrid = type.getInputGrid();
+  int64_t batchSize = effectiveBatchSize(
+      inGrid, {*checkedProduct(inShape), *checkedProduct(outShape)});
+  auto dynCoordsType = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, i32,
+      StridedLayoutAttr::get(context, ShapedType::kDynamic,
+                             {ShapedType::kDynamic, ShapedType::kDynamic}));
+  Value keys = alloc1d(b, loc, i64, n);
+  Value ok = callRuntime(
+      ctx, b, loc, "spconv_rt_memref_linearize_coords",
+      {castTo(b, loc, coords, dynCoordsType), i64Array(b, loc, inShape),
+       i64Const(b, loc, batchSize), keys});
+  Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
+
+  if (subm) {
+    // The input table: probed inline for every neighbour.
+    auto scalar = MemRefType::get({1}, i64);
+    Value capacityBuffer = memref::AllocaOp::create(b, loc, scalar);
+    Value capacityArg =
+        castTo(b, loc, capacityBuffer, MemRefType::get({ShapedType::kDynamic}, i64));
+    Value sitesI64 = arith::IndexCastOp::create(b, loc, i64, sites);
+    callRuntime(ctx, b, loc, "spconv_rt_memref_hash_capacity",
+                {sitesI64, capacityArg});
+    Value capacity = arith::IndexCastOp::create(
+        b, loc, index,
+        memref::LoadOp::create(b, loc, capacityBuffer, ValueRange{zero}));
+    table.keys = alloc1d(b, loc, i64, capacity);
+    table.values = alloc1d(b, loc, i32, capacity);
+    Value duplicate = memref::AllocaOp::create(b, loc, scalar);
+    Value built = callRuntime(
+        ctx, b, loc, "spconv_rt_memref_hash_build",
+        {prefix(b, loc, keys, sites), table.keys, table.values,
+         castTo(b, loc, duplicate, MemRefType::get({ShapedType::kDynamic}, i64))});
+    sites = arith::SelectOp::create(b, loc, built, sites, zero);
+  }
+
+  // Pass 1: pairs per (offset, block). counts[j * blocks + block], plus one
+  // trailing zero so that the exclusive scan also yields the total.
+  int64_t blockSize = ctx.getBlockSize();
+  Value blockSizeValue = indexConst(b, loc, blockSize);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, sites, blockSizeValue);
+  Value countSize = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)),
+      one);
+  Value counts = alloc1d(b, loc, i32, countSize);
+  Value last = arith::SubIOp::create(b, loc, countSize, one);
+  memref::StoreOp::create(b, loc, i32Const(b, loc, 0), counts,
+                          ValueRange{last});
+
+  auto blockRange = [&](OpBuilder &nb, Location nloc, Value block) {
+    Value start = arith::MulIOp::create(nb, nloc, block, blockSizeValue);
+    Value end = arith::MinUIOp::create(
+        nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSizeValue), sites);
+    return std::make_pair(start, end);
+  };
+  auto countIndex = [&](OpBuilder &nb, Location nloc, int64_t offset,
+                        Value block) {
+    return arith::AddIOp::create(
+        nb, nloc,
+        arith::MulIOp::create(nb, nloc, blocks, indexConst(nb, nloc, offset)),
+        block);
+  };
+
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        auto [start, end] = blockRange(nb, nloc, ivs[0]);
+        for (int64_t offset = 0; offset < volume; ++offset) {
+          auto count = scf::ForOp::create(
+              nb, nloc, start, end, one, ValueRange{i32Const(nb, nloc, 0)},
+              [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
+                Value found = findPair(fb, floc, coords, row, offset).first;
+                Value next = arith::AddIOp::create(
+                    fb, floc, iter[0],
+                    arith::ExtUIOp::create(fb, floc, i32, found));
+                scf::YieldOp::create(fb, floc, next);
+              });
+          memref::StoreOp::create(
+              nb, nloc, count.getResult(0), counts,
+              ValueRange{countIndex(nb, nloc, offset, ivs[0])});
+        }
+      });
+
+  // Exclusive scan in place: counts[j * blocks + block] becomes the first
+  // pair of that block at offset j; the trailing entry the total.
+  Value totalBuffer = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i32));
+  Value scanned = callRuntime(
+      ctx, b, loc, "spconv_rt_memref_exclusive_scan_i32",
+      {counts, counts,
+       castTo(b, loc, totalBuffer, MemRefType::get({ShapedType::kDynamic}, i32))});
+  Value total = arith::IndexCastOp::create(
+      b, loc, index, memref::LoadOp::create(b, loc, counts, ValueRange{last}));
+  total = arith::SelectOp::create(b, loc, scanned, total, zero);
+
+  // Pass 2: write the pairs.
+  Value pairIn = alloc1d(b, loc, i32, total);
+  Value pairOut = subm ? alloc1d(b, loc, i32, total) : Value();
+  Value candidateKeys = subm ? Value() : alloc1d(b, loc, i64, total);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        auto [start, end] = blockRange(nb, nloc, ivs[0]);
+        for (int64_t offset = 0; offset < volume; ++offset) {
+          Value first = arith::IndexCastOp::create(
+              nb, nloc, index,
+              memref::LoadOp::create(nb, nloc, counts,
+                                     ValueRange{countIndex(nb, nloc, offset, ivs[0])}));
+          scf::ForOp::create(
+              nb, nloc, start, end, one, ValueRange{first},
+              [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
+                auto [found, partner] = findPair(fb, floc, coords, row, offset);
+                auto write = scf::IfOp::create(
+                    fb, floc, found,
+                    [&](OpBuilder &tb, Location tloc) {
+                      Value slot = iter[0];
+                      Value rowI32 = arith::IndexCastOp::create(tb, tloc, i32, row);
+                      if (subm) {
+                        // The neighbour feeds this site.
+                        memref::StoreOp::create(tb, tloc, partner, pairIn,
+                                                ValueRange{slot});
+                        memref::StoreOp::create(tb, tloc, rowI32, pairOut,
+                                                ValueRange{slot});
+                      } else {
+                        memref::StoreOp::create(tb, tloc, rowI32, pairIn,
+                                                ValueRange{slot});
+                        memref::StoreOp::create(tb, tloc, partner,
+                                                candidateKeys, ValueRange{slot});
+                      }
+                      scf::YieldOp::create(
+                          tb, tloc,
+                          ValueRange{arith::AddIOp::create(
+                              tb, tloc, slot, indexConst(tb, tloc, 1))});
+                    },
+                    [&](OpBuilder &eb, Location eloc) {
+                      scf::YieldOp::create(eb, eloc, iter[0]);
+                    });
+                scf::YieldOp::create(fb, floc, write.getResult(0));
+              });
+        }
+      });
+
+  Value valid = scanned;
+  SmallVector<Value> returned;
+  if (!subm) {
+    // Output sites: the sorted unique candidate keys. The inverse map gives
+    // every pair its output row directly.
+    Value unique = alloc1d(b, loc, i64, total);
+    Value first = alloc1d(b, loc, i32, total);
+    pairOut = alloc1d(b, loc, i32, total);
+    Value numUnique = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i64));
+    Value uniqued = callRuntime(
+        ctx, b, loc, "spconv_rt_memref_unique",
+        {candidateKeys, unique, first, pairOut,
+         castTo(b, loc, numUnique, MemRefType::get({ShapedType::kDynamic}, i64))});
+    valid = arith::AndIOp::create(b, loc, valid, uniqued);
+    Value outputs = arith::IndexCastOp::create(
+        b, loc, index,
+        memref::LoadOp::create(b, loc, numUnique, ValueRange{zero}));
+    outputs = arith::SelectOp::create(b, loc, valid, outputs, zero);
+    Value outCoords = memref::AllocOp::create(b, loc, outCoordsType,
+                                              ValueRange{outputs});
+    callRuntime(ctx, b, loc, "spconv_rt_memref_delinearize_keys",
+                {prefix(b, loc, unique, outputs), i64Array(b, loc, outShape),
+                 i64Const(b, loc, batchSize),
+                 castTo(b, loc, outCoords, dynCoordsType)});
+    returned.push_back(outCoords);
+  }
+
+  // CSR offsets. If a runtime step failed, the rulebook is empty.
+  Value offsets = memref::AllocOp::create(b, loc, offsetsType);
+  for (int64_t offset = 0; offset <= volume; ++offset) {
+    Value start = arith::IndexCastOp::create(
+        b, loc, index,
+        memref::LoadOp::create(
+            b, loc, counts,
+            ValueRange{arith::MulIOp::create(b, loc, blocks,
+                                             indexConst(b, loc, offset))}));
+    start = arith::SelectOp::create(b, loc, valid, start, zero);
+    memref::StoreOp::create(b, loc, start, offsets,
+                            ValueRange{indexConst(b, loc, offset)});
+  }
+  returned.append({pairIn, pairOut, offsets});
+  func::ReturnOp::create(b, loc, returned);
+  return function;
+}
+
+FailureOr<RulebookBuffers>
+lowering::lowerBuildRulebook(LoweringContext &ctx, OpBuilder &b,
+                             BuildRulebookOp op, Value coordsBuffer) {
+  RulebookType type = op.getRulebook().getType();
+  std::string name = getBuilderName(type);
+  func::FuncOp builder = ctx.lookupFunction(name);
+  if (!builder)
+    builder = RulebookBuilder(ctx, type).create(name);
+
+  Location loc = op.getLoc();
+  Value argument = castTo(b, loc, coordsBuffer,
+                          builder.getFunctionType().getInput(0));
+  auto call = func::CallOp::create(b, loc, builder, ValueRange{argument});
+  RulebookBuffers buffers;
+  buffers.numIn = memref::DimOp::create(b, loc, coordsBuffer, 0);
+  ValueRange results = call.getResults();
+  if (type.getGeometry().getKind() == ConvKind::Subm) {
+    buffers.outCoords = coordsBuffer;
+    buffers.numOut = buffers.numIn;
+  } else {
+    buffers.outCoords = results.front();
+    results = results.drop_front();
+    buffers.numOut = memref::DimOp::create(b, loc, buffers.outCoords, 0);
+  }
+  buffers.pairIn = results[0];
+  buffers.pairOut = results[1];
+  buffers.offsets = results[2];
+  return buffers;
+}

@@ -1,0 +1,230 @@
+//===- Compute.cpp - Convolution and pooling over a rulebook --------------===//
+//
+// Part of the spconv-mlir project.
+//
+// Offsets are processed in order and, within one offset, pairs in parallel:
+// no two pairs of one offset share an output row (for a fixed offset the
+// output determines the input and vice versa), so the scatter needs no
+// atomics and every output's sum runs in the same order on every run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConvToSCF.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+namespace {
+/// Rows and element types of one rulebook compute.
+struct ComputeShape {
+  Value rowsOut;    ///< index: rows of the result.
+  Value channelsIn; ///< index
+  Value channelsOut;
+  Type elementType;
+  Type accType;
+};
+} // namespace
+
+/// for j in offsets: parallel for p in pairs(j): body(j, src row, dst row).
+static void forEachPair(
+    OpBuilder &b, Location loc, const RulebookBuffers &rulebook,
+    int64_t volume, bool inverse,
+    function_ref<void(OpBuilder &, Location, Value, Value, Value)> body) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ForOp::create(
+      b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
+      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
+        Value begin = memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
+        Value end = memref::LoadOp::create(
+            ob, oloc, rulebook.offsets,
+            ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
+        scf::ParallelOp::create(
+            ob, oloc, ValueRange{begin}, ValueRange{end}, ValueRange{one},
+            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+              Type index = pb.getIndexType();
+              Value in = loadAs(pb, ploc, rulebook.pairIn, ivs[0], index);
+              Value out = loadAs(pb, ploc, rulebook.pairOut, ivs[0], index);
+              if (inverse)
+                std::swap(in, out);
+              body(pb, ploc, offset, in, out);
+            });
+        scf::YieldOp::create(ob, oloc);
+      });
+}
+
+/// A `rows x channels` buffer of `type` filled by `init(row, channel)`.
+static Value allocRows(OpBuilder &b, Location loc, Value rows, Value channels,
+                       Type type,
+                       function_ref<Value(OpBuilder &, Location, Value, Value)>
+                           init) {
+  auto bufferType =
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, type);
+  Value buffer =
+      memref::AllocOp::create(b, loc, bufferType, ValueRange{rows, channels});
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
+      ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+        memref::StoreOp::create(pb, ploc, init(pb, ploc, ivs[0], ivs[1]),
+                                buffer, ivs);
+      });
+  return buffer;
+}
+
+/// Converts an accumulator buffer to the result's element type and shape.
+static Value finish(OpBuilder &b, Location loc, Value acc, Value rows,
+                    Value channels, MemRefType resultType) {
+  Type elementType = resultType.getElementType();
+  Value result;
+  if (cast<MemRefType>(acc.getType()).getElementType() == elementType) {
+    result = acc;
+  } else {
+    result = allocRows(b, loc, rows, channels, elementType,
+                       [&](OpBuilder &pb, Location ploc, Value r, Value c) {
+                         return loadAs(pb, ploc, acc, {r, c}, elementType);
+                       });
+  }
+  return castTo(b, loc, result, resultType);
+}
+
+static MemRefType resultBufferType(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
+                                  RulebookConvOp op,
+                                  const RulebookBuffers &rulebook,
+                                  Value features, Value weight, Value bias) {
+  Location loc = op.getLoc();
+  bool inverse = op.getInverse();
+  int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
+  Type elementType =
+      cast<RankedTensorType>(op.getFeatures().getType()).getElementType();
+  Type accType = accumulatorType(elementType);
+  Value rows = inverse ? rulebook.numIn : rulebook.numOut;
+  Value channelsIn = memref::DimOp::create(b, loc, weight, 1);
+  Value channelsOut = memref::DimOp::create(b, loc, weight, 2);
+
+  Value acc = allocRows(b, loc, rows, channelsOut, accType,
+                        [&](OpBuilder &pb, Location ploc, Value, Value c) {
+                          if (bias)
+                            return loadAs(pb, ploc, bias, c, accType);
+                          return arith::ConstantOp::create(
+                                     pb, ploc, pb.getZeroAttr(accType))
+                              .getResult();
+                        });
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  forEachPair(b, loc, rulebook, volume, inverse,
+              [&](OpBuilder &pb, Location ploc, Value offset, Value src,
+                  Value dst) {
+                // acc[dst, :] += features[src, :] @ weight[offset]
+                scf::ForOp::create(
+                    pb, ploc, zero, channelsOut, one, ValueRange{},
+                    [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
+                      Value start = memref::LoadOp::create(cb, cloc, acc,
+                                                           ValueRange{dst, co});
+                      auto dot = scf::ForOp::create(
+                          cb, cloc, zero, channelsIn, one, ValueRange{start},
+                          [&](OpBuilder &db, Location dloc, Value ci,
+                              ValueRange sum) {
+                            Value x = loadAs(db, dloc, features, {src, ci},
+                                             accType);
+                            Value w = loadAs(db, dloc, weight,
+                                             {offset, ci, co}, accType);
+                            Value product = arith::MulFOp::create(db, dloc, x, w);
+                            scf::YieldOp::create(
+                                db, dloc,
+                                ValueRange{arith::AddFOp::create(
+                                    db, dloc, sum[0], product)});
+                          });
+                      memref::StoreOp::create(cb, cloc, dot.getResult(0), acc,
+                                              ValueRange{dst, co});
+                      scf::YieldOp::create(cb, cloc);
+                    });
+              });
+  return finish(b, loc, acc, rows, channelsOut,
+                resultBufferType(op.getOutFeatures()));
+}
+
+Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
+                                  RulebookPoolOp op,
+                                  const RulebookBuffers &rulebook,
+                                  Value features) {
+  Location loc = op.getLoc();
+  bool isMax = op.getKind() == PoolKind::Max;
+  int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
+  Type elementType =
+      cast<RankedTensorType>(op.getFeatures().getType()).getElementType();
+  Type accType = accumulatorType(elementType);
+  Value rows = rulebook.numOut;
+  Value channels = memref::DimOp::create(b, loc, features, 1);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+
+  // Every output has at least one contributor, so -inf never survives a max.
+  auto initial = cast<FloatType>(accType);
+  TypedAttr start =
+      isMax ? TypedAttr(b.getFloatAttr(
+                  initial, APFloat::getInf(initial.getFloatSemantics(),
+                                           /*Negative=*/true)))
+            : TypedAttr(b.getZeroAttr(accType));
+  Value acc = allocRows(b, loc, rows, channels, accType,
+                        [&](OpBuilder &pb, Location ploc, Value, Value) {
+                          return arith::ConstantOp::create(pb, ploc, start)
+                              .getResult();
+                        });
+  Value contributors;
+  if (!isMax) {
+    contributors = alloc1d(b, loc, b.getI32Type(), rows);
+    scf::ParallelOp::create(
+        b, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
+        [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+          memref::StoreOp::create(pb, ploc, i32Const(pb, ploc, 0),
+                                  contributors, ivs);
+        });
+  }
+  forEachPair(
+      b, loc, rulebook, volume, /*inverse=*/false,
+      [&](OpBuilder &pb, Location ploc, Value, Value src, Value dst) {
+        if (!isMax) {
+          Value count = memref::LoadOp::create(pb, ploc, contributors, dst);
+          memref::StoreOp::create(
+              pb, ploc,
+              arith::AddIOp::create(pb, ploc, count, i32Const(pb, ploc, 1)),
+              contributors, dst);
+        }
+        scf::ForOp::create(
+            pb, ploc, zero, channels, one, ValueRange{},
+            [&](OpBuilder &cb, Location cloc, Value c, ValueRange) {
+              Value x = loadAs(cb, cloc, features, {src, c}, accType);
+              Value current =
+                  memref::LoadOp::create(cb, cloc, acc, ValueRange{dst, c});
+              Value next =
+                  isMax ? arith::MaximumFOp::create(cb, cloc, current, x)
+                              .getResult()
+                        : arith::AddFOp::create(cb, cloc, current, x).getResult();
+              memref::StoreOp::create(cb, cloc, next, acc, ValueRange{dst, c});
+              scf::YieldOp::create(cb, cloc);
+            });
+      });
+  if (!isMax) {
+    scf::ParallelOp::create(
+        b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
+        ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+          Value count = arith::SIToFPOp::create(
+              pb, ploc, accType,
+              memref::LoadOp::create(pb, ploc, contributors, ivs[0]));
+          Value sum = memref::LoadOp::create(pb, ploc, acc, ivs);
+          memref::StoreOp::create(pb, ploc,
+                                  arith::DivFOp::create(pb, ploc, sum, count),
+                                  acc, ivs);
+        });
+  }
+  return finish(b, loc, acc, rows, channels,
+                resultBufferType(op.getOutFeatures()));
+}

@@ -1,0 +1,360 @@
+//===- Dense.cpp - Unfold, fold and segment max ---------------------------===//
+//
+// Part of the spconv-mlir project.
+//
+// All three are written as gathers (each result element reads what it
+// needs), so their parallel loops have no write conflicts and every sum runs
+// in a fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConvToSCF.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+/// Splits `linear` (index) into row-major coordinates over `extents`.
+static SmallVector<Value> unravel(OpBuilder &b, Location loc, Value linear,
+                                  ArrayRef<Value> extents) {
+  SmallVector<Value> coords(extents.size());
+  for (int d = extents.size() - 1; d >= 0; --d) {
+    coords[d] = arith::RemUIOp::create(b, loc, linear, extents[d]);
+    linear = arith::DivUIOp::create(b, loc, linear, extents[d]);
+  }
+  return coords;
+}
+
+/// Window positions per dimension, `(I + 2p - d(k-1) - 1) / s + 1`, for the
+/// spatial extents `spatial` (verified nonempty when static).
+static SmallVector<Value> windowPositions(OpBuilder &b, Location loc,
+                                          GeometryAttr g,
+                                          ArrayRef<Value> spatial) {
+  SmallVector<Value> positions;
+  for (unsigned d = 0; d < g.getRank(); ++d) {
+    int64_t shrink = 2 * g.getPadding()[d] -
+                     g.getDilation()[d] * (g.getKernel()[d] - 1) - 1;
+    Value num = arith::AddIOp::create(b, loc, spatial[d],
+                                      indexConst(b, loc, shrink));
+    // A dynamic extent too small for the window gives no positions.
+    num = arith::MaxSIOp::create(b, loc, num, indexConst(b, loc, -1));
+    Value blocks = arith::AddIOp::create(
+        b, loc,
+        arith::FloorDivSIOp::create(b, loc, num,
+                                    indexConst(b, loc, g.getStride()[d])),
+        indexConst(b, loc, 1));
+    positions.push_back(blocks);
+  }
+  return positions;
+}
+
+static SmallVector<Value> dims(OpBuilder &b, Location loc, Value buffer,
+                               unsigned from) {
+  SmallVector<Value> result;
+  for (unsigned d = from, e = cast<MemRefType>(buffer.getType()).getRank();
+       d < e; ++d)
+    result.push_back(memref::DimOp::create(b, loc, buffer, d));
+  return result;
+}
+
+static Value allocLike(OpBuilder &b, Location loc, Value tensor,
+                       ArrayRef<Value> sizes) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> dynamicSizes;
+  for (auto [d, size] : llvm::enumerate(sizes))
+    if (type.isDynamicDim(d))
+      dynamicSizes.push_back(size);
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+      dynamicSizes);
+}
+
+static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
+                                ArrayRef<Value> operands) {
+  Location loc = op.getLoc();
+  GeometryAttr g = op.getGeometry();
+  Value input = operands[0];
+  Type elementType = cast<MemRefType>(input.getType()).getElementType();
+  SmallVector<Value> spatial = dims(b, loc, input, 2);
+  SmallVector<Value> blocks = windowPositions(b, loc, g, spatial);
+  SmallVector<Value> kernel;
+  for (int64_t k : g.getKernel())
+    kernel.push_back(indexConst(b, loc, k));
+  Value volume = indexConst(b, loc, g.getKernelVolume());
+  Value batch = memref::DimOp::create(b, loc, input, 0);
+  Value rows = arith::MulIOp::create(
+      b, loc, memref::DimOp::create(b, loc, input, 1), volume);
+  Value columns = indexConst(b, loc, 1);
+  for (Value extent : blocks)
+    columns = arith::MulIOp::create(b, loc, columns, extent);
+  Value result = allocLike(b, loc, op.getOutput(), {batch, rows, columns});
+
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero, zero}, ValueRange{batch, rows, columns},
+      ValueRange{one, one, one},
+      [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+        // Row c * K + j, column = window position.
+        Value channel = arith::DivUIOp::create(pb, ploc, ivs[1], volume);
+        SmallVector<Value> j = unravel(
+            pb, ploc, arith::RemUIOp::create(pb, ploc, ivs[1], volume), kernel);
+        SmallVector<Value> block = unravel(pb, ploc, ivs[2], blocks);
+        Value inside = arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
+        SmallVector<Value> indices = {ivs[0], channel};
+        for (unsigned d = 0; d < g.getRank(); ++d) {
+          // x = block * s - p + j * dilation
+          Value x = arith::AddIOp::create(
+              pb, ploc,
+              arith::MulIOp::create(pb, ploc, block[d],
+                                    indexConst(pb, ploc, g.getStride()[d])),
+              arith::MulIOp::create(pb, ploc, j[d],
+                                    indexConst(pb, ploc, g.getDilation()[d])));
+          x = arith::SubIOp::create(pb, ploc, x,
+                                    indexConst(pb, ploc, g.getPadding()[d]));
+          inside = arith::AndIOp::create(
+              pb, ploc, inside,
+              arith::AndIOp::create(
+                  pb, ploc,
+                  arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge, x,
+                                        indexConst(pb, ploc, 0)),
+                  arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt, x,
+                                        spatial[d])));
+          indices.push_back(x);
+        }
+        auto value = scf::IfOp::create(
+            pb, ploc, inside,
+            [&](OpBuilder &tb, Location tloc) {
+              scf::YieldOp::create(
+                  tb, tloc,
+                  ValueRange{memref::LoadOp::create(tb, tloc, input, indices)});
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc,
+                                   ValueRange{arith::ConstantOp::create(
+                                       eb, eloc, eb.getZeroAttr(elementType))});
+            });
+        memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
+      });
+  return {result};
+}
+
+static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
+                                ArrayRef<Value> operands) {
+  Location loc = op.getLoc();
+  GeometryAttr g = op.getGeometry();
+  Value input = operands[0];
+  auto resultType = cast<RankedTensorType>(op.getOutput().getType());
+  Type elementType = resultType.getElementType();
+  Type accType = accumulatorType(elementType);
+  SmallVector<Value> spatial;
+  for (int64_t extent : resultType.getShape().drop_front(2))
+    spatial.push_back(indexConst(b, loc, extent));
+  SmallVector<Value> blocks = windowPositions(b, loc, g, spatial);
+  int64_t volume = g.getKernelVolume();
+  Value batch = memref::DimOp::create(b, loc, input, 0);
+  Value channels = arith::DivUIOp::create(
+      b, loc, memref::DimOp::create(b, loc, input, 1),
+      indexConst(b, loc, volume));
+  SmallVector<Value> sizes = {batch, channels};
+  sizes.append(spatial);
+  Value result = allocLike(b, loc, op.getOutput(), sizes);
+
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  SmallVector<Value> lbs(sizes.size(), zero), steps(sizes.size(), one);
+  scf::ParallelOp::create(
+      b, loc, lbs, sizes, steps,
+      [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+        // Sum, in offset order, the columns whose window covers this site.
+        Value sum = arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
+        for (int64_t offset = 0; offset < volume; ++offset) {
+          SmallVector<int64_t> j(g.getRank());
+          for (int d = g.getRank() - 1, rest = offset; d >= 0; --d) {
+            j[d] = rest % g.getKernel()[d];
+            rest /= g.getKernel()[d];
+          }
+          Value covered = arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
+          Value column = indexConst(pb, ploc, 0);
+          for (unsigned d = 0; d < g.getRank(); ++d) {
+            // block = (x + p - j * dilation) / s, exactly and in range.
+            Value t = arith::AddIOp::create(
+                pb, ploc, ivs[2 + d],
+                indexConst(pb, ploc,
+                           g.getPadding()[d] - j[d] * g.getDilation()[d]));
+            Value s = indexConst(pb, ploc, g.getStride()[d]);
+            Value block = arith::DivSIOp::create(pb, ploc, t, s);
+            Value ok = arith::AndIOp::create(
+                pb, ploc,
+                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge, t,
+                                      indexConst(pb, ploc, 0)),
+                arith::CmpIOp::create(
+                    pb, ploc, arith::CmpIPredicate::eq,
+                    arith::RemSIOp::create(pb, ploc, t, s),
+                    indexConst(pb, ploc, 0)));
+            ok = arith::AndIOp::create(
+                pb, ploc, ok,
+                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
+                                      block, blocks[d]));
+            covered = arith::AndIOp::create(pb, ploc, covered, ok);
+            column = arith::AddIOp::create(
+                pb, ploc, arith::MulIOp::create(pb, ploc, column, blocks[d]),
+                block);
+          }
+          Value row = arith::AddIOp::create(
+              pb, ploc,
+              arith::MulIOp::create(pb, ploc, ivs[1],
+                                    indexConst(pb, ploc, volume)),
+              indexConst(pb, ploc, offset));
+          auto term = scf::IfOp::create(
+              pb, ploc, covered,
+              [&](OpBuilder &tb, Location tloc) {
+                scf::YieldOp::create(
+                    tb, tloc,
+                    ValueRange{loadAs(tb, tloc, input, {ivs[0], row, column},
+                                      accType)});
+              },
+              [&](OpBuilder &eb, Location eloc) {
+                scf::YieldOp::create(eb, eloc,
+                                     ValueRange{arith::ConstantOp::create(
+                                         eb, eloc, eb.getZeroAttr(accType))});
+              });
+          sum = arith::AddFOp::create(pb, ploc, sum, term.getResult(0));
+        }
+        memref::StoreOp::create(pb, ploc,
+                                convertScalar(pb, ploc, sum, elementType),
+                                result, ivs);
+      });
+  return {result};
+}
+
+static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
+                                SegmentMaxOp op, ArrayRef<Value> operands) {
+  Location loc = op.getLoc();
+  Value data = operands[0], index = operands[1];
+  Type indexType = b.getIndexType(), i32 = b.getI32Type();
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value batch = memref::DimOp::create(b, loc, data, 0);
+  Value channels = memref::DimOp::create(b, loc, data, 1);
+  Value points = memref::DimOp::create(b, loc, data, 2);
+  int64_t numSegments =
+      cast<RankedTensorType>(op.getValues().getType()).getDimSize(2);
+  Value segments = indexConst(b, loc, numSegments);
+
+  // Validate the index (sequentially: the first bad position is reported).
+  Value total = arith::MulIOp::create(b, loc, batch, points);
+  auto firstBad = scf::ForOp::create(
+      b, loc, zero, total, one, ValueRange{indexConst(b, loc, -1)},
+      [&](OpBuilder &fb, Location floc, Value i, ValueRange iter) {
+        Value bi = arith::DivUIOp::create(fb, floc, i, points);
+        Value pi = arith::RemUIOp::create(fb, floc, i, points);
+        Value m = loadAs(fb, floc, index, {bi, pi}, indexType);
+        Value bad = arith::OrIOp::create(
+            fb, floc,
+            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, m, zero),
+            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, m,
+                                  segments));
+        Value take = arith::AndIOp::create(
+            fb, floc, bad,
+            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, iter[0],
+                                  zero));
+        scf::YieldOp::create(
+            fb, floc,
+            ValueRange{arith::SelectOp::create(fb, floc, take, i, iter[0])});
+      });
+  Value bad = firstBad.getResult(0);
+  Value anyBad =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, bad, zero);
+  scf::IfOp::create(b, loc, anyBad, [&](OpBuilder &tb, Location tloc) {
+    Value bi = arith::DivUIOp::create(tb, tloc, bad, points);
+    Value pi = arith::RemUIOp::create(tb, tloc, bad, points);
+    reportBadIndex(ctx, tb, tloc, bad,
+                   loadAs(tb, tloc, index, {bi, pi}, indexType), segments);
+    scf::YieldOp::create(tb, tloc);
+  });
+
+  Value values = allocLike(b, loc, op.getValues(), {batch, channels, segments});
+  Value positions =
+      allocLike(b, loc, op.getPositions(), {batch, channels, segments});
+  Type elementType = cast<MemRefType>(data.getType()).getElementType();
+  Value zeroValue =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero}, ValueRange{batch, channels},
+      ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+        Value bi = ivs[0], ci = ivs[1];
+        // Empty segments: value 0, position -1.
+        scf::ForOp::create(
+            pb, ploc, zero, segments, one, ValueRange{},
+            [&](OpBuilder &fb, Location floc, Value m, ValueRange) {
+              memref::StoreOp::create(fb, floc, zeroValue, values,
+                                      ValueRange{bi, ci, m});
+              memref::StoreOp::create(fb, floc, i32Const(fb, floc, -1),
+                                      positions, ValueRange{bi, ci, m});
+              scf::YieldOp::create(fb, floc);
+            });
+        // In point order: a point replaces the segment's best if the segment
+        // is empty, if it is NaN and the best is not, or if it is greater.
+        scf::ForOp::create(
+            pb, ploc, zero, points, one, ValueRange{},
+            [&](OpBuilder &fb, Location floc, Value p, ValueRange) {
+              Value m = loadAs(fb, floc, index, {bi, p}, indexType);
+              Value valid = arith::AndIOp::create(
+                  fb, floc,
+                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, m,
+                                        zero),
+                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, m,
+                                        segments));
+              scf::IfOp::create(fb, floc, valid, [&](OpBuilder &tb,
+                                                     Location tloc) {
+                Value v = memref::LoadOp::create(tb, tloc, data,
+                                                 ValueRange{bi, ci, p});
+                Value best = memref::LoadOp::create(tb, tloc, values,
+                                                    ValueRange{bi, ci, m});
+                Value at = memref::LoadOp::create(tb, tloc, positions,
+                                                  ValueRange{bi, ci, m});
+                Value empty = arith::CmpIOp::create(
+                    tb, tloc, arith::CmpIPredicate::slt, at,
+                    i32Const(tb, tloc, 0));
+                Value vNaN = arith::CmpFOp::create(
+                    tb, tloc, arith::CmpFPredicate::UNO, v, v);
+                Value bestNaN = arith::CmpFOp::create(
+                    tb, tloc, arith::CmpFPredicate::UNO, best, best);
+                Value greater = arith::CmpFOp::create(
+                    tb, tloc, arith::CmpFPredicate::OGT, v, best);
+                Value notBestNaN = arith::XOrIOp::create(
+                    tb, tloc, bestNaN,
+                    arith::ConstantOp::create(tb, tloc, tb.getBoolAttr(true)));
+                Value take = arith::OrIOp::create(
+                    tb, tloc, empty,
+                    arith::AndIOp::create(
+                        tb, tloc, notBestNaN,
+                        arith::OrIOp::create(tb, tloc, vNaN, greater)));
+                scf::IfOp::create(tb, tloc, take, [&](OpBuilder &ub,
+                                                      Location uloc) {
+                  memref::StoreOp::create(ub, uloc, v, values,
+                                          ValueRange{bi, ci, m});
+                  memref::StoreOp::create(
+                      ub, uloc, arith::IndexCastOp::create(ub, uloc, i32, p),
+                      positions, ValueRange{bi, ci, m});
+                  scf::YieldOp::create(ub, uloc);
+                });
+                scf::YieldOp::create(tb, tloc);
+              });
+              scf::YieldOp::create(fb, floc);
+            });
+      });
+  return {values, positions};
+}
+
+SmallVector<Value> lowering::lowerDense(LoweringContext &ctx, OpBuilder &b,
+                                        Operation *op,
+                                        ArrayRef<Value> operands) {
+  return llvm::TypeSwitch<Operation *, SmallVector<Value>>(op)
+      .Case<UnfoldOp, FoldOp, SegmentMaxOp>(
+          [&](auto typed) { return lower(ctx, b, typed, operands); });
+}

@@ -1,0 +1,246 @@
+//===- LoweringUtils.cpp - Shared helpers of the SpConv lowering ----------===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+func::FuncOp LoweringContext::lookupFunction(StringRef name) {
+  return module.lookupSymbol<func::FuncOp>(name);
+}
+
+func::FuncOp LoweringContext::getRuntimeFunction(StringRef name,
+                                                 TypeRange arguments,
+                                                 TypeRange results) {
+  if (func::FuncOp existing = lookupFunction(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto function = func::FuncOp::create(
+      b, module.getLoc(), name, b.getFunctionType(arguments, results));
+  function.setPrivate();
+  function->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return function;
+}
+
+func::FuncOp LoweringContext::getHashLookupFunction() {
+  constexpr StringLiteral name = "spconv_ht_lookup";
+  if (func::FuncOp existing = lookupFunction(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = module.getLoc();
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  auto keysType = MemRefType::get({ShapedType::kDynamic}, i64);
+  auto valuesType = MemRefType::get({ShapedType::kDynamic}, i32);
+  auto function = func::FuncOp::create(
+      b, loc, name, b.getFunctionType({keysType, valuesType, i64}, {i32}));
+  function.setPrivate();
+  Block *entry = function.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value keys = entry->getArgument(0), values = entry->getArgument(1),
+        key = entry->getArgument(2);
+
+  // HashTableLayout.h: home = splitmix64(key) & (capacity - 1), linear
+  // probing, empty key -1.
+  auto shr = [&](Value v, int64_t bits) {
+    return arith::ShRUIOp::create(b, loc, v, i64Const(b, loc, bits)).getResult();
+  };
+  auto mix = [&](Value z, int64_t shift, int64_t multiplier) {
+    Value x = arith::XOrIOp::create(b, loc, z, shr(z, shift));
+    return arith::MulIOp::create(b, loc, x, i64Const(b, loc, multiplier))
+        .getResult();
+  };
+  Value capacity = arith::IndexCastOp::create(
+      b, loc, i64, memref::DimOp::create(b, loc, keys, 0));
+  Value mask = arith::SubIOp::create(b, loc, capacity, i64Const(b, loc, 1));
+  Value z = mix(key, 30, static_cast<int64_t>(0xbf58476d1ce4e5b9ULL));
+  z = mix(z, 27, static_cast<int64_t>(0x94d049bb133111ebULL));
+  z = arith::XOrIOp::create(b, loc, z, shr(z, 31));
+  Value home = arith::AndIOp::create(b, loc, z, mask);
+
+  // while (probes < capacity): stop at the key or at an empty slot.
+  Value minusOne = i32Const(b, loc, -1);
+  auto loop = scf::WhileOp::create(
+      b, loc, TypeRange{i64, i64, i32},
+      ValueRange{home, i64Const(b, loc, 0), minusOne},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value slot = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
+                                                args[0]);
+        Value stored = memref::LoadOp::create(nb, nloc, keys, slot);
+        Value hit = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
+                                          stored, key);
+        Value empty = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::eq, stored, i64Const(nb, nloc, -1));
+        Value exhausted = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::sge, args[1], capacity);
+        Value stop = arith::OrIOp::create(
+            nb, nloc, arith::OrIOp::create(nb, nloc, hit, empty), exhausted);
+        Value found = memref::LoadOp::create(nb, nloc, values, slot);
+        Value result = arith::SelectOp::create(nb, nloc, hit, found, minusOne);
+        Value proceed = arith::XOrIOp::create(
+            nb, nloc, stop,
+            arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(true)));
+        scf::ConditionOp::create(nb, nloc, proceed,
+                                 ValueRange{args[0], args[1], result});
+      },
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value next = arith::AndIOp::create(
+            nb, nloc, arith::AddIOp::create(nb, nloc, args[0], i64Const(nb, nloc, 1)),
+            mask);
+        Value probes =
+            arith::AddIOp::create(nb, nloc, args[1], i64Const(nb, nloc, 1));
+        scf::YieldOp::create(nb, nloc, ValueRange{next, probes, args[2]});
+      });
+  // Negative keys are never stored.
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key,
+                                         i64Const(b, loc, 0));
+  Value result =
+      arith::SelectOp::create(b, loc, negative, minusOne, loop.getResult(2));
+  func::ReturnOp::create(b, loc, result);
+  return function;
+}
+
+Value lowering::indexConst(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value lowering::i64Const(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), value);
+}
+
+Value lowering::i32Const(OpBuilder &b, Location loc, int32_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+
+MemRefType lowering::getAnyLayoutMemRefType(RankedTensorType type) {
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic,
+                                       strides);
+  return MemRefType::get(type.getShape(), type.getElementType(), layout);
+}
+
+Value lowering::toBuffer(OpBuilder &b, Location loc, Value tensor,
+                         bool contiguous) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  MemRefType bufferType =
+      contiguous ? MemRefType::get(type.getShape(), type.getElementType())
+                 : getAnyLayoutMemRefType(type);
+  return bufferization::ToBufferOp::create(b, loc, bufferType, tensor,
+                                           /*read_only=*/true);
+}
+
+Value lowering::toTensor(OpBuilder &b, Location loc, Value buffer,
+                         Type tensorType) {
+  return bufferization::ToTensorOp::create(b, loc, tensorType, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+Value lowering::castTo(OpBuilder &b, Location loc, Value buffer, Type type) {
+  if (buffer.getType() == type)
+    return buffer;
+  return memref::CastOp::create(b, loc, type, buffer);
+}
+
+Value lowering::alloc1d(OpBuilder &b, Location loc, Type elementType,
+                        Value size) {
+  auto type = MemRefType::get({ShapedType::kDynamic}, elementType);
+  return memref::AllocOp::create(b, loc, type, ValueRange{size});
+}
+
+Value lowering::prefix(OpBuilder &b, Location loc, Value buffer, Value size) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value view = memref::SubViewOp::create(
+      b, loc, buffer, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{size}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return castTo(b, loc, view,
+                MemRefType::get({ShapedType::kDynamic}, type.getElementType()));
+}
+
+Value lowering::i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
+  auto type = MemRefType::get({static_cast<int64_t>(values.size())},
+                              b.getI64Type());
+  Value array = memref::AllocaOp::create(b, loc, type);
+  for (auto [i, value] : llvm::enumerate(values))
+    memref::StoreOp::create(b, loc, i64Const(b, loc, value), array,
+                            ValueRange{indexConst(b, loc, i)});
+  return castTo(b, loc, array,
+                MemRefType::get({ShapedType::kDynamic}, b.getI64Type()));
+}
+
+Value lowering::callRuntime(LoweringContext &ctx, OpBuilder &b, Location loc,
+                            StringRef name, ValueRange arguments) {
+  func::FuncOp function = ctx.getRuntimeFunction(
+      name, TypeRange(arguments), TypeRange{b.getI32Type()});
+  Value status = func::CallOp::create(b, loc, function, arguments).getResult(0);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
+                               i32Const(b, loc, 0));
+}
+
+void lowering::reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
+                              Value position, Value value, Value bound) {
+  Type i64 = b.getI64Type();
+  func::FuncOp function = ctx.getRuntimeFunction(
+      "spconv_rt_report_bad_index", {i64, i64, i64}, {b.getI32Type()});
+  func::CallOp::create(b, loc, function,
+                       ValueRange{convertScalar(b, loc, position, i64),
+                                  convertScalar(b, loc, value, i64),
+                                  convertScalar(b, loc, bound, i64)});
+}
+
+Value lowering::linearKey(OpBuilder &b, Location loc, Value batch,
+                          ArrayRef<Value> spatial, ArrayRef<int64_t> shape) {
+  Value key = batch;
+  for (auto [coordinate, extent] : llvm::zip_equal(spatial, shape)) {
+    key = arith::MulIOp::create(b, loc, key, i64Const(b, loc, extent));
+    key = arith::AddIOp::create(b, loc, key, coordinate);
+  }
+  return key;
+}
+
+int64_t lowering::effectiveBatchSize(GridAttr grid, ArrayRef<int64_t> volumes) {
+  if (grid.hasStaticBatch())
+    return grid.getBatch();
+  int64_t largest = 1;
+  for (int64_t volume : volumes)
+    largest = std::max(largest, volume);
+  return std::numeric_limits<int64_t>::max() / largest;
+}
+
+Value lowering::convertScalar(OpBuilder &b, Location loc, Value value,
+                              Type type) {
+  Type from = value.getType();
+  if (from == type)
+    return value;
+  if (isa<FloatType>(from) && isa<FloatType>(type)) {
+    if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+      return arith::ExtFOp::create(b, loc, type, value);
+    return arith::TruncFOp::create(b, loc, type, value);
+  }
+  if (isa<IndexType>(from) || isa<IndexType>(type))
+    return arith::IndexCastOp::create(b, loc, type, value);
+  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return arith::ExtSIOp::create(b, loc, type, value);
+  return arith::TruncIOp::create(b, loc, type, value);
+}
+
+Value lowering::loadAs(OpBuilder &b, Location loc, Value memref,
+                       ValueRange indices, Type type) {
+  return convertScalar(b, loc, memref::LoadOp::create(b, loc, memref, indices),
+                       type);
+}
+
+Type lowering::accumulatorType(Type elementType) {
+  if (elementType.getIntOrFloatBitWidth() < 32)
+    return Float32Type::get(elementType.getContext());
+  return elementType;
+}

@@ -1,0 +1,127 @@
+//===- LoweringUtils.h - Shared helpers of the SpConv lowering --*- C++ -*-===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_LIB_CONVERSION_SPCONVTOSCF_LOWERINGUTILS_H
+#define SPCONV_LIB_CONVERSION_SPCONVTOSCF_LOWERINGUTILS_H
+
+#include "SpConv/IR/SpConvOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::spconv::lowering {
+
+/// The buffers a lowered rulebook lives in. Pairs are grouped by kernel
+/// offset: those of offset `j` are `[offsets[j], offsets[j + 1])`.
+struct RulebookBuffers {
+  Value numIn;     ///< index: number of input sites.
+  Value numOut;    ///< index: number of output sites.
+  Value outCoords; ///< memref<?x(1+D)xi32>: the output sites.
+  Value pairIn;    ///< memref<?xi32>: input row of each pair.
+  Value pairOut;   ///< memref<?xi32>: output row of each pair.
+  Value offsets;   ///< memref<(K+1)xindex>: CSR offsets per kernel offset.
+};
+
+/// The two arrays of a runtime hash table (HashTableLayout.h).
+struct HashTableBuffers {
+  Value keys;   ///< memref<?xi64>, power-of-two size.
+  Value values; ///< memref<?xi32>, same size.
+};
+
+/// State shared by the op lowerings of one module.
+class LoweringContext {
+public:
+  LoweringContext(ModuleOp module, int64_t blockSize)
+      : module(module), blockSize(blockSize) {}
+
+  ModuleOp getModule() const { return module; }
+  int64_t getBlockSize() const { return blockSize; }
+
+  /// Declares the runtime entry point `name` once (C interface, so memrefs
+  /// are passed as descriptor pointers) and returns it.
+  func::FuncOp getRuntimeFunction(StringRef name, TypeRange arguments,
+                                  TypeRange results);
+
+  /// Returns `@spconv_ht_lookup(keys, values, key) -> i32`, the inline probe
+  /// of the runtime's hash table, creating it once.
+  func::FuncOp getHashLookupFunction();
+
+  /// Returns the module-level function `name`, or null.
+  func::FuncOp lookupFunction(StringRef name);
+
+  llvm::DenseMap<Value, RulebookBuffers> rulebooks;
+  llvm::DenseMap<Value, HashTableBuffers> tables;
+
+private:
+  ModuleOp module;
+  int64_t blockSize;
+};
+
+//===----------------------------------------------------------------------===//
+// IR helpers
+//===----------------------------------------------------------------------===//
+
+Value indexConst(OpBuilder &b, Location loc, int64_t value);
+Value i64Const(OpBuilder &b, Location loc, int64_t value);
+Value i32Const(OpBuilder &b, Location loc, int32_t value);
+
+/// A memref type for `type` with fully dynamic strides and offset, which
+/// any buffer of that shape can be cast to.
+MemRefType getAnyLayoutMemRefType(RankedTensorType type);
+
+/// `bufferization.to_buffer` of a tensor: with a fully dynamic layout, or
+/// with the identity layout (contiguous) when the runtime needs one.
+Value toBuffer(OpBuilder &b, Location loc, Value tensor,
+               bool contiguous = false);
+
+/// `bufferization.to_tensor` of a freshly allocated buffer.
+Value toTensor(OpBuilder &b, Location loc, Value buffer, Type tensorType);
+
+/// Casts `buffer` to `type` (layouts and static sizes permitting).
+Value castTo(OpBuilder &b, Location loc, Value buffer, Type type);
+
+/// `memref.alloc` of a 1-D buffer of `size` elements.
+Value alloc1d(OpBuilder &b, Location loc, Type elementType, Value size);
+
+/// The first `size` elements of a 1-D buffer, as a `memref<?xT>`.
+Value prefix(OpBuilder &b, Location loc, Value buffer, Value size);
+
+/// A `memref<Dxi64>` holding `values` (stack allocated).
+Value i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
+
+/// Reports, through the runtime, that `position` of an index operand of `op`
+/// holds `value`, outside `[0, bound)`. Emitted only when that happened.
+void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
+                    Value position, Value value, Value bound);
+
+/// Calls a runtime entry point and returns whether its status is 0.
+Value callRuntime(LoweringContext &ctx, OpBuilder &b, Location loc,
+                  StringRef name, ValueRange arguments);
+
+/// The linear key `((b * S0 + x0) * S1 + x1) ...` of a site, all i64.
+Value linearKey(OpBuilder &b, Location loc, Value batch,
+                ArrayRef<Value> spatial, ArrayRef<int64_t> shape);
+
+/// The batch size to validate keys against: the grid's, or the largest
+/// batch whose keys fit in int64 on the largest of `volumes`.
+int64_t effectiveBatchSize(GridAttr grid, ArrayRef<int64_t> volumes);
+
+/// Loads `memref[indices]` converted to `type` (float extension/truncation
+/// or integer cast as needed).
+Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices,
+             Type type);
+
+/// Converts a float or index value to `type`.
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type type);
+
+/// The type features of `elementType` accumulate in: f32 for 16-bit floats.
+Type accumulatorType(Type elementType);
+
+} // namespace mlir::spconv::lowering
+
+#endif // SPCONV_LIB_CONVERSION_SPCONVTOSCF_LOWERINGUTILS_H

@@ -1,0 +1,62 @@
+//===- Pipelines.cpp - SpConv pass pipelines ------------------------------===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConv/Pipelines/Pipelines.h"
+#include "SpConv/Conversion/Passes.h"
+#include "SpConv/Transforms/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+
+void mlir::spconv::buildSpConvToCPUPipeline(
+    OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
+  // Rulebook level: one build per (sites, geometry), shared by every layer.
+  pm.addNestedPass<func::FuncOp>(createSpConvDecomposePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createSpConvShareRulebooksPass());
+  pm.addPass(createCSEPass());
+
+  // Loops specialised per geometry, then buffers.
+  pm.addPass(createConvertSpConvToSCFPass(
+      ConvertSpConvToSCFPassOptions{options.blockSize}));
+  bufferization::OneShotBufferizePassOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // LLVM, with the parallel loops on OpenMP threads.
+  if (options.openmp)
+    pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::spconv::registerSpConvPipelines() {
+  PassPipelineRegistration<SpConvToCPUPipelineOptions>(
+      "spconv-to-cpu",
+      "Lower spconv ops on tensors to the LLVM dialect for the CPU: "
+      "decompose, share rulebooks, specialised loops, bufferization, OpenMP",
+      buildSpConvToCPUPipeline);
+}
