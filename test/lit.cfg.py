@@ -1,6 +1,7 @@
 # -*- Python -*-
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,7 +25,29 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
+config.substitutions.append(("%spconv_tools_dir", config.spconv_tools_dir))
+
+
+def find_python_with_numpy():
+    """The execution tests generate inputs with numpy (python3-numpy)."""
+    import shutil
+    import subprocess
+
+    for candidate in ["/usr/bin/python3", sys.executable, shutil.which("python3")]:
+        if candidate and subprocess.run(
+            [candidate, "-c", "import numpy"], capture_output=True
+        ).returncode == 0:
+            return candidate
+    return None
+
+
+config.spconv_python = find_python_with_numpy()
+if config.spconv_python:
+    config.substitutions.append(("%python", config.spconv_python))
+
 tool_dirs = [config.spconv_tools_dir, config.llvm_tools_dir]
 tools = ["spconv-opt"]
+if config.spconv_enable_runtime:
+    tools += ["spconv-run", "spconv-ref", "spconv-npy-compare"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -39,6 +39,9 @@ void mlir::spconv::buildSpConvToCPUPipeline(
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocation clones what a function returns without owning it (e.g. a
+  // subm layer's coordinates, which are its argument's).
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
 

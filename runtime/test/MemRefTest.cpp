@@ -239,3 +239,19 @@ TEST(MemRef, ReportBadIndexNamesPositionValueAndBound) {
   EXPECT_STREQ(spconv_rt_last_error(),
                "index 12 at position 7 is outside [0, 10)");
 }
+
+TEST(MemRef, ReportDuplicateSiteNamesTheSiteAndBothRows) {
+  std::vector<int32_t> coords = {0, 1, 2, 3, 1, 0, 0, 0, 0, 1, 2, 3};
+  std::vector<int64_t> keys = {7, 9, 7};
+  auto coordsRef = memref2D(coords, 0, 3, 4, 4, 1);
+  auto keysRef = memref1D(keys);
+  spconv_rt_clear_error();
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_report_duplicate_site(&coordsRef,
+                                                                &keysRef, 2),
+            SPCONV_RT_ERR_DUPLICATE_KEY);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "duplicate input site (0, 1, 2, 3) at rows 0 and 2");
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_report_duplicate_site(&coordsRef,
+                                                                &keysRef, 3),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+}

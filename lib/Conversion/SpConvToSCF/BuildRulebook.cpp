@@ -222,27 +222,42 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
        i64Const(b, loc, batchSize), keys});
   Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
 
-  if (subm) {
-    // The input table: probed inline for every neighbour.
-    auto scalar = MemRefType::get({1}, i64);
-    Value capacityBuffer = memref::AllocaOp::create(b, loc, scalar);
-    Value capacityArg =
-        castTo(b, loc, capacityBuffer, MemRefType::get({ShapedType::kDynamic}, i64));
-    Value sitesI64 = arith::IndexCastOp::create(b, loc, i64, sites);
-    callRuntime(ctx, b, loc, "spconv_rt_memref_hash_capacity",
-                {sitesI64, capacityArg});
-    Value capacity = arith::IndexCastOp::create(
-        b, loc, index,
-        memref::LoadOp::create(b, loc, capacityBuffer, ValueRange{zero}));
-    table.keys = alloc1d(b, loc, i64, capacity);
-    table.values = alloc1d(b, loc, i32, capacity);
-    Value duplicate = memref::AllocaOp::create(b, loc, scalar);
-    Value built = callRuntime(
-        ctx, b, loc, "spconv_rt_memref_hash_build",
-        {prefix(b, loc, keys, sites), table.keys, table.values,
-         castTo(b, loc, duplicate, MemRefType::get({ShapedType::kDynamic}, i64))});
-    sites = arith::SelectOp::create(b, loc, built, sites, zero);
-  }
+  // The input table: subm probes it inline for every neighbour; for every
+  // kind, building it is what detects duplicate sites.
+  auto scalar = MemRefType::get({1}, i64);
+  Value capacityBuffer = memref::AllocaOp::create(b, loc, scalar);
+  Value sitesI64 = arith::IndexCastOp::create(b, loc, i64, sites);
+  callRuntime(ctx, b, loc, "spconv_rt_memref_hash_capacity",
+              {sitesI64, castTo(b, loc, capacityBuffer,
+                                MemRefType::get({ShapedType::kDynamic}, i64))});
+  Value capacity = arith::IndexCastOp::create(
+      b, loc, index,
+      memref::LoadOp::create(b, loc, capacityBuffer, ValueRange{zero}));
+  table.keys = alloc1d(b, loc, i64, capacity);
+  table.values = alloc1d(b, loc, i32, capacity);
+  Value duplicate = memref::AllocaOp::create(b, loc, scalar);
+  Value sitesKeys = prefix(b, loc, keys, sites);
+  Value built = callRuntime(
+      ctx, b, loc, "spconv_rt_memref_hash_build",
+      {sitesKeys, table.keys, table.values,
+       castTo(b, loc, duplicate, MemRefType::get({ShapedType::kDynamic}, i64))});
+  Value duplicateRow =
+      memref::LoadOp::create(b, loc, duplicate, ValueRange{zero});
+  Value isDuplicate = arith::AndIOp::create(
+      b, loc,
+      arith::XOrIOp::create(
+          b, loc, built,
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(true))),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, duplicateRow,
+                            i64Const(b, loc, 0)));
+  scf::IfOp::create(b, loc, isDuplicate, [&](OpBuilder &tb, Location tloc) {
+    // Say which site repeats, in coordinates rather than keys.
+    callRuntime(ctx, tb, tloc, "spconv_rt_memref_report_duplicate_site",
+                {castTo(tb, tloc, coords, dynCoordsType), sitesKeys,
+                 duplicateRow});
+    scf::YieldOp::create(tb, tloc);
+  });
+  sites = arith::SelectOp::create(b, loc, built, sites, zero);
 
   // Pass 1: pairs per (offset, block). counts[j * blocks + block], plus one
   // trailing zero so that the exclusive scan also yields the total.

@@ -213,7 +213,9 @@ int64_t lowering::effectiveBatchSize(GridAttr grid, ArrayRef<int64_t> volumes) {
   int64_t largest = 1;
   for (int64_t volume : volumes)
     largest = std::max(largest, volume);
-  return std::numeric_limits<int64_t>::max() / largest;
+  // Batch indices are int32 coordinates, so the batch is at most 2^31 - 1.
+  return std::min<int64_t>(std::numeric_limits<int64_t>::max() / largest,
+                           std::numeric_limits<int32_t>::max());
 }
 
 Value lowering::convertScalar(OpBuilder &b, Location loc, Value value,

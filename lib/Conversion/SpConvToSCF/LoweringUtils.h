@@ -108,7 +108,8 @@ Value linearKey(OpBuilder &b, Location loc, Value batch,
                 ArrayRef<Value> spatial, ArrayRef<int64_t> shape);
 
 /// The batch size to validate keys against: the grid's, or the largest
-/// batch whose keys fit in int64 on the largest of `volumes`.
+/// batch whose keys fit in int64 on the largest of `volumes` (and whose
+/// index fits the int32 coordinates).
 int64_t effectiveBatchSize(GridAttr grid, ArrayRef<int64_t> volumes);
 
 /// Loads `memref[indices]` converted to `type` (float extension/truncation

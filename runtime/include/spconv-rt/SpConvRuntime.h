@@ -299,6 +299,12 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_delinearize_keys(
     StridedMemRefType<int64_t, 1> *keys,
     StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
     StridedMemRefType<int32_t, 2> *coords);
+/* Records "duplicate input site (b, x0, ...) at rows j and i" for the row
+ * i = duplicateIndex that spconv_rt_memref_hash_build reported, j being the
+ * first row with the same key; returns SPCONV_RT_ERR_DUPLICATE_KEY. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_report_duplicate_site(
+    StridedMemRefType<int32_t, 2> *coords, StridedMemRefType<int64_t, 1> *keys,
+    int64_t duplicateIndex);
 /* capacity: 1 element. */
 SPCONV_RT_EXPORT int
 _mlir_ciface_spconv_rt_memref_hash_capacity(int64_t n,

@@ -8,6 +8,8 @@
 
 #include "Support.h"
 
+#include <cstdio>
+
 using namespace spconv::rt;
 
 namespace {
@@ -128,6 +130,38 @@ extern "C" int _mlir_ciface_spconv_rt_memref_delinearize_keys(
   return delinearizeKeys(keysPtr, n, dims, shape, batchSize,
                          n ? coords->data + coords->offset : nullptr,
                          coords->strides[0], coords->strides[1]);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_report_duplicate_site(
+    StridedMemRefType<int32_t, 2> *coords, StridedMemRefType<int64_t, 1> *keys,
+    int64_t duplicateIndex) {
+  const char *fn = "spconv_rt_memref_report_duplicate_site";
+  int64_t *keysPtr, n;
+  CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
+  if (duplicateIndex < 0 || duplicateIndex >= n ||
+      coords->sizes[0] < n || coords->sizes[1] < 1)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: duplicate index %lld outside [0, %lld)", fn,
+                    static_cast<long long>(duplicateIndex),
+                    static_cast<long long>(n));
+  int64_t first = 0;
+  while (keysPtr[first] != keysPtr[duplicateIndex])
+    ++first;
+  // "(b, x0, x1, ...)" of the repeated site.
+  char site[256];
+  int length = 0;
+  for (int64_t c = 0; c < coords->sizes[1] && length < 200; ++c) {
+    int32_t value = coords->data[coords->offset +
+                                 duplicateIndex * coords->strides[0] +
+                                 c * coords->strides[1]];
+    length += std::snprintf(site + length, sizeof(site) - length, "%s%d",
+                            c ? ", " : "(", value);
+  }
+  std::snprintf(site + length, sizeof(site) - length, ")");
+  return setError(SPCONV_RT_ERR_DUPLICATE_KEY,
+                  "duplicate input site %s at rows %lld and %lld", site,
+                  static_cast<long long>(first),
+                  static_cast<long long>(duplicateIndex));
 }
 
 extern "C" int _mlir_ciface_spconv_rt_report_bad_index(int64_t position,

@@ -1,0 +1,298 @@
+//===- spconv-run.cpp - Compile and run a function on .npy inputs ---------===//
+//
+// Part of the spconv-mlir project.
+//
+// spconv-run FILE.mlir --entry NAME --input A.npy [--input B.npy ...]
+//            --output-dir DIR [--time] [--num-threads N] [--print-ir-after-all]
+//
+// Compiles FILE with the spconv-to-cpu pipeline, JIT-compiles it, calls
+// NAME with the inputs (one .npy per tensor argument, in order) and writes
+// its results to DIR/out0.npy, DIR/out1.npy, ... The interface is stable:
+// other tools script it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MemRefArgs.h"
+#include "SpConv/IR/SpConvDialect.h"
+#include "SpConv/Pipelines/Pipelines.h"
+#include "SpConv/Support/Npy.h"
+#include "spconv-rt/SpConvRuntime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <omp.h>
+#include <set>
+
+using namespace mlir;
+namespace npy = ::spconv::npy;
+namespace run = ::spconv::run;
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<FILE.mlir>"),
+                                            llvm::cl::Required);
+static llvm::cl::opt<std::string>
+    entryName("entry", llvm::cl::desc("Function to run"), llvm::cl::Required);
+static llvm::cl::list<std::string>
+    inputs("input", llvm::cl::desc("A .npy file per argument, in order"));
+static llvm::cl::opt<std::string>
+    outputDir("output-dir", llvm::cl::desc("Where out0.npy, out1.npy, ... go"),
+              llvm::cl::Required);
+static llvm::cl::opt<bool>
+    printTimes("time", llvm::cl::desc("Print per-phase wall times to stderr"));
+static llvm::cl::opt<bool>
+    printIR("print-ir-after-all",
+            llvm::cl::desc("Print the IR after every pass of the pipeline"));
+static llvm::cl::opt<int> numThreads(
+    "num-threads", llvm::cl::desc("Threads for parallel loops and the runtime "
+                              "(default: OpenMP's choice)"),
+    llvm::cl::init(0));
+static llvm::cl::opt<std::string> target(
+    "target", llvm::cl::desc("Where to run: cpu (the only target so far)"),
+    llvm::cl::init("cpu"));
+
+namespace {
+/// Reports an error and returns exit code 1.
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "spconv-run: error: " << message << "\n";
+  return 1;
+}
+
+/// Wall-clock phases for --time.
+class PhaseTimer {
+public:
+  void start() { begin = std::chrono::steady_clock::now(); }
+  void stop(const char *phase) {
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - begin)
+                    .count();
+    if (printTimes)
+      llvm::errs() << llvm::format("spconv-run: %-8s %10.3f ms\n", phase, ms);
+  }
+
+private:
+  std::chrono::steady_clock::time_point begin;
+};
+
+/// The .npy dtype of a tensor element type, if it has one.
+std::optional<npy::DType> dtypeOf(Type type) {
+  if (type.isF16())
+    return npy::DType::Float16;
+  if (type.isF32())
+    return npy::DType::Float32;
+  if (type.isF64())
+    return npy::DType::Float64;
+  if (type.isSignlessInteger(32))
+    return npy::DType::Int32;
+  if (type.isSignlessInteger(64))
+    return npy::DType::Int64;
+  if (type.isSignlessInteger(8))
+    return npy::DType::Int8;
+  return std::nullopt;
+}
+
+std::string describe(RankedTensorType type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// Checks `array` against argument `index` of type `type`.
+int checkInput(unsigned index, const std::string &path,
+               const npy::NpyArray &array, Type type) {
+  std::string name = "--input #" + std::to_string(index) + " (" + path + ")";
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return fail(name + ": argument " + std::to_string(index) +
+                " is not a ranked tensor; spconv-run passes tensors only");
+  std::optional<npy::DType> expected = dtypeOf(tensor.getElementType());
+  if (!expected)
+    return fail(name + ": element type of argument " + std::to_string(index) +
+                " (" + describe(tensor) + ") has no .npy dtype");
+  if (array.dtype != *expected)
+    return fail(name + ": dtype " + npy::dtypeName(array.dtype) +
+                " does not match argument " + std::to_string(index) + " (" +
+                describe(tensor) + ", dtype " + npy::dtypeName(*expected) + ")");
+  if (array.rank() != tensor.getRank())
+    return fail(name + ": rank " + std::to_string(array.rank()) +
+                " does not match argument " + std::to_string(index) + " (" +
+                describe(tensor) + ")");
+  for (int64_t d = 0; d < tensor.getRank(); ++d)
+    if (!tensor.isDynamicDim(d) && tensor.getDimSize(d) != array.shape[d])
+      return fail(name + ": shape " + array.describe() +
+                  " does not match argument " + std::to_string(index) + " (" +
+                  describe(tensor) + ") in dimension " + std::to_string(d));
+  return 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "spconv-run: compile a .mlir file for the CPU and run one function on "
+      ".npy inputs\n");
+  if (target != "cpu")
+    return fail("--target " + target +
+                " is not supported; this build runs on the CPU only "
+                "(--target cpu)");
+  if (numThreads < 0)
+    return fail("--num-threads must be positive");
+  if (numThreads > 0) {
+    omp_set_num_threads(numThreads);
+    spconv_rt_set_num_threads(numThreads);
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  DialectRegistry registry;
+  registry.insert<mlir::spconv::SpConvDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  PhaseTimer timer;
+  timer.start();
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse " + inputFile);
+  timer.stop("parse");
+
+  auto entry = module->lookupSymbol<func::FuncOp>(entryName);
+  if (!entry || entry.isExternal()) {
+    std::string names;
+    module->walk([&](func::FuncOp f) {
+      if (!f.isExternal() && f.isPublic())
+        names += (names.empty() ? "" : ", ") + f.getSymName().str();
+    });
+    return fail("unknown entry function '" + entryName +
+                "'; the module defines: " + (names.empty() ? "nothing" : names));
+  }
+  FunctionType entryType = entry.getFunctionType();
+  if (inputs.size() != entryType.getNumInputs())
+    return fail("@" + entryName + " takes " +
+                std::to_string(entryType.getNumInputs()) + " arguments but " +
+                std::to_string(inputs.size()) + " --input files were given");
+  SmallVector<npy::DType> resultTypes;
+  SmallVector<int64_t> resultRanks;
+  for (auto [i, type] : llvm::enumerate(entryType.getResults())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<npy::DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (!dtype)
+      return fail("result " + std::to_string(i) + " of @" + entryName +
+                  " is not a ranked tensor with a .npy dtype");
+    resultTypes.push_back(*dtype);
+    resultRanks.push_back(tensor.getRank());
+  }
+
+  timer.start();
+  std::vector<npy::NpyArray> arrays(inputs.size());
+  for (auto [i, path] : llvm::enumerate(inputs)) {
+    if (!npy::readNpy(path, arrays[i], error))
+      return fail("--input #" + std::to_string(i) + " (" + path + "): " + error);
+    if (int status = checkInput(i, path, arrays[i], entryType.getInput(i)))
+      return status;
+  }
+  timer.stop("read");
+
+  timer.start();
+  entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  PassManager pm(&context);
+  if (printIR) {
+    context.disableMultithreading();
+    pm.enableIRPrinting();
+  }
+  mlir::spconv::buildSpConvToCPUPipeline(
+      pm, mlir::spconv::SpConvToCPUPipelineOptions());
+  if (failed(pm.run(*module)))
+    return fail("lowering " + inputFile + " failed");
+  timer.stop("lower");
+
+  timer.start();
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine)
+    return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
+  timer.stop("jit");
+
+  // _mlir_ciface_NAME([results*], args*...), called through its packed form.
+  std::vector<std::vector<int64_t>> descriptors;
+  for (npy::NpyArray &array : arrays)
+    descriptors.push_back(run::makeDescriptor(array));
+  size_t resultWords = 0;
+  for (int64_t rank : resultRanks)
+    resultWords += run::descriptorWords(rank);
+  std::vector<int64_t> results(resultWords);
+  void *resultPointer = results.data();
+  std::vector<void *> descriptorPointers;
+  for (auto &descriptor : descriptors)
+    descriptorPointers.push_back(descriptor.data());
+  SmallVector<void *> packed;
+  if (!resultRanks.empty())
+    packed.push_back(&resultPointer);
+  for (void *&pointer : descriptorPointers)
+    packed.push_back(&pointer);
+
+  timer.start();
+  spconv_rt_clear_error();
+  if (llvm::Error callError =
+          (*engine)->invokePacked("_mlir_ciface_" + entryName, packed))
+    return fail("calling @" + entryName + " failed: " +
+                llvm::toString(std::move(callError)));
+  timer.stop("run");
+  std::string runtimeError = spconv_rt_last_error();
+
+  // Copy the results out, then free each result allocation once (never an
+  // input's, which a function may return as is).
+  timer.start();
+  std::set<int64_t> inputPointers, freed;
+  for (npy::NpyArray &array : arrays)
+    inputPointers.insert(reinterpret_cast<int64_t>(array.data.data()));
+  std::vector<npy::NpyArray> outputs;
+  const int64_t *descriptor = results.data();
+  for (auto [dtype, rank] : llvm::zip_equal(resultTypes, resultRanks)) {
+    outputs.push_back(run::copyResult(descriptor, rank, dtype));
+    int64_t allocated = descriptor[0];
+    if (!inputPointers.count(allocated) && freed.insert(allocated).second)
+      std::free(reinterpret_cast<void *>(allocated));
+    descriptor += run::descriptorWords(rank);
+  }
+  if (!runtimeError.empty())
+    return fail("@" + entryName + ": " + runtimeError);
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("--output-dir " + outputDir + ": " + ec.message());
+  for (auto [i, array] : llvm::enumerate(outputs)) {
+    std::string path = outputDir + "/out" + std::to_string(i) + ".npy";
+    if (!npy::writeNpy(path, array, error))
+      return fail(error);
+  }
+  timer.stop("write");
+  return 0;
+}
