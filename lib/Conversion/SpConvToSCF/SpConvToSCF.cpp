@@ -131,7 +131,7 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (blockSize < 1) {
     module.emitError("convert-spconv-to-scf: block-size must be positive, got ")
-        << blockSize;
+        << blockSize.getValue();
     return signalPassFailure();
   }
 

@@ -1,0 +1,133 @@
+// RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
+// RUN: spconv-opt %s -convert-spconv-to-scf="block-size=64" -split-input-file | FileCheck %s --check-prefix=BLOCK
+
+// A subm build becomes a call of a builder specialised for its geometry;
+// the result coordinates are the input's.
+// CHECK-LABEL: func.func @subm_1d
+// CHECK-SAME: (%[[C:.*]]: tensor<?x2xi32>
+// CHECK: %[[BUF:.*]] = bufferization.to_buffer %[[C]] read_only : tensor<?x2xi32> to memref<?x2xi32, strided<[?, ?], offset: ?>>
+// CHECK: %{{.*}}:3 = call @spconv_build_subm_k3_s1_p1_d1_g16(%[[BUF]]) : (memref<?x2xi32, strided<[?, ?], offset: ?>>) -> (memref<?xi32>, memref<?xi32>, memref<4xindex>)
+// CHECK-NOT: #spconv.grid
+// CHECK: return %[[C]]
+
+// The builder: validate the sites, build the table, then count and write
+// the pairs of the three offsets, unrolled, with the geometry as constants
+// (neighbour x - 1, x, x + 1; grid extent 16).
+// CHECK-LABEL: func.func private @spconv_build_subm_k3_s1_p1_d1_g16
+// CHECK: call @spconv_rt_memref_linearize_coords
+// CHECK: call @spconv_rt_memref_hash_capacity
+// CHECK: call @spconv_rt_memref_hash_build
+// CHECK: scf.if
+// CHECK: call @spconv_rt_memref_report_duplicate_site
+// CHECK: arith.constant 256 : index
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: arith.constant -1 : i64
+// CHECK: arith.constant 16 : i64
+// CHECK: call @spconv_ht_lookup
+// CHECK: scf.for
+// CHECK: arith.constant 0 : i64
+// CHECK: call @spconv_ht_lookup
+// CHECK: scf.for
+// CHECK: arith.constant 1 : i64
+// CHECK: call @spconv_ht_lookup
+// CHECK-NOT: call @spconv_ht_lookup
+// CHECK: scf.reduce
+// CHECK: call @spconv_rt_memref_exclusive_scan_i32
+// CHECK-COUNT-3: call @spconv_ht_lookup
+// CHECK-NOT: call @spconv_ht_lookup
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>, memref<4xindex>
+
+// The inline probe of the runtime's table (HashTableLayout.h): splitmix64,
+// masked, linear probing that stops at the key or an empty (-1) slot.
+// CHECK-LABEL: func.func private @spconv_ht_lookup
+// CHECK-SAME: (%[[KEYS:.*]]: memref<?xi64>, %[[VALUES:.*]]: memref<?xi32>, %[[KEY:.*]]: i64) -> i32
+// CHECK: arith.constant -4658895280553007687 : i64
+// CHECK: arith.constant -7723592293110705685 : i64
+// CHECK: scf.while
+// CHECK: memref.load %[[KEYS]]
+// CHECK: memref.load %[[VALUES]]
+// CHECK: scf.condition
+
+// BLOCK-LABEL: func.func private @spconv_build_subm_k3_s1_p1_d1_g16
+// BLOCK: arith.constant 64 : index
+func.func @subm_1d(%c: tensor<?x2xi32, #spconv.grid<[16]>>) -> tensor<?x2xi32, #spconv.grid<[16]>> {
+  %rb, %oc = spconv.build_rulebook %c
+      : tensor<?x2xi32, #spconv.grid<[16]>>
+      -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x2xi32, #spconv.grid<[16]>>
+  return %oc : tensor<?x2xi32, #spconv.grid<[16]>>
+}
+
+// -----
+
+// One builder per distinct geometry: the two identical builds (in two
+// functions) share one; another dilation gets its own.
+// CHECK-LABEL: func.func @first
+// CHECK: call @spconv_build_subm_k3x3_s1x1_p1x1_d1x1_g8x8_b2(
+// CHECK-LABEL: func.func @second
+// CHECK: call @spconv_build_subm_k3x3_s1x1_p1x1_d1x1_g8x8_b2(
+// CHECK: call @spconv_build_subm_k3x3_s1x1_p2x2_d2x2_g8x8_b2(
+// CHECK-COUNT-1: func.func private @spconv_build_subm_k3x3_s1x1_p1x1_d1x1_g8x8_b2(
+// CHECK-COUNT-1: func.func private @spconv_build_subm_k3x3_s1x1_p2x2_d2x2_g8x8_b2(
+// CHECK-NOT: func.func private @spconv_build
+func.func @first(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>) -> tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>> {
+  %rb, %oc = spconv.build_rulebook %c
+      : tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>
+      -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3]>, #spconv.grid<[8, 8], batch = 2>>, tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>
+  return %oc : tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>
+}
+func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tensor<?x4xf32>, %w: tensor<9x4x4xf32>) -> tensor<?x4xf32> {
+  %rb, %oc = spconv.build_rulebook %c
+      : tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>
+      -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3]>, #spconv.grid<[8, 8], batch = 2>>, tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>
+  %rd, %od = spconv.build_rulebook %c
+      : tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>
+      -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3], dilation = [2, 2]>, #spconv.grid<[8, 8], batch = 2>>, tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>
+  %y = spconv.rulebook_conv %rb, %f, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3]>, #spconv.grid<[8, 8], batch = 2>>, tensor<?x4xf32>, tensor<9x4x4xf32> -> tensor<?x4xf32>
+  %z = spconv.rulebook_conv %rd, %y, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3], dilation = [2, 2]>, #spconv.grid<[8, 8], batch = 2>>, tensor<?x4xf32>, tensor<9x4x4xf32> -> tensor<?x4xf32>
+  return %z : tensor<?x4xf32>
+}
+
+// -----
+
+// Regular: each input's outputs per offset ((x + p - j*d) / s, exact and in
+// the output grid), then the runtime uniques the candidate keys: the sorted
+// output sites, and each pair's output row from the inverse map.
+// CHECK-LABEL: func.func @regular
+// CHECK: %[[R:.*]]:4 = call @spconv_build_regular_k2_s2_p0_d1_g9(
+// CHECK: bufferization.to_tensor %[[R]]#0 restrict writable : memref<?x2xi32> to tensor<?x2xi32>
+// CHECK-LABEL: func.func private @spconv_build_regular_k2_s2_p0_d1_g9
+// CHECK-SAME: -> (memref<?x2xi32>, memref<?xi32>, memref<?xi32>, memref<3xindex>)
+// CHECK: scf.parallel
+// CHECK: arith.remsi %{{.*}}, %{{.*}} : i64
+// CHECK: arith.divsi
+// CHECK: arith.constant 4 : i64
+// CHECK-NOT: call @spconv_ht_lookup
+// CHECK: call @spconv_rt_memref_exclusive_scan_i32
+// CHECK: call @spconv_rt_memref_unique
+// CHECK: call @spconv_rt_memref_delinearize_keys
+func.func @regular(%c: tensor<?x2xi32, #spconv.grid<[9]>>) -> tensor<?x2xi32, #spconv.grid<[4]>> {
+  %rb, %oc = spconv.build_rulebook %c
+      : tensor<?x2xi32, #spconv.grid<[9]>>
+      -> !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[9]>>, tensor<?x2xi32, #spconv.grid<[4]>>
+  return %oc : tensor<?x2xi32, #spconv.grid<[4]>>
+}
+
+// -----
+
+// Transposed: o = x * s - p + j * d, bounded by the output grid.
+// CHECK-LABEL: func.func private @spconv_build_transposed_k3_s2_p1_d1_op1_g5
+// CHECK-SAME: -> (memref<?x2xi32>, memref<?xi32>, memref<?xi32>, memref<4xindex>)
+// CHECK: arith.constant 2 : i64
+// CHECK: arith.muli
+// CHECK: arith.constant -1 : i64
+// CHECK: arith.constant 10 : i64
+// CHECK: call @spconv_rt_memref_unique
+func.func @transposed(%c: tensor<?x2xi32, #spconv.grid<[5]>>) -> tensor<?x2xi32, #spconv.grid<[10]>> {
+  %rb, %oc = spconv.build_rulebook %c
+      : tensor<?x2xi32, #spconv.grid<[5]>>
+      -> !spconv.rulebook<#spconv.geom<transposed, kernel = [3], stride = [2], padding = [1], output_padding = [1]>, #spconv.grid<[5]>>, tensor<?x2xi32, #spconv.grid<[10]>>
+  return %oc : tensor<?x2xi32, #spconv.grid<[10]>>
+}

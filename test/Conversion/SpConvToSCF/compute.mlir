@@ -1,0 +1,74 @@
+// RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
+
+// The compute: offsets in order, the pairs of one offset in parallel (no two
+// share an output row), each pair adding features[in] @ weight[offset] to
+// row out.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[RB:.*]]:3 = call @spconv_build_subm_k3_s1_p1_d1_g16
+// CHECK: %[[ACC:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[ACC]]
+// CHECK: %[[K:.*]] = arith.constant 3 : index
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[K]]
+// CHECK: %[[BEGIN:.*]] = memref.load %[[RB]]#2[%[[J]]] : memref<4xindex>
+// CHECK: %[[END:.*]] = memref.load %[[RB]]#2[%{{.*}}] : memref<4xindex>
+// CHECK: scf.parallel (%[[P:.*]]) = (%[[BEGIN]]) to (%[[END]])
+// CHECK: memref.load %[[RB]]#0[%[[P]]]
+// CHECK: memref.load %[[RB]]#1[%[[P]]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}}, %[[ACC]]
+// CHECK: bufferization.to_tensor
+func.func @conv(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
+  %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x2xi32, #spconv.grid<[16]>>
+  %y = spconv.rulebook_conv %rb, %f, %w : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x4xf32>, tensor<3x4x4xf32> -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+// f16 accumulates in f32, starting from the bias, and is truncated once.
+// The inverse reads the pairs backwards (output row -> input row) and has
+// one row per input site.
+// CHECK-LABEL: func.func @inverse_f16
+// CHECK: %[[RB:.*]]:4 = call @spconv_build_regular_k2_s2_p0_d1_g8
+// CHECK: %[[ROWS:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x2xi32, strided<[?, ?], offset: ?>>
+// CHECK: %[[ACC:.*]] = memref.alloc(%[[ROWS]], %{{.*}}) : memref<?x?xf32>
+// CHECK: memref.load %{{.*}} : memref<8xf16>
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: scf.parallel
+// CHECK: %[[DST:.*]] = memref.load %[[RB]]#1[
+// CHECK: %[[DSTI:.*]] = arith.index_cast %[[DST]]
+// CHECK: %[[SRC:.*]] = memref.load %[[RB]]#2[
+// CHECK: %[[SRCI:.*]] = arith.index_cast %[[SRC]]
+// CHECK: memref.load %[[ACC]][%[[DSTI]], %{{.*}}]
+// CHECK: memref.load %{{.*}}[%[[SRCI]], %{{.*}}] : memref<?x4xf16
+// CHECK: arith.extf
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: %{{.*}} = memref.alloc(%[[ROWS]], %{{.*}}) : memref<?x?xf16>
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @inverse_f16(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf16>, %w: tensor<2x4x8xf16>, %b: tensor<8xf16>) -> tensor<?x8xf16> {
+  %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[8]>> -> !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[8]>>, tensor<?x2xi32, #spconv.grid<[4]>>
+  %y = spconv.rulebook_conv inverse %rb, %f, %w bias %b : !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[8]>>, tensor<?x4xf16>, tensor<2x4x8xf16>, tensor<8xf16> -> tensor<?x8xf16>
+  return %y : tensor<?x8xf16>
+}
+
+// -----
+
+// Max pooling starts from -inf (every output has a contributor); average
+// pooling counts contributors per output and divides at the end.
+// CHECK-LABEL: func.func @pools
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.maximumf
+// CHECK: memref.alloc(%{{.*}}) : memref<?xi32>
+// CHECK: arith.addf
+// CHECK: arith.sitofp
+// CHECK: arith.divf
+func.func @pools(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[8]>> -> !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[8]>>, tensor<?x2xi32, #spconv.grid<[4]>>
+  %m = spconv.rulebook_pool max %rb, %f : !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[8]>>, tensor<?x4xf32> -> tensor<?x4xf32>
+  %a = spconv.rulebook_pool avg %rb, %f : !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[8]>>, tensor<?x4xf32> -> tensor<?x4xf32>
+  return %m, %a : tensor<?x4xf32>, tensor<?x4xf32>
+}

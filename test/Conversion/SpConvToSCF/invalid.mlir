@@ -1,0 +1,24 @@
+// RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file -verify-diagnostics
+// RUN: not spconv-opt %s -convert-spconv-to-scf="block-size=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
+
+// BLOCK: convert-spconv-to-scf: block-size must be positive, got 0
+
+func.func @undecomposed(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'spconv.conv' op must be decomposed first (run spconv-decompose)}}
+  %oc, %of = spconv.conv <subm, kernel = [3]> %c, %f, %w
+      : tensor<?x2xi32, #spconv.grid<[8]>>, tensor<?x4xf32>, tensor<3x4x4xf32> -> tensor<?x2xi32, #spconv.grid<[8]>>, tensor<?x4xf32>
+  return %of : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{rulebooks and hash tables cannot be passed across function boundaries; build them where they are used}}
+func.func @takes_rulebook(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[8]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
+  %y = spconv.rulebook_conv %rb, %f, %w : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[8]>>, tensor<?x4xf32>, tensor<3x4x4xf32> -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{rulebooks and hash tables cannot be passed across function boundaries; build them where they are used}}
+func.func private @returns_table(tensor<?xi64>) -> !spconv.hash_table

@@ -1,0 +1,29 @@
+// RUN: spconv-opt %s --spconv-to-cpu | FileCheck %s
+// RUN: spconv-opt %s --spconv-to-cpu="openmp=false" | FileCheck %s --check-prefix=SERIAL
+
+// The whole CPU pipeline ends in the LLVM dialect, with the parallel loops
+// on OpenMP (or sequential) and the runtime called through its C interface.
+// CHECK-NOT: spconv.
+// CHECK-NOT: memref.
+// CHECK-NOT: scf.
+// CHECK-LABEL: llvm.func @net(
+// CHECK: llvm.call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g41x1600x1408(
+// CHECK: omp.parallel
+// CHECK-LABEL: llvm.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g41x1600x1408(
+// CHECK: llvm.call @spconv_rt_memref_linearize_coords(
+// CHECK: llvm.call @spconv_rt_memref_hash_build(
+// CHECK: omp.wsloop
+// CHECK-LABEL: llvm.func private @spconv_rt_memref_linearize_coords(
+// CHECK: llvm.call @_mlir_ciface_spconv_rt_memref_linearize_coords(
+// SERIAL-NOT: omp.
+// SERIAL: llvm.func @net(
+func.func @net(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x16xf32>, %w: tensor<27x16x16xf32>)
+    -> tensor<?x16xf32> {
+  %a:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>, tensor<27x16x16xf32>
+      -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>
+  %b:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %a#1, %w
+      : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>, tensor<27x16x16xf32>
+      -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>
+  return %b#1 : tensor<?x16xf32>
+}
