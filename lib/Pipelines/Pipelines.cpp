@@ -29,6 +29,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createSpConvShareRulebooksPass());
   pm.addPass(createCSEPass());
+  if (options.profile)
+    pm.addPass(createSpConvProfilePass());
 
   // Loops specialised per geometry, then buffers.
   pm.addPass(createConvertSpConvToSCFPass(

@@ -62,6 +62,9 @@ static llvm::cl::opt<int> numThreads(
     "num-threads", llvm::cl::desc("Threads for parallel loops and the runtime "
                               "(default: OpenMP's choice)"),
     llvm::cl::init(0));
+static llvm::cl::opt<bool> profile(
+    "profile", llvm::cl::desc("Time every rulebook build and compute and print "
+                              "a table (ms, rows produced, op) to stdout"));
 static llvm::cl::opt<std::string> target(
     "target", llvm::cl::desc("Where to run: cpu (the only target so far)"),
     llvm::cl::init("cpu"));
@@ -227,10 +230,18 @@ int main(int argc, char **argv) {
     context.disableMultithreading();
     pm.enableIRPrinting();
   }
-  mlir::spconv::buildSpConvToCPUPipeline(
-      pm, mlir::spconv::SpConvToCPUPipelineOptions());
+  mlir::spconv::SpConvToCPUPipelineOptions pipelineOptions;
+  pipelineOptions.profile = profile;
+  mlir::spconv::buildSpConvToCPUPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
     return fail("lowering " + inputFile + " failed");
+  // The labels are for this tool, not for the LLVM translation.
+  std::vector<std::string> profileLabels;
+  if (auto labels = (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
+    for (Attribute label : labels)
+      profileLabels.push_back(cast<StringAttr>(label).str());
+    (*module)->removeAttr("spconv.profile_labels");
+  }
   timer.stop("lower");
 
   timer.start();
@@ -261,6 +272,7 @@ int main(int argc, char **argv) {
 
   timer.start();
   spconv_rt_clear_error();
+  spconv_rt_profile_reset();
   if (llvm::Error callError =
           (*engine)->invokePacked("_mlir_ciface_" + entryName, packed))
     return fail("calling @" + entryName + " failed: " +
@@ -294,5 +306,22 @@ int main(int argc, char **argv) {
       return fail(error);
   }
   timer.stop("write");
+
+  if (profile) {
+    llvm::outs() << llvm::format("%4s %10s %10s  %s\n", "#", "ms", "rows", "op");
+    double total = 0;
+    for (auto [id, label] : llvm::enumerate(profileLabels)) {
+      double ms = 0;
+      int64_t rows = 0, calls = 0;
+      if (spconv_rt_profile_get(id, &ms, &rows, &calls) != 0 || calls == 0)
+        continue;
+      total += ms;
+      llvm::outs() << llvm::format("%4d %10.3f %10lld  %s\n", int(id), ms,
+                                   static_cast<long long>(rows),
+                                   label.c_str());
+    }
+    llvm::outs() << llvm::format("%4s %10.3f %10s  %s\n", "", total, "",
+                                 "total of the timed ops");
+  }
   return 0;
 }

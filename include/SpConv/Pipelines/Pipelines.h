@@ -28,6 +28,11 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("Run scf.parallel loops on OpenMP threads (needs libomp "
                      "at run time); otherwise they become sequential loops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time every rulebook build and compute at run time "
+                     "(spconv-profile)"),
+      llvm::cl::init(false)};
 };
 
 /// spconv ops on tensors -> the LLVM dialect: decompose, share rulebooks,

@@ -66,4 +66,25 @@ def SpConvShareRulebooksPass
   ];
 }
 
+def SpConvProfilePass : Pass<"spconv-profile", "::mlir::ModuleOp"> {
+  let summary = "Time every rulebook build and compute at run time";
+  let description = [{
+    Brackets every rulebook-level op (`spconv.build_rulebook`,
+    `spconv.rulebook_conv`, `spconv.rulebook_pool`, `spconv.gather_rows`)
+    with calls of the runtime's `spconv_rt_profile_begin(id)` and
+    `spconv_rt_profile_end(id, rows)`, where `rows` is the number of rows
+    the op produced (output sites for a build). Run it after
+    `spconv-decompose` and `spconv-share-rulebooks`, so that a shared
+    rulebook is timed once, in the layer that builds it.
+
+    The module gets a `spconv.profile_labels` array whose entry `id`
+    describes op `id`: its name, geometry, channels and source location.
+    `spconv-run --profile` prints the table after a run.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // SPCONV_TRANSFORMS_PASSES_TD

@@ -90,6 +90,22 @@ SPCONV_RT_EXPORT int spconv_rt_set_num_threads(int32_t numThreads);
 SPCONV_RT_EXPORT int spconv_rt_get_num_threads(int32_t *numThreads);
 
 /*===----------------------------------------------------------------------===*
+ * Profiling (called by code compiled with the spconv-profile pass)
+ *===----------------------------------------------------------------------===*/
+
+/* Start and stop the wall-clock timer of op `id`; `rows` is what it made.
+ * Times of repeated calls add up. */
+SPCONV_RT_EXPORT void spconv_rt_profile_begin(int64_t id);
+SPCONV_RT_EXPORT void spconv_rt_profile_end(int64_t id, int64_t rows);
+/* Forget every entry. */
+SPCONV_RT_EXPORT void spconv_rt_profile_reset(void);
+/* Number of entries (the largest id seen, plus one). */
+SPCONV_RT_EXPORT int64_t spconv_rt_profile_count(void);
+/* Total milliseconds, last row count and number of calls of op `id`. */
+SPCONV_RT_EXPORT int spconv_rt_profile_get(int64_t id, double *milliseconds,
+                                           int64_t *rows, int64_t *calls);
+
+/*===----------------------------------------------------------------------===*
  * Coordinate keys
  *===----------------------------------------------------------------------===*/
 

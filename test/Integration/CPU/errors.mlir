@@ -65,3 +65,10 @@ func.func @down(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %x: tensor<?x4xf32
       -> tensor<?x4xi32, #spconv.grid<[4, 4, 4]>>, tensor<?x4xf32>
   return %of : tensor<?x4xf32>
 }
+
+// --profile prints one line per timed op: id, ms, rows produced, label.
+// RUN: spconv-run %s --entry f --input %t/ok.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out --profile | FileCheck %s --check-prefix=PROFILE
+// PROFILE: # ms rows op
+// PROFILE-NEXT: 0 {{[0-9.]+}} 2 build_rulebook #spconv.geom<subm, kernel = [3, 3, 3]> on [8, 8, 8] at line
+// PROFILE-NEXT: 1 {{[0-9.]+}} 2 rulebook_conv #spconv.geom<subm, kernel = [3, 3, 3]> 4->4 at line
+// PROFILE-NEXT: {{[0-9.]+}} total of the timed ops

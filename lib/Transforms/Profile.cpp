@@ -1,0 +1,102 @@
+//===- Profile.cpp - Bracket rulebook ops with run-time timers ------------===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConv/IR/SpConvOps.h"
+#include "SpConv/IR/ShapeUtils.h"
+#include "SpConv/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::spconv {
+#define GEN_PASS_DEF_SPCONVPROFILEPASS
+#include "SpConv/Transforms/Passes.h.inc"
+} // namespace mlir::spconv
+
+using namespace mlir;
+using namespace mlir::spconv;
+
+/// Declares `name(argument types) -> ()` once.
+static func::FuncOp declare(ModuleOp module, StringRef name,
+                            TypeRange arguments) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto function = func::FuncOp::create(b, module.getLoc(), name,
+                                       b.getFunctionType(arguments, {}));
+  function.setPrivate();
+  return function;
+}
+
+/// "rulebook_conv <subm, kernel = [3, 3, 3]> 16->32 at file:12" and alike.
+static std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().stripDialect();
+  auto rulebookOf = [](Value value) {
+    return cast<RulebookType>(value.getType());
+  };
+  auto channels = [&](Value value) {
+    return cast<RankedTensorType>(value.getType()).getDimSize(1);
+  };
+  if (auto build = dyn_cast<BuildRulebookOp>(op)) {
+    RulebookType type = rulebookOf(build.getRulebook());
+    os << " " << type.getGeometry() << " on "
+       << formatShape(type.getInputGrid().getShape());
+  } else if (auto conv = dyn_cast<RulebookConvOp>(op)) {
+    os << (conv.getInverse() ? " inverse " : " ")
+       << rulebookOf(conv.getRulebook()).getGeometry() << " "
+       << channels(conv.getFeatures()) << "->"
+       << channels(conv.getOutFeatures());
+  } else if (auto pool = dyn_cast<RulebookPoolOp>(op)) {
+    os << " " << stringifyPoolKind(pool.getKind()) << " "
+       << rulebookOf(pool.getRulebook()).getGeometry();
+  }
+  if (auto fileLoc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << " at line " << fileLoc.getLine();
+  else if (auto nameLoc = dyn_cast<NameLoc>(op->getLoc()))
+    os << " (" << nameLoc.getName().getValue() << ")";
+  return text;
+}
+
+namespace {
+struct SpConvProfilePass
+    : spconv::impl::SpConvProfilePassBase<SpConvProfilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<BuildRulebookOp, RulebookConvOp, RulebookPoolOp, GatherRowsOp>(
+              op))
+        ops.push_back(op);
+    });
+    OpBuilder b(module.getContext());
+    Type i64 = b.getI64Type();
+    func::FuncOp begin = declare(module, "spconv_rt_profile_begin", {i64});
+    func::FuncOp end = declare(module, "spconv_rt_profile_end", {i64, i64});
+    SmallVector<Attribute> labels;
+    for (auto [id, op] : llvm::enumerate(ops)) {
+      Location loc = op->getLoc();
+      b.setInsertionPoint(op);
+      Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
+      func::CallOp::create(b, loc, begin, ValueRange{idValue});
+      // The rows produced; reading them also keeps the end after the op.
+      Value produced = isa<BuildRulebookOp>(op) ? op->getResult(1)
+                                                : op->getResult(0);
+      b.setInsertionPointAfter(op);
+      Value rows = tensor::DimOp::create(b, loc, produced, 0);
+      rows = arith::IndexCastOp::create(b, loc, i64, rows);
+      func::CallOp::create(b, loc, end, ValueRange{idValue, rows});
+      labels.push_back(b.getStringAttr(describe(op)));
+    }
+    module->setAttr("spconv.profile_labels", b.getArrayAttr(labels));
+  }
+};
+} // namespace

@@ -1,0 +1,35 @@
+// RUN: spconv-opt %s -spconv-decompose -spconv-share-rulebooks -spconv-profile | FileCheck %s
+
+// Every rulebook op is bracketed by begin(id) / end(id, rows); a shared
+// rulebook is built (and timed) once. The labels name op, geometry,
+// channels and source line.
+// CHECK: module attributes {spconv.profile_labels = ["build_rulebook #spconv.geom<subm, kernel = [3, 3, 3]> on [8, 8, 8] at line 28", "rulebook_conv #spconv.geom<subm, kernel = [3, 3, 3]> 4->4 at line 28", "rulebook_conv #spconv.geom<subm, kernel = [3, 3, 3]> 4->4 at line 31"]}
+// CHECK-LABEL: func.func @net
+// CHECK: %[[ID0:.*]] = arith.constant 0 : i64
+// CHECK: call @spconv_rt_profile_begin(%[[ID0]])
+// CHECK: %{{.*}}, %[[OC:.*]] = spconv.build_rulebook
+// CHECK: %[[N0:.*]] = tensor.dim %[[OC]]
+// CHECK: %[[R0:.*]] = arith.index_cast %[[N0]] : index to i64
+// CHECK: call @spconv_rt_profile_end(%[[ID0]], %[[R0]])
+// CHECK: %[[ID1:.*]] = arith.constant 1 : i64
+// CHECK: call @spconv_rt_profile_begin(%[[ID1]])
+// CHECK: %[[Y:.*]] = spconv.rulebook_conv
+// CHECK: tensor.dim %[[Y]]
+// CHECK: call @spconv_rt_profile_end(%[[ID1]],
+// CHECK: arith.constant 2 : i64
+// CHECK: call @spconv_rt_profile_begin
+// CHECK: spconv.rulebook_conv
+// CHECK: call @spconv_rt_profile_end
+// CHECK-NOT: spconv_rt_profile_begin
+// CHECK: func.func private @spconv_rt_profile_begin(i64)
+// CHECK: func.func private @spconv_rt_profile_end(i64, i64)
+func.func @net(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x4xf32>, %w: tensor<27x4x4xf32>)
+    -> tensor<?x4xf32> {
+  %a:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<27x4x4xf32>
+      -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>
+  %b:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %a#1, %w
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<27x4x4xf32>
+      -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>
+  return %b#1 : tensor<?x4xf32>
+}
