@@ -37,8 +37,11 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
 
     The compute loops over offsets in order and, within an offset, over
     pairs in parallel: no two pairs of one offset share an output, so the
-    scatter-add needs no atomics and the accumulation order is fixed. `f16`
-    and `bf16` accumulate in `f32`.
+    scatter-add needs no atomics and the accumulation order is fixed. With a
+    static number of output channels, each pair's row update keeps chunks of
+    the output row in vector registers (broadcast-FMA per input channel,
+    chunks that divide the channel count, so no masking). `f16` and `bf16`
+    accumulate in `f32`.
 
     The lowering allocates with `memref.alloc` and frees nothing itself:
     run `buffer-deallocation-pipeline` after bufferization, as the
@@ -56,7 +59,8 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
   ];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",

@@ -286,11 +286,23 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
         block);
   };
 
+  // Subm with odd kernels is symmetric: site x finds y at offset j iff y
+  // finds x at the mirrored offset K-1-j, and the centre maps every site to
+  // itself. So only offsets below the centre are searched; each found pair
+  // is also written, reversed, to the mirrored offset, in the same block.
+  bool symmetric =
+      subm && llvm::all_of(geometry.getKernel(), [](int64_t k) { return k % 2; });
+  int64_t centre = (volume - 1) / 2;
+  SmallVector<int64_t> searched;
+  for (int64_t offset = 0; offset < (symmetric ? centre : volume); ++offset)
+    searched.push_back(offset);
+  auto mirror = [&](int64_t offset) { return volume - 1 - offset; };
+
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        for (int64_t offset = 0; offset < volume; ++offset) {
+        for (int64_t offset : searched) {
           auto count = scf::ForOp::create(
               nb, nloc, start, end, one, ValueRange{i32Const(nb, nloc, 0)},
               [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
@@ -303,6 +315,17 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
           memref::StoreOp::create(
               nb, nloc, count.getResult(0), counts,
               ValueRange{countIndex(nb, nloc, offset, ivs[0])});
+          if (symmetric)
+            memref::StoreOp::create(
+                nb, nloc, count.getResult(0), counts,
+                ValueRange{countIndex(nb, nloc, mirror(offset), ivs[0])});
+        }
+        if (symmetric) {
+          Value size = arith::IndexCastOp::create(
+              nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
+          memref::StoreOp::create(
+              nb, nloc, size, counts,
+              ValueRange{countIndex(nb, nloc, centre, ivs[0])});
         }
       });
 
@@ -321,45 +344,74 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = subm ? alloc1d(b, loc, i32, total) : Value();
   Value candidateKeys = subm ? Value() : alloc1d(b, loc, i64, total);
+  auto firstSlot = [&](OpBuilder &nb, Location nloc, int64_t offset,
+                       Value block) -> Value {
+    return arith::IndexCastOp::create(
+        nb, nloc, index,
+        memref::LoadOp::create(nb, nloc, counts,
+                               ValueRange{countIndex(nb, nloc, offset, block)}));
+  };
+  auto store = [&](OpBuilder &tb, Location tloc, Value value, Value buffer,
+                   Value slot) {
+    memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
+  };
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        for (int64_t offset = 0; offset < volume; ++offset) {
-          Value first = arith::IndexCastOp::create(
-              nb, nloc, index,
-              memref::LoadOp::create(nb, nloc, counts,
-                                     ValueRange{countIndex(nb, nloc, offset, ivs[0])}));
+        for (int64_t offset : searched) {
+          Value first = firstSlot(nb, nloc, offset, ivs[0]);
+          Value firstMirrored =
+              symmetric ? firstSlot(nb, nloc, mirror(offset), ivs[0]) : Value();
+          // `written` counts this block's pairs at `offset` so far.
           scf::ForOp::create(
-              nb, nloc, start, end, one, ValueRange{first},
+              nb, nloc, start, end, one, ValueRange{indexConst(nb, nloc, 0)},
               [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
                 auto [found, partner] = findPair(fb, floc, coords, row, offset);
                 auto write = scf::IfOp::create(
                     fb, floc, found,
                     [&](OpBuilder &tb, Location tloc) {
-                      Value slot = iter[0];
+                      Value written = iter[0];
+                      Value slot = arith::AddIOp::create(tb, tloc, first, written);
                       Value rowI32 = arith::IndexCastOp::create(tb, tloc, i32, row);
                       if (subm) {
-                        // The neighbour feeds this site.
-                        memref::StoreOp::create(tb, tloc, partner, pairIn,
-                                                ValueRange{slot});
-                        memref::StoreOp::create(tb, tloc, rowI32, pairOut,
-                                                ValueRange{slot});
+                        // The neighbour feeds this site...
+                        store(tb, tloc, partner, pairIn, slot);
+                        store(tb, tloc, rowI32, pairOut, slot);
+                        // ... and this site feeds the neighbour, mirrored.
+                        if (symmetric) {
+                          Value mirrored = arith::AddIOp::create(
+                              tb, tloc, firstMirrored, written);
+                          store(tb, tloc, rowI32, pairIn, mirrored);
+                          store(tb, tloc, partner, pairOut, mirrored);
+                        }
                       } else {
-                        memref::StoreOp::create(tb, tloc, rowI32, pairIn,
-                                                ValueRange{slot});
-                        memref::StoreOp::create(tb, tloc, partner,
-                                                candidateKeys, ValueRange{slot});
+                        store(tb, tloc, rowI32, pairIn, slot);
+                        store(tb, tloc, partner, candidateKeys, slot);
                       }
                       scf::YieldOp::create(
                           tb, tloc,
                           ValueRange{arith::AddIOp::create(
-                              tb, tloc, slot, indexConst(tb, tloc, 1))});
+                              tb, tloc, written, indexConst(tb, tloc, 1))});
                     },
                     [&](OpBuilder &eb, Location eloc) {
                       scf::YieldOp::create(eb, eloc, iter[0]);
                     });
                 scf::YieldOp::create(fb, floc, write.getResult(0));
+              });
+        }
+        if (symmetric) {
+          // The centre: every site feeds itself.
+          Value first = firstSlot(nb, nloc, centre, ivs[0]);
+          scf::ForOp::create(
+              nb, nloc, start, end, one, ValueRange{},
+              [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
+                Value slot = arith::AddIOp::create(
+                    fb, floc, first, arith::SubIOp::create(fb, floc, row, start));
+                Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+                store(fb, floc, rowI32, pairIn, slot);
+                store(fb, floc, rowI32, pairOut, slot);
+                scf::YieldOp::create(fb, floc);
               });
         }
       });

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::spconv;
@@ -97,6 +98,76 @@ static MemRefType resultBufferType(Value tensor) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
+/// The widest vector, of at most `maxWidth` lanes, that tiles `channels`
+/// exactly (so odd channel counts need no masking).
+static int64_t vectorWidth(int64_t channels, int64_t maxWidth = 32) {
+  for (int64_t width = std::min(channels, maxWidth); width > 1; --width)
+    if (channels % width == 0)
+      return width;
+  return 1;
+}
+
+/// acc[dst, :] += features[src, :] @ weight[offset] for a static output
+/// width: each chunk of output channels is one vector register that
+/// accumulates a broadcast-FMA per input channel, then is stored once.
+static void emitVectorRowUpdate(OpBuilder &b, Location loc, Value acc,
+                                Value dst, Value features, Value src,
+                                Value weight, Value offset, Value channelsIn,
+                                int64_t channelsOut, Type accType) {
+  int64_t width = vectorWidth(channelsOut);
+  auto accVector = VectorType::get({width}, accType);
+  Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
+  auto weightVector = VectorType::get({width}, weightElement);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  for (int64_t start = 0; start < channelsOut; start += width) {
+    Value column = indexConst(b, loc, start);
+    Value initial =
+        vector::LoadOp::create(b, loc, accVector, acc, ValueRange{dst, column});
+    auto sum = scf::ForOp::create(
+        b, loc, zero, channelsIn, one, ValueRange{initial},
+        [&](OpBuilder &fb, Location floc, Value ci, ValueRange iter) {
+          Value x = loadAs(fb, floc, features, {src, ci}, accType);
+          Value xs = vector::BroadcastOp::create(fb, floc, accVector, x);
+          Value w = vector::LoadOp::create(fb, floc, weightVector, weight,
+                                           ValueRange{offset, ci, column});
+          if (weightElement != accType)
+            w = arith::ExtFOp::create(fb, floc, accVector, w);
+          scf::YieldOp::create(
+              fb, floc, ValueRange{vector::FMAOp::create(fb, floc, xs, w, iter[0])});
+        });
+    vector::StoreOp::create(b, loc, sum.getResult(0), acc,
+                            ValueRange{dst, column});
+  }
+}
+
+/// The same for a dynamic output width, one scalar dot product per output
+/// channel.
+static void emitScalarRowUpdate(OpBuilder &b, Location loc, Value acc,
+                                Value dst, Value features, Value src,
+                                Value weight, Value offset, Value channelsIn,
+                                Value channelsOut, Type accType) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ForOp::create(
+      b, loc, zero, channelsOut, one, ValueRange{},
+      [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
+        Value start =
+            memref::LoadOp::create(cb, cloc, acc, ValueRange{dst, co});
+        auto dot = scf::ForOp::create(
+            cb, cloc, zero, channelsIn, one, ValueRange{start},
+            [&](OpBuilder &db, Location dloc, Value ci, ValueRange sum) {
+              Value x = loadAs(db, dloc, features, {src, ci}, accType);
+              Value w = loadAs(db, dloc, weight, {offset, ci, co}, accType);
+              Value product = arith::MulFOp::create(db, dloc, x, w);
+              scf::YieldOp::create(
+                  db, dloc,
+                  ValueRange{arith::AddFOp::create(db, dloc, sum[0], product)});
+            });
+        memref::StoreOp::create(cb, cloc, dot.getResult(0), acc,
+                                ValueRange{dst, co});
+        scf::YieldOp::create(cb, cloc);
+      });
+}
+
 Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                   RulebookConvOp op,
                                   const RulebookBuffers &rulebook,
@@ -119,34 +190,21 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                      pb, ploc, pb.getZeroAttr(accType))
                               .getResult();
                         });
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  std::optional<int64_t> staticChannelsOut;
+  if (auto type = cast<MemRefType>(weight.getType()); !type.isDynamicDim(2))
+    staticChannelsOut = type.getDimSize(2);
   forEachPair(b, loc, rulebook, volume, inverse,
               [&](OpBuilder &pb, Location ploc, Value offset, Value src,
                   Value dst) {
                 // acc[dst, :] += features[src, :] @ weight[offset]
-                scf::ForOp::create(
-                    pb, ploc, zero, channelsOut, one, ValueRange{},
-                    [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
-                      Value start = memref::LoadOp::create(cb, cloc, acc,
-                                                           ValueRange{dst, co});
-                      auto dot = scf::ForOp::create(
-                          cb, cloc, zero, channelsIn, one, ValueRange{start},
-                          [&](OpBuilder &db, Location dloc, Value ci,
-                              ValueRange sum) {
-                            Value x = loadAs(db, dloc, features, {src, ci},
-                                             accType);
-                            Value w = loadAs(db, dloc, weight,
-                                             {offset, ci, co}, accType);
-                            Value product = arith::MulFOp::create(db, dloc, x, w);
-                            scf::YieldOp::create(
-                                db, dloc,
-                                ValueRange{arith::AddFOp::create(
-                                    db, dloc, sum[0], product)});
-                          });
-                      memref::StoreOp::create(cb, cloc, dot.getResult(0), acc,
-                                              ValueRange{dst, co});
-                      scf::YieldOp::create(cb, cloc);
-                    });
+                if (staticChannelsOut)
+                  emitVectorRowUpdate(pb, ploc, acc, dst, features, src,
+                                      weight, offset, channelsIn,
+                                      *staticChannelsOut, accType);
+                else
+                  emitScalarRowUpdate(pb, ploc, acc, dst, features, src,
+                                      weight, offset, channelsIn, channelsOut,
+                                      accType);
               });
   return finish(b, loc, acc, rows, channelsOut,
                 resultBufferType(op.getOutFeatures()));

@@ -75,12 +75,14 @@ LogicalResult ConvertSpConvToSCFPass::lowerOp(LoweringContext &ctx,
   if (isa<ConvOp, InverseConvOp, PoolOp>(op))
     return op->emitOpError("must be decomposed first (run spconv-decompose)");
 
-  // Tensor operands as buffers; 1-D ones go to the runtime, which needs
-  // them contiguous.
+  // Tensor operands as buffers. Coordinates may have any layout (the
+  // runtime and the builders read them with strides); everything else is
+  // contiguous, which the runtime needs and which lets features and weights
+  // be read with unit-stride vector loads.
   SmallVector<Value> buffers;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
-    buffers.push_back(type ? toBuffer(b, loc, operand, type.getRank() == 1)
+    buffers.push_back(type ? toBuffer(b, loc, operand, !getGrid(type))
                            : Value());
   }
   auto replaceTensors = [&](ValueRange newBuffers) {

@@ -11,8 +11,10 @@
 // CHECK: return %[[C]]
 
 // The builder: validate the sites, build the table, then count and write
-// the pairs of the three offsets, unrolled, with the geometry as constants
-// (neighbour x - 1, x, x + 1; grid extent 16).
+// the pairs. The kernel is odd, so only the offset below the centre is
+// searched (neighbour x - 1, grid extent 16 folded in); its pairs are also
+// written reversed to the mirrored offset, and the centre maps every site
+// to itself.
 // CHECK-LABEL: func.func private @spconv_build_subm_k3_s1_p1_d1_g16
 // CHECK: call @spconv_rt_memref_linearize_coords
 // CHECK: call @spconv_rt_memref_hash_capacity
@@ -25,16 +27,17 @@
 // CHECK: arith.constant -1 : i64
 // CHECK: arith.constant 16 : i64
 // CHECK: call @spconv_ht_lookup
-// CHECK: scf.for
-// CHECK: arith.constant 0 : i64
-// CHECK: call @spconv_ht_lookup
-// CHECK: scf.for
-// CHECK: arith.constant 1 : i64
-// CHECK: call @spconv_ht_lookup
 // CHECK-NOT: call @spconv_ht_lookup
 // CHECK: scf.reduce
 // CHECK: call @spconv_rt_memref_exclusive_scan_i32
-// CHECK-COUNT-3: call @spconv_ht_lookup
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: arith.constant -1 : i64
+// CHECK: call @spconv_ht_lookup
+// CHECK: scf.if
+// CHECK-COUNT-4: memref.store
+// CHECK: scf.for
+// CHECK-COUNT-2: memref.store
 // CHECK-NOT: call @spconv_ht_lookup
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>, memref<4xindex>
 

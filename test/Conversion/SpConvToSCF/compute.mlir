@@ -15,11 +15,12 @@
 // CHECK: scf.parallel (%[[P:.*]]) = (%[[BEGIN]]) to (%[[END]])
 // CHECK: memref.load %[[RB]]#0[%[[P]]]
 // CHECK: memref.load %[[RB]]#1[%[[P]]]
-// CHECK: scf.for
-// CHECK: scf.for
-// CHECK: arith.mulf
-// CHECK: arith.addf
-// CHECK: memref.store %{{.*}}, %[[ACC]]
+// CHECK: %[[ROW:.*]] = vector.load %[[ACC]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<4xf32>
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} iter_args(%[[PARTIAL:.*]] = %[[ROW]]) -> (vector<4xf32>)
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<4xf32>
+// CHECK: vector.load %{{.*}} : memref<3x4x4xf32>, vector<4xf32>
+// CHECK: vector.fma %{{.*}}, %{{.*}}, %[[PARTIAL]] : vector<4xf32>
+// CHECK: vector.store %[[SUM]], %[[ACC]]
 // CHECK: bufferization.to_tensor
 func.func @conv(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
   %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x2xi32, #spconv.grid<[16]>>
@@ -43,10 +44,12 @@ func.func @conv(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x4xf32>, %w
 // CHECK: %[[DSTI:.*]] = arith.index_cast %[[DST]]
 // CHECK: %[[SRC:.*]] = memref.load %[[RB]]#2[
 // CHECK: %[[SRCI:.*]] = arith.index_cast %[[SRC]]
-// CHECK: memref.load %[[ACC]][%[[DSTI]], %{{.*}}]
-// CHECK: memref.load %{{.*}}[%[[SRCI]], %{{.*}}] : memref<?x4xf16
-// CHECK: arith.extf
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: vector.load %[[ACC]][%[[DSTI]], %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK: memref.load %{{.*}}[%[[SRCI]], %{{.*}}] : memref<?x4xf16>
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: vector.load %{{.*}} : memref<2x4x8xf16>, vector<8xf16>
+// CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: vector.fma
 // CHECK: %{{.*}} = memref.alloc(%[[ROWS]], %{{.*}}) : memref<?x?xf16>
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 func.func @inverse_f16(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf16>, %w: tensor<2x4x8xf16>, %b: tensor<8xf16>) -> tensor<?x8xf16> {
@@ -71,4 +74,23 @@ func.func @pools(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>) ->
   %m = spconv.rulebook_pool max %rb, %f : !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[8]>>, tensor<?x4xf32> -> tensor<?x4xf32>
   %a = spconv.rulebook_pool avg %rb, %f : !spconv.rulebook<#spconv.geom<regular, kernel = [2], stride = [2]>, #spconv.grid<[8]>>, tensor<?x4xf32> -> tensor<?x4xf32>
   return %m, %a : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Output widths that are not a multiple of the vector width use the widest
+// chunk that divides them: 5 channels in one vector<5xf32>, 96 in three
+// vector<32xf32>; a dynamic width falls back to scalar dot products.
+// CHECK-LABEL: func.func @widths
+// CHECK: vector.fma %{{.*}} : vector<5xf32>
+// CHECK-COUNT-3: vector.fma %{{.*}} : vector<32xf32>
+// CHECK-NOT: vector.fma
+// CHECK: arith.mulf %{{.*}} : f32
+func.func @widths(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x3xf32>, %w5: tensor<3x3x5xf32>,
+                  %w96: tensor<3x3x96xf32>, %wd: tensor<3x3x?xf32>) -> (tensor<?x5xf32>, tensor<?x96xf32>, tensor<?x?xf32>) {
+  %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x2xi32, #spconv.grid<[16]>>
+  %a = spconv.rulebook_conv %rb, %f, %w5 : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x3xf32>, tensor<3x3x5xf32> -> tensor<?x5xf32>
+  %b = spconv.rulebook_conv %rb, %f, %w96 : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x3xf32>, tensor<3x3x96xf32> -> tensor<?x96xf32>
+  %d = spconv.rulebook_conv %rb, %f, %wd : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x3xf32>, tensor<3x3x?xf32> -> tensor<?x?xf32>
+  return %a, %b, %d : tensor<?x5xf32>, tensor<?x96xf32>, tensor<?x?xf32>
 }

@@ -34,7 +34,7 @@ class Case:
     def __init__(self, name, op, dims, kernel, stride=None, padding=None,
                  dilation=None, output_padding=None, batch=1, sites=40,
                  cin=3, cout=5, dtype="f32", bias=False, seed=0,
-                 grid=None, mode=None):
+                 grid=None, mode=None, dynamic_channels=False):
         rank = len(kernel)
         self.name = name
         self.op = op  # subm, regular, transposed, inverse, realign, pool
@@ -54,6 +54,8 @@ class Case:
         self.bias = bias
         self.seed = seed
         self.mode = mode
+        # Channel counts left dynamic in the types (the scalar compute path).
+        self.dynamic_channels = dynamic_channels
 
     # -- shapes -------------------------------------------------------------
     def out_grid(self, kind):
@@ -95,17 +97,22 @@ class Case:
         return "tensor<?x%dxi32, #spconv.grid<%s>>" % (len(grid) + 1, fmt(grid))
 
     def feat_type(self, channels):
+        if self.dynamic_channels:
+            return "tensor<?x?x%s>" % self.dtype
         return "tensor<?x%dx%s>" % (channels, self.dtype)
 
     def weight_type(self, cin, cout):
         volume = int(np.prod(self.kernel))
+        if self.dynamic_channels:
+            return "tensor<%dx?x?x%s>" % (volume, self.dtype)
         return "tensor<%dx%dx%dx%s>" % (volume, cin, cout, self.dtype)
 
     def mlir(self):
         ci, co = self.coords_type(self.grid), None
         fin, fout = self.feat_type(self.cin), self.feat_type(self.cout)
         w = self.weight_type(self.cin, self.cout)
-        b = "tensor<%dx%s>" % (self.cout, self.dtype)
+        b = "tensor<%sx%s>" % ("?" if self.dynamic_channels else self.cout,
+                               self.dtype)
         if self.op in ("subm", "regular", "transposed"):
             co = self.coords_type(self.out_grid(self.op))
             bias_arg = ", %%b: %s" % b if self.bias else ""
@@ -336,6 +343,8 @@ def cases():
     c.append(Case("subm_4d_k3_d3", "subm", None, [3, 3, 3, 3], dilation=[1, 3, 1, 2], grid=[5, 6, 5, 6], sites=150))
     c.append(Case("subm_3d_f16", "subm", None, [3, 3, 3], grid=[7, 7, 7], sites=100, dtype="f16", bias=True))
     c.append(Case("subm_3d_empty", "subm", None, [3, 3, 3], grid=[5, 5, 5], sites=0))
+    c.append(Case("subm_3d_dynamic_channels", "subm", None, [3, 3, 3], grid=[6, 6, 6], sites=80, bias=True, dynamic_channels=True))
+    c.append(Case("regular_2d_dynamic_channels_f16", "regular", None, [3, 3], stride=[2, 2], grid=[9, 9], sites=40, dtype="f16", dynamic_channels=True))
     # Regular: strides 1/2/3, padding, dilation with stride > 1.
     c.append(Case("regular_1d_k3_s2_p1", "regular", None, [3], stride=[2], padding=[1], grid=[25], cin=1, cout=2))
     c.append(Case("regular_2d_k3_s3_d2", "regular", None, [3, 3], stride=[3, 3], dilation=[2, 2], padding=[1, 2], grid=[15, 14], sites=60))
