@@ -26,7 +26,11 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     table and probe it inline, following the layout contract of
     `runtime/include/spconv-rt/HashTableLayout.h`:
 
-    * subm: probe every site's neighbours in the input table;
+    * subm: probe every site's neighbours in the input table; with an odd
+      kernel only the offsets below the centre are searched (each hit is
+      also the reversed pair of the mirrored offset, and the centre is the
+      identity), and the counting pass keeps one byte per probe saying
+      whether it hit, so the writing pass probes only the hits;
     * regular and transposed: compute every input's valid outputs per
       offset, unique their keys through the runtime (which gives the sorted
       output sites and, through the inverse map, each pair's output row).

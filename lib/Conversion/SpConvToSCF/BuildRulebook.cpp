@@ -69,9 +69,11 @@ private:
   Value pairedKey(OpBuilder &b, Location loc,
                   const std::pair<Value, SmallVector<Value>> &site,
                   int64_t offset);
-  /// For subm: the input row with key `key`, or -1.
+  /// For subm: the table slot holding `key`, or -1.
   Value probe(OpBuilder &b, Location loc, Value key);
-  /// Whether input `row` has a pair at `offset`; for subm also the row found.
+  /// Whether input `row` has a pair at `offset`, and for subm the table
+  /// slot of the neighbour (its row is `values[slot]`), otherwise the
+  /// output key.
   std::pair<Value, Value> findPair(OpBuilder &b, Location loc, Value coords,
                                    Value row, int64_t offset);
 
@@ -157,8 +159,8 @@ Value RulebookBuilder::pairedKey(
 }
 
 Value RulebookBuilder::probe(OpBuilder &b, Location loc, Value key) {
-  return func::CallOp::create(b, loc, ctx.getHashLookupFunction(),
-                              ValueRange{table.keys, table.values, key})
+  return func::CallOp::create(b, loc, ctx.getHashFindSlotFunction(),
+                              ValueRange{table.keys, key})
       .getResult(0);
 }
 
@@ -168,10 +170,10 @@ std::pair<Value, Value> RulebookBuilder::findPair(OpBuilder &b, Location loc,
   auto site = loadSite(b, loc, coords, row);
   Value key = pairedKey(b, loc, site, offset);
   if (geometry.getKind() == ConvKind::Subm) {
-    Value found = probe(b, loc, key);
-    return {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, found,
-                                  i32Const(b, loc, 0)),
-            found};
+    Value slot = probe(b, loc, key);
+    return {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, slot,
+                                  indexConst(b, loc, 0)),
+            slot};
   }
   return {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
                                 i64Const(b, loc, 0)),
@@ -298,15 +300,38 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
     searched.push_back(offset);
   auto mirror = [&](int64_t offset) { return volume - 1 - offset; };
 
+  // Subm probes are the expensive part: the counting pass remembers, one
+  // byte per (searched offset, site), which probes hit, so the writing pass
+  // probes only those (about a quarter on LiDAR data) instead of all.
+  Value hits;
+  if (subm)
+    hits = alloc1d(b, loc, b.getI8Type(),
+                   arith::MulIOp::create(
+                       b, loc, sites,
+                       indexConst(b, loc, static_cast<int64_t>(searched.size()))));
+  auto hitIndex = [&](OpBuilder &nb, Location nloc, size_t searchedIndex,
+                      Value row) {
+    return arith::AddIOp::create(
+        nb, nloc,
+        arith::MulIOp::create(nb, nloc, sites,
+                              indexConst(nb, nloc, searchedIndex)),
+        row);
+  };
+
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        for (int64_t offset : searched) {
+        for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
           auto count = scf::ForOp::create(
               nb, nloc, start, end, one, ValueRange{i32Const(nb, nloc, 0)},
               [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
                 Value found = findPair(fb, floc, coords, row, offset).first;
+                if (subm)
+                  memref::StoreOp::create(
+                      fb, floc,
+                      arith::ExtUIOp::create(fb, floc, fb.getI8Type(), found),
+                      hits, ValueRange{hitIndex(fb, floc, searchedIndex, row)});
                 Value next = arith::AddIOp::create(
                     fb, floc, iter[0],
                     arith::ExtUIOp::create(fb, floc, i32, found));
@@ -359,7 +384,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        for (int64_t offset : searched) {
+        for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
           Value first = firstSlot(nb, nloc, offset, ivs[0]);
           Value firstMirrored =
               symmetric ? firstSlot(nb, nloc, mirror(offset), ivs[0]) : Value();
@@ -367,11 +392,26 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
           scf::ForOp::create(
               nb, nloc, start, end, one, ValueRange{indexConst(nb, nloc, 0)},
               [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
-                auto [found, partner] = findPair(fb, floc, coords, row, offset);
+                Value found, partner;
+                if (subm) {
+                  Value hit = memref::LoadOp::create(
+                      fb, floc, hits,
+                      ValueRange{hitIndex(fb, floc, searchedIndex, row)});
+                  found = arith::TruncIOp::create(fb, floc, fb.getI1Type(), hit);
+                } else {
+                  std::tie(found, partner) =
+                      findPair(fb, floc, coords, row, offset);
+                }
                 auto write = scf::IfOp::create(
                     fb, floc, found,
                     [&](OpBuilder &tb, Location tloc) {
                       Value written = iter[0];
+                      // Subm probes again, only for the pairs that exist.
+                      if (subm)
+                        partner = memref::LoadOp::create(
+                            tb, tloc, table.values,
+                            ValueRange{
+                                findPair(tb, tloc, coords, row, offset).second});
                       Value slot = arith::AddIOp::create(tb, tloc, first, written);
                       Value rowI32 = arith::IndexCastOp::create(tb, tloc, i32, row);
                       if (subm) {

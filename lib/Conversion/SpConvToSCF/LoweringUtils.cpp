@@ -32,25 +32,24 @@ func::FuncOp LoweringContext::getRuntimeFunction(StringRef name,
   return function;
 }
 
-func::FuncOp LoweringContext::getHashLookupFunction() {
-  constexpr StringLiteral name = "spconv_ht_lookup";
+func::FuncOp LoweringContext::getHashFindSlotFunction() {
+  constexpr StringLiteral name = "spconv_ht_find_slot";
   if (func::FuncOp existing = lookupFunction(name))
     return existing;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Location loc = module.getLoc();
-  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  Type i64 = b.getI64Type(), index = b.getIndexType();
   auto keysType = MemRefType::get({ShapedType::kDynamic}, i64);
-  auto valuesType = MemRefType::get({ShapedType::kDynamic}, i32);
   auto function = func::FuncOp::create(
-      b, loc, name, b.getFunctionType({keysType, valuesType, i64}, {i32}));
+      b, loc, name, b.getFunctionType({keysType, i64}, {index}));
   function.setPrivate();
   Block *entry = function.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  Value keys = entry->getArgument(0), values = entry->getArgument(1),
-        key = entry->getArgument(2);
+  Value keys = entry->getArgument(0), key = entry->getArgument(1);
 
   // HashTableLayout.h: home = splitmix64(key) & (capacity - 1), linear
-  // probing, empty key -1.
+  // probing, empty key -1. Only the key array is read: callers that need
+  // the row load values[slot] themselves, and only for hits.
   auto shr = [&](Value v, int64_t bits) {
     return arith::ShRUIOp::create(b, loc, v, i64Const(b, loc, bits)).getResult();
   };
@@ -68,13 +67,12 @@ func::FuncOp LoweringContext::getHashLookupFunction() {
   Value home = arith::AndIOp::create(b, loc, z, mask);
 
   // while (probes < capacity): stop at the key or at an empty slot.
-  Value minusOne = i32Const(b, loc, -1);
+  Value notFound = indexConst(b, loc, -1);
   auto loop = scf::WhileOp::create(
-      b, loc, TypeRange{i64, i64, i32},
-      ValueRange{home, i64Const(b, loc, 0), minusOne},
+      b, loc, TypeRange{i64, i64, index},
+      ValueRange{home, i64Const(b, loc, 0), notFound},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value slot = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
-                                                args[0]);
+        Value slot = arith::IndexCastOp::create(nb, nloc, index, args[0]);
         Value stored = memref::LoadOp::create(nb, nloc, keys, slot);
         Value hit = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
                                           stored, key);
@@ -84,8 +82,7 @@ func::FuncOp LoweringContext::getHashLookupFunction() {
             nb, nloc, arith::CmpIPredicate::sge, args[1], capacity);
         Value stop = arith::OrIOp::create(
             nb, nloc, arith::OrIOp::create(nb, nloc, hit, empty), exhausted);
-        Value found = memref::LoadOp::create(nb, nloc, values, slot);
-        Value result = arith::SelectOp::create(nb, nloc, hit, found, minusOne);
+        Value result = arith::SelectOp::create(nb, nloc, hit, slot, notFound);
         Value proceed = arith::XOrIOp::create(
             nb, nloc, stop,
             arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(true)));
@@ -104,7 +101,7 @@ func::FuncOp LoweringContext::getHashLookupFunction() {
   Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key,
                                          i64Const(b, loc, 0));
   Value result =
-      arith::SelectOp::create(b, loc, negative, minusOne, loop.getResult(2));
+      arith::SelectOp::create(b, loc, negative, notFound, loop.getResult(2));
   func::ReturnOp::create(b, loc, result);
   return function;
 }

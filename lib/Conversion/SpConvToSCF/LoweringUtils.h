@@ -47,9 +47,10 @@ public:
   func::FuncOp getRuntimeFunction(StringRef name, TypeRange arguments,
                                   TypeRange results);
 
-  /// Returns `@spconv_ht_lookup(keys, values, key) -> i32`, the inline probe
-  /// of the runtime's hash table, creating it once.
-  func::FuncOp getHashLookupFunction();
+  /// Returns `@spconv_ht_find_slot(keys, key) -> index`, the inline probe of
+  /// the runtime's hash table (the slot holding `key`, or -1), creating it
+  /// once.
+  func::FuncOp getHashFindSlotFunction();
 
   /// Returns the module-level function `name`, or null.
   func::FuncOp lookupFunction(StringRef name);

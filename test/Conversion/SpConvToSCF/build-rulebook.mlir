@@ -26,30 +26,35 @@
 // CHECK: scf.for
 // CHECK: arith.constant -1 : i64
 // CHECK: arith.constant 16 : i64
-// CHECK: call @spconv_ht_lookup
-// CHECK-NOT: call @spconv_ht_lookup
+// CHECK: call @spconv_ht_find_slot
+// CHECK-NOT: call @spconv_ht_find_slot
+// CHECK: memref.store %{{.*}} : memref<?xi8>
 // CHECK: scf.reduce
 // CHECK: call @spconv_rt_memref_exclusive_scan_i32
 // CHECK: scf.parallel
 // CHECK: scf.for
-// CHECK: arith.constant -1 : i64
-// CHECK: call @spconv_ht_lookup
+// CHECK: memref.load %{{.*}} : memref<?xi8>
 // CHECK: scf.if
+// CHECK: arith.constant -1 : i64
+// CHECK: %[[SLOT:.*]] = func.call @spconv_ht_find_slot
+// CHECK: memref.load %{{.*}}[%[[SLOT]]] : memref<?xi32>
 // CHECK-COUNT-4: memref.store
 // CHECK: scf.for
 // CHECK-COUNT-2: memref.store
-// CHECK-NOT: call @spconv_ht_lookup
+// CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>, memref<4xindex>
 
 // The inline probe of the runtime's table (HashTableLayout.h): splitmix64,
-// masked, linear probing that stops at the key or an empty (-1) slot.
-// CHECK-LABEL: func.func private @spconv_ht_lookup
-// CHECK-SAME: (%[[KEYS:.*]]: memref<?xi64>, %[[VALUES:.*]]: memref<?xi32>, %[[KEY:.*]]: i64) -> i32
+// masked, linear probing over the key array that stops at the key or an
+// empty (-1) slot and returns the slot; values are read by the caller,
+// for hits only.
+// CHECK-LABEL: func.func private @spconv_ht_find_slot
+// CHECK-SAME: (%[[KEYS:.*]]: memref<?xi64>, %[[KEY:.*]]: i64) -> index
 // CHECK: arith.constant -4658895280553007687 : i64
 // CHECK: arith.constant -7723592293110705685 : i64
 // CHECK: scf.while
 // CHECK: memref.load %[[KEYS]]
-// CHECK: memref.load %[[VALUES]]
+// CHECK: arith.cmpi eq, %{{.*}}, %[[KEY]] : i64
 // CHECK: scf.condition
 
 // BLOCK-LABEL: func.func private @spconv_build_subm_k3_s1_p1_d1_g16
@@ -107,7 +112,7 @@ func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tens
 // CHECK: arith.remsi %{{.*}}, %{{.*}} : i64
 // CHECK: arith.divsi
 // CHECK: arith.constant 4 : i64
-// CHECK-NOT: call @spconv_ht_lookup
+// CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: call @spconv_rt_memref_exclusive_scan_i32
 // CHECK: call @spconv_rt_memref_unique
 // CHECK: call @spconv_rt_memref_delinearize_keys
