@@ -12,6 +12,7 @@
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -24,6 +25,9 @@ using namespace mlir::spconv;
 
 void mlir::spconv::buildSpConvToCPUPipeline(
     OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
+  // High level first: pointwise subm convs become matmuls, subm layers read
+  // their producers' coordinates.
+  pm.addPass(createCanonicalizerPass());
   // Rulebook level: one build per (sites, geometry), shared by every layer.
   pm.addNestedPass<func::FuncOp>(createSpConvDecomposePass());
   pm.addPass(createCanonicalizerPass());
@@ -35,6 +39,9 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Loops specialised per geometry, then buffers.
   pm.addPass(createConvertSpConvToSCFPass(
       ConvertSpConvToSCFPassOptions{options.blockSize}));
+  // Element-wise arith on tensors (residual adds) becomes linalg, which
+  // bufferizes.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.functionBoundaryTypeConversion =
@@ -44,7 +51,10 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Deallocation clones what a function returns without owning it (e.g. a
   // subm layer's coordinates, which are its argument's).
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Matmuls (pointwise subm convs) and element-wise ops become affine loops
+  // whose parallel dimensions (not the reductions) run on threads.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
+  pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize());
   pm.addPass(createCanonicalizerPass());
 
   // LLVM, with the parallel loops on OpenMP threads.
