@@ -81,6 +81,22 @@ static LogicalResult verifyOutputGrid(Operation *op, GeometryAttr geometry,
   return success();
 }
 
+/// Checks input and result coordinates and that the result grid is the one
+/// `geometry` computes from the input grid.
+static LogicalResult verifyCoordsMapping(Operation *op, GeometryAttr geometry,
+                                         Value coords, StringRef coordsName,
+                                         Value outCoords,
+                                         StringRef outCoordsName,
+                                         StringRef outGridName) {
+  FailureOr<GridAttr> grid = verifyCoords(op, coords, coordsName);
+  if (failed(grid))
+    return failure();
+  FailureOr<GridAttr> outGrid = verifyCoords(op, outCoords, outCoordsName);
+  if (failed(outGrid))
+    return failure();
+  return verifyOutputGrid(op, geometry, *grid, *outGrid, outGridName);
+}
+
 /// Checks that all `values` share one element type.
 static LogicalResult verifyElementTypes(Operation *op, ValueRange values) {
   Type expected = tensorType(values.front()).getElementType();
@@ -137,13 +153,9 @@ LogicalResult ConvOp::verify() {
   if (geometry.getKind() == ConvKind::Inverse)
     return emitOpError("takes a subm, regular or transposed geometry; "
                        "inverse convolutions are spconv.inverse_conv");
-  FailureOr<GridAttr> inGrid = verifyCoords(*this, getCoords(), "coordinates");
-  if (failed(inGrid))
-    return failure();
-  FailureOr<GridAttr> outGrid =
-      verifyCoords(*this, getOutCoords(), "result coordinates");
-  if (failed(outGrid) ||
-      failed(verifyOutputGrid(*this, geometry, *inGrid, *outGrid, "result")))
+  if (failed(verifyCoordsMapping(*this, geometry, getCoords(), "coordinates",
+                                 getOutCoords(), "result coordinates",
+                                 "result")))
     return failure();
   if (geometry.getKind() == ConvKind::Subm &&
       getCoords().getType() != getOutCoords().getType())
@@ -164,15 +176,10 @@ LogicalResult InverseConvOp::verify() {
   if (geometry.getKind() != ConvKind::Inverse)
     return emitOpError("takes an inverse geometry, got ")
            << stringifyConvKind(geometry.getKind());
-  FailureOr<GridAttr> grid = verifyCoords(*this, getCoords(), "coordinates");
-  if (failed(grid))
-    return failure();
-  FailureOr<GridAttr> sourceGrid =
-      verifyCoords(*this, getSourceCoords(), "source coordinates");
-  if (failed(sourceGrid) ||
-      failed(verifyOutputGrid(*this, geometry.withKind(ConvKind::Regular),
-                              *grid, *sourceGrid,
-                              "source (forward conv output)")))
+  if (failed(verifyCoordsMapping(*this, geometry.withKind(ConvKind::Regular),
+                                 getCoords(), "coordinates",
+                                 getSourceCoords(), "source coordinates",
+                                 "source (forward conv output)")))
     return failure();
   if (failed(verifySameRows(*this, getSourceCoords(), "source coordinate rows",
                             getFeatures(), "feature rows")) ||
@@ -188,13 +195,9 @@ LogicalResult PoolOp::verify() {
   if (geometry.getKind() != ConvKind::Regular)
     return emitOpError("takes a regular geometry, got ")
            << stringifyConvKind(geometry.getKind());
-  FailureOr<GridAttr> inGrid = verifyCoords(*this, getCoords(), "coordinates");
-  if (failed(inGrid))
-    return failure();
-  FailureOr<GridAttr> outGrid =
-      verifyCoords(*this, getOutCoords(), "result coordinates");
-  if (failed(outGrid) ||
-      failed(verifyOutputGrid(*this, geometry, *inGrid, *outGrid, "result")) ||
+  if (failed(verifyCoordsMapping(*this, geometry, getCoords(), "coordinates",
+                                 getOutCoords(), "result coordinates",
+                                 "result")) ||
       failed(verifySameRows(*this, getCoords(), "coordinate rows",
                             getFeatures(), "feature rows")) ||
       failed(verifySameRows(*this, getOutCoords(), "result coordinate rows",

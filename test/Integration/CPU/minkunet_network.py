@@ -9,25 +9,16 @@ usage: minkunet_network.py --root SRC --bin DIR --work DIR
 """
 import argparse
 import os
-import subprocess
-import sys
 
 import numpy as np
+
+from networks import csv, run, run_example
 
 GRIDS = [[1024 >> i, 1024 >> i, 64 >> i] for i in range(5)]
 ENCODER = [(32, 32), (32, 64), (64, 128), (128, 256)]
 DECODER = [256, 128, 96, 96]
 
 
-def run(args):
-    result = subprocess.run(args, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit("%s failed:\n%s%s" % (" ".join(args), result.stdout, result.stderr))
-    return result.stdout
-
-
-def csv(values):
-    return ",".join(str(v) for v in values)
 
 
 class Reference:
@@ -90,15 +81,8 @@ def main():
     opts = parser.parse_args()
     os.makedirs(os.path.join(opts.work, "ref"), exist_ok=True)
     w = lambda name: os.path.join(opts.work, name)
-    model = os.path.join(opts.root, "examples", "minkunet.mlir")
-
-    run([sys.executable, os.path.join(opts.root, "bench", "workloads", "gen_workload.py"),
-         "lidar", w("scan"), "--sites", "4000", "--seed", "3"])
-    inputs = run([sys.executable, os.path.join(opts.root, "scripts", "make_inputs.py"),
-                  model, "minkunet", "--coords", w("scan_coords.npy"),
-                  "--out-dir", w("args")]).split()
-    run([os.path.join(opts.bin, "spconv-run"), model, "--entry", "minkunet",
-         "--output-dir", w("out")] + inputs)
+    num_inputs = run_example(opts.root, opts.bin, opts.work, "minkunet",
+                             sites=4000, seed=3)
 
     r = Reference(opts.bin, opts.work)
     coords = [w("args/arg0.npy")]
@@ -116,7 +100,7 @@ def main():
         cat = np.concatenate([up, skips[level]], axis=1)
         x = r.res(coords[level], GRIDS[level], r.tmp("cat", cat), cat.shape[1], cout)
     logits = r.subm(coords[0], GRIDS[0], r.tmp("x", x), kernel=1, relu=False)
-    assert r.next_arg == len(inputs) // 2, "the replay must consume every argument"
+    assert r.next_arg == num_inputs, "the replay must consume every argument"
 
     compare = os.path.join(opts.bin, "spconv-npy-compare")
     print(run([compare, w("out/out0.npy"), coords[0]]).strip())

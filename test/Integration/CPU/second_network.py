@@ -9,10 +9,10 @@ usage: second_network.py --root SRC --bin DIR --work DIR
 """
 import argparse
 import os
-import subprocess
-import sys
 
 import numpy as np
+
+from networks import csv, run, run_example
 
 # (kind, kernel, stride, padding, input grid) per conv, in the example's
 # order; every conv has a bias and is followed by a ReLU.
@@ -34,15 +34,6 @@ LAYERS = [
 ]
 
 
-def run(args):
-    result = subprocess.run(args, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit("%s failed:\n%s%s" % (" ".join(args), result.stdout, result.stderr))
-    return result.stdout
-
-
-def csv(values):
-    return ",".join(str(v) for v in values)
 
 
 def main():
@@ -53,15 +44,8 @@ def main():
     opts = parser.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     w = lambda name: os.path.join(opts.work, name)
-    model = os.path.join(opts.root, "examples", "second_middle_encoder.mlir")
-
-    run([sys.executable, os.path.join(opts.root, "bench", "workloads", "gen_workload.py"),
-         "lidar", w("scan"), "--sites", "3000", "--seed", "7"])
-    inputs = run([sys.executable, os.path.join(opts.root, "scripts", "make_inputs.py"),
-                  model, "second_middle_encoder", "--coords", w("scan_coords.npy"),
-                  "--out-dir", w("args")]).split()
-    run([os.path.join(opts.bin, "spconv-run"), model, "--entry", "second_middle_encoder",
-         "--output-dir", w("out")] + inputs)
+    run_example(opts.root, opts.bin, opts.work, "second_middle_encoder",
+                sites=3000, seed=7)
 
     coords, features = w("args/arg0.npy"), w("args/arg1.npy")
     for index, (kind, kernel, stride, padding, grid) in enumerate(LAYERS):
