@@ -39,6 +39,9 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Loops specialised per geometry, then buffers.
   pm.addPass(createConvertSpConvToSCFPass(
       ConvertSpConvToSCFPassOptions{options.blockSize}));
+  // The hash probe is called inside the builders' innermost loops: inline
+  // it (and the builders into their callers).
+  pm.addPass(createInlinerPass());
   // Element-wise arith on tensors (residual adds) becomes linalg, which
   // bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

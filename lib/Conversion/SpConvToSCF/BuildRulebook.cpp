@@ -71,11 +71,12 @@ private:
                   int64_t offset);
   /// For subm: the table slot holding `key`, or -1.
   Value probe(OpBuilder &b, Location loc, Value key);
-  /// Whether input `row` has a pair at `offset`, and for subm the table
-  /// slot of the neighbour (its row is `values[slot]`), otherwise the
-  /// output key.
-  std::pair<Value, Value> findPair(OpBuilder &b, Location loc, Value coords,
-                                   Value row, int64_t offset);
+  /// Whether the (loaded) input site has a pair at `offset`, and for subm
+  /// the table slot of the neighbour (its row is `values[slot]`), otherwise
+  /// the output key.
+  std::pair<Value, Value>
+  findPair(OpBuilder &b, Location loc,
+           const std::pair<Value, SmallVector<Value>> &site, int64_t offset);
 
   LoweringContext &ctx;
   RulebookType type;
@@ -164,10 +165,9 @@ Value RulebookBuilder::probe(OpBuilder &b, Location loc, Value key) {
       .getResult(0);
 }
 
-std::pair<Value, Value> RulebookBuilder::findPair(OpBuilder &b, Location loc,
-                                                  Value coords, Value row,
-                                                  int64_t offset) {
-  auto site = loadSite(b, loc, coords, row);
+std::pair<Value, Value> RulebookBuilder::findPair(
+    OpBuilder &b, Location loc,
+    const std::pair<Value, SmallVector<Value>> &site, int64_t offset) {
   Value key = pairedKey(b, loc, site, offset);
   if (geometry.getKind() == ConvKind::Subm) {
     Value slot = probe(b, loc, key);
@@ -236,6 +236,9 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
       b, loc, index,
       memref::LoadOp::create(b, loc, capacityBuffer, ValueRange{zero}));
   table.keys = alloc1d(b, loc, i64, capacity);
+  Value tableMask = arith::SubIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, i64, capacity),
+      i64Const(b, loc, 1));
   table.values = alloc1d(b, loc, i32, capacity);
   Value duplicate = memref::AllocaOp::create(b, loc, scalar);
   Value sitesKeys = prefix(b, loc, keys, sites);
@@ -309,40 +312,65 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                    arith::MulIOp::create(
                        b, loc, sites,
                        indexConst(b, loc, static_cast<int64_t>(searched.size()))));
+  int64_t numSearched = searched.size();
   auto hitIndex = [&](OpBuilder &nb, Location nloc, size_t searchedIndex,
                       Value row) {
     return arith::AddIOp::create(
         nb, nloc,
-        arith::MulIOp::create(nb, nloc, sites,
-                              indexConst(nb, nloc, searchedIndex)),
-        row);
+        arith::MulIOp::create(nb, nloc, row, indexConst(nb, nloc, numSearched)),
+        indexConst(nb, nloc, searchedIndex));
   };
 
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-          auto count = scf::ForOp::create(
-              nb, nloc, start, end, one, ValueRange{i32Const(nb, nloc, 0)},
-              [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
-                Value found = findPair(fb, floc, coords, row, offset).first;
+        // Site by site (its coordinates loaded once), all searched offsets
+        // unrolled, one counter per offset.
+        SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+        auto count = scf::ForOp::create(
+            nb, nloc, start, end, one, zeros,
+            [&](OpBuilder &fb, Location floc, Value row, ValueRange counters) {
+              auto site = loadSite(fb, floc, coords, row);
+              // The probes of one site are independent: start fetching all
+              // their home slots before the first search waits on one.
+              if (subm)
+                for (int64_t offset : searched) {
+                  Value key = pairedKey(fb, floc, site, offset);
+                  Value home = arith::IndexCastOp::create(
+                      fb, floc, index,
+                      hashHomeSlot(fb, floc,
+                                   arith::MaxSIOp::create(
+                                       fb, floc, key, i64Const(fb, floc, 0)),
+                                   tableMask));
+                  memref::PrefetchOp::create(fb, floc, table.keys,
+                                             ValueRange{home},
+                                             /*isWrite=*/false,
+                                             /*localityHint=*/3,
+                                             /*isDataCache=*/true);
+                }
+              SmallVector<Value> next;
+              for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
+                Value found = findPair(fb, floc, site, offset).first;
                 if (subm)
                   memref::StoreOp::create(
                       fb, floc,
                       arith::ExtUIOp::create(fb, floc, fb.getI8Type(), found),
                       hits, ValueRange{hitIndex(fb, floc, searchedIndex, row)});
-                Value next = arith::AddIOp::create(
-                    fb, floc, iter[0],
-                    arith::ExtUIOp::create(fb, floc, i32, found));
-                scf::YieldOp::create(fb, floc, next);
-              });
+                next.push_back(arith::AddIOp::create(
+                    fb, floc, counters[searchedIndex],
+                    arith::ExtUIOp::create(fb, floc, i32, found)));
+              }
+              scf::YieldOp::create(fb, floc, next);
+            });
+        for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
+          Value counted = count.getResult(searchedIndex);
           memref::StoreOp::create(
-              nb, nloc, count.getResult(0), counts,
+              nb, nloc, counted, counts,
               ValueRange{countIndex(nb, nloc, offset, ivs[0])});
           if (symmetric)
             memref::StoreOp::create(
-                nb, nloc, count.getResult(0), counts,
+                nb, nloc, counted, counts,
                 ValueRange{countIndex(nb, nloc, mirror(offset), ivs[0])});
         }
         if (symmetric) {
@@ -384,36 +412,41 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-          Value first = firstSlot(nb, nloc, offset, ivs[0]);
-          Value firstMirrored =
-              symmetric ? firstSlot(nb, nloc, mirror(offset), ivs[0]) : Value();
-          // `written` counts this block's pairs at `offset` so far.
-          scf::ForOp::create(
-              nb, nloc, start, end, one, ValueRange{indexConst(nb, nloc, 0)},
-              [&](OpBuilder &fb, Location floc, Value row, ValueRange iter) {
+        SmallVector<Value> first, firstMirrored;
+        for (int64_t offset : searched) {
+          first.push_back(firstSlot(nb, nloc, offset, ivs[0]));
+          if (symmetric)
+            firstMirrored.push_back(firstSlot(nb, nloc, mirror(offset), ivs[0]));
+        }
+        Value firstCentre =
+            symmetric ? firstSlot(nb, nloc, centre, ivs[0]) : Value();
+        // `written[k]`: this block's pairs at searched offset k so far.
+        SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
+        scf::ForOp::create(
+            nb, nloc, start, end, one, zeros,
+            [&](OpBuilder &fb, Location floc, Value row, ValueRange written) {
+              auto site = loadSite(fb, floc, coords, row);
+              Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+              SmallVector<Value> next;
+              for (auto [k, offset] : llvm::enumerate(searched)) {
                 Value found, partner;
                 if (subm) {
                   Value hit = memref::LoadOp::create(
-                      fb, floc, hits,
-                      ValueRange{hitIndex(fb, floc, searchedIndex, row)});
+                      fb, floc, hits, ValueRange{hitIndex(fb, floc, k, row)});
                   found = arith::TruncIOp::create(fb, floc, fb.getI1Type(), hit);
                 } else {
-                  std::tie(found, partner) =
-                      findPair(fb, floc, coords, row, offset);
+                  std::tie(found, partner) = findPair(fb, floc, site, offset);
                 }
                 auto write = scf::IfOp::create(
                     fb, floc, found,
                     [&](OpBuilder &tb, Location tloc) {
-                      Value written = iter[0];
                       // Subm probes again, only for the pairs that exist.
                       if (subm)
                         partner = memref::LoadOp::create(
                             tb, tloc, table.values,
-                            ValueRange{
-                                findPair(tb, tloc, coords, row, offset).second});
-                      Value slot = arith::AddIOp::create(tb, tloc, first, written);
-                      Value rowI32 = arith::IndexCastOp::create(tb, tloc, i32, row);
+                            ValueRange{findPair(tb, tloc, site, offset).second});
+                      Value slot =
+                          arith::AddIOp::create(tb, tloc, first[k], written[k]);
                       if (subm) {
                         // The neighbour feeds this site...
                         store(tb, tloc, partner, pairIn, slot);
@@ -421,7 +454,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                         // ... and this site feeds the neighbour, mirrored.
                         if (symmetric) {
                           Value mirrored = arith::AddIOp::create(
-                              tb, tloc, firstMirrored, written);
+                              tb, tloc, firstMirrored[k], written[k]);
                           store(tb, tloc, rowI32, pairIn, mirrored);
                           store(tb, tloc, partner, pairOut, mirrored);
                         }
@@ -432,28 +465,23 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                       scf::YieldOp::create(
                           tb, tloc,
                           ValueRange{arith::AddIOp::create(
-                              tb, tloc, written, indexConst(tb, tloc, 1))});
+                              tb, tloc, written[k], indexConst(tb, tloc, 1))});
                     },
                     [&](OpBuilder &eb, Location eloc) {
-                      scf::YieldOp::create(eb, eloc, iter[0]);
+                      scf::YieldOp::create(eb, eloc, written[k]);
                     });
-                scf::YieldOp::create(fb, floc, write.getResult(0));
-              });
-        }
-        if (symmetric) {
-          // The centre: every site feeds itself.
-          Value first = firstSlot(nb, nloc, centre, ivs[0]);
-          scf::ForOp::create(
-              nb, nloc, start, end, one, ValueRange{},
-              [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
+                next.push_back(write.getResult(0));
+              }
+              if (symmetric) {
+                // The centre: every site feeds itself.
                 Value slot = arith::AddIOp::create(
-                    fb, floc, first, arith::SubIOp::create(fb, floc, row, start));
-                Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+                    fb, floc, firstCentre,
+                    arith::SubIOp::create(fb, floc, row, start));
                 store(fb, floc, rowI32, pairIn, slot);
                 store(fb, floc, rowI32, pairOut, slot);
-                scf::YieldOp::create(fb, floc);
-              });
-        }
+              }
+              scf::YieldOp::create(fb, floc, next);
+            });
       });
 
   Value valid = scanned;

@@ -32,6 +32,24 @@ func::FuncOp LoweringContext::getRuntimeFunction(StringRef name,
   return function;
 }
 
+Value lowering::hashHomeSlot(OpBuilder &b, Location loc, Value key,
+                             Value mask) {
+  // HashTableLayout.h: home = splitmix64(key) & (capacity - 1); the search
+  // then probes linearly and stops at the key or at an empty (-1) slot.
+  auto shr = [&](Value v, int64_t bits) {
+    return arith::ShRUIOp::create(b, loc, v, i64Const(b, loc, bits)).getResult();
+  };
+  auto mix = [&](Value z, int64_t shift, int64_t multiplier) {
+    Value x = arith::XOrIOp::create(b, loc, z, shr(z, shift));
+    return arith::MulIOp::create(b, loc, x, i64Const(b, loc, multiplier))
+        .getResult();
+  };
+  Value z = mix(key, 30, static_cast<int64_t>(0xbf58476d1ce4e5b9ULL));
+  z = mix(z, 27, static_cast<int64_t>(0x94d049bb133111ebULL));
+  z = arith::XOrIOp::create(b, loc, z, shr(z, 31));
+  return arith::AndIOp::create(b, loc, z, mask);
+}
+
 func::FuncOp LoweringContext::getHashFindSlotFunction() {
   constexpr StringLiteral name = "spconv_ht_find_slot";
   if (func::FuncOp existing = lookupFunction(name))
@@ -47,24 +65,10 @@ func::FuncOp LoweringContext::getHashFindSlotFunction() {
   b.setInsertionPointToStart(entry);
   Value keys = entry->getArgument(0), key = entry->getArgument(1);
 
-  // HashTableLayout.h: home = splitmix64(key) & (capacity - 1), linear
-  // probing, empty key -1. Only the key array is read: callers that need
-  // the row load values[slot] themselves, and only for hits.
-  auto shr = [&](Value v, int64_t bits) {
-    return arith::ShRUIOp::create(b, loc, v, i64Const(b, loc, bits)).getResult();
-  };
-  auto mix = [&](Value z, int64_t shift, int64_t multiplier) {
-    Value x = arith::XOrIOp::create(b, loc, z, shr(z, shift));
-    return arith::MulIOp::create(b, loc, x, i64Const(b, loc, multiplier))
-        .getResult();
-  };
   Value capacity = arith::IndexCastOp::create(
       b, loc, i64, memref::DimOp::create(b, loc, keys, 0));
   Value mask = arith::SubIOp::create(b, loc, capacity, i64Const(b, loc, 1));
-  Value z = mix(key, 30, static_cast<int64_t>(0xbf58476d1ce4e5b9ULL));
-  z = mix(z, 27, static_cast<int64_t>(0x94d049bb133111ebULL));
-  z = arith::XOrIOp::create(b, loc, z, shr(z, 31));
-  Value home = arith::AndIOp::create(b, loc, z, mask);
+  Value home = hashHomeSlot(b, loc, key, mask);
 
   // while (probes < capacity): stop at the key or at an empty slot.
   Value notFound = indexConst(b, loc, -1);

@@ -100,6 +100,10 @@ Value i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
 void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                     Value position, Value value, Value bound);
 
+/// The home slot of `key` (i64) in a table of capacity `mask + 1`
+/// (HashTableLayout.h).
+Value hashHomeSlot(OpBuilder &b, Location loc, Value key, Value mask);
+
 /// Calls a runtime entry point and returns whether its status is 0.
 Value callRuntime(LoweringContext &ctx, OpBuilder &b, Location loc,
                   StringRef name, ValueRange arguments);

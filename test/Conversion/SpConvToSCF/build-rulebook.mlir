@@ -11,10 +11,11 @@
 // CHECK: return %[[C]]
 
 // The builder: validate the sites, build the table, then count and write
-// the pairs. The kernel is odd, so only the offset below the centre is
-// searched (neighbour x - 1, grid extent 16 folded in); its pairs are also
-// written reversed to the mirrored offset, and the centre maps every site
-// to itself.
+// the pairs, site by site. The kernel is odd, so only the offset below the
+// centre is searched (neighbour x - 1, grid extent 16 folded in); its home
+// slot is prefetched before the search. Its pairs are also written
+// reversed to the mirrored offset, and the centre maps every site to
+// itself.
 // CHECK-LABEL: func.func private @spconv_build_subm_k3_s1_p1_d1_g16
 // CHECK: call @spconv_rt_memref_linearize_coords
 // CHECK: call @spconv_rt_memref_hash_capacity
@@ -23,23 +24,24 @@
 // CHECK: call @spconv_rt_memref_report_duplicate_site
 // CHECK: arith.constant 256 : index
 // CHECK: scf.parallel
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32)
 // CHECK: arith.constant -1 : i64
 // CHECK: arith.constant 16 : i64
+// CHECK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<?xi64>
 // CHECK: call @spconv_ht_find_slot
 // CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: memref.store %{{.*}} : memref<?xi8>
 // CHECK: scf.reduce
 // CHECK: call @spconv_rt_memref_exclusive_scan_i32
 // CHECK: scf.parallel
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} -> (index)
 // CHECK: memref.load %{{.*}} : memref<?xi8>
 // CHECK: scf.if
 // CHECK: arith.constant -1 : i64
 // CHECK: %[[SLOT:.*]] = func.call @spconv_ht_find_slot
 // CHECK: memref.load %{{.*}}[%[[SLOT]]] : memref<?xi32>
 // CHECK-COUNT-4: memref.store
-// CHECK: scf.for
+// CHECK: } else {
 // CHECK-COUNT-2: memref.store
 // CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>, memref<4xindex>
