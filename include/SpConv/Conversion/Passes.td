@@ -30,21 +30,24 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
       kernel only the offsets below the centre are searched (each hit is
       also the reversed pair of the mirrored offset, and the centre is the
       identity), and the counting pass keeps one byte per probe saying
-      whether it hit, so the writing pass probes only the hits;
+      whether it hit, so the writing pass probes only the hits; the home
+      slots of a site's probes are prefetched before the first search;
     * regular and transposed: compute every input's valid outputs per
       offset, unique their keys through the runtime (which gives the sorted
       output sites and, through the inverse map, each pair's output row).
 
     Both count pairs per block of `block-size` sites first and then write
-    them, so the rulebook is compact (one entry per pair) and its order is
-    deterministic: by offset, then by input row.
+    them, site by site with every offset unrolled, so the rulebook is compact
+    (one entry per pair) and its order is deterministic: by offset, then by
+    input row.
 
     The compute loops over offsets in order and, within an offset, over
     pairs in parallel: no two pairs of one offset share an output, so the
     scatter-add needs no atomics and the accumulation order is fixed. With a
-    static number of output channels, each pair's row update keeps chunks of
-    the output row in vector registers (broadcast-FMA per input channel,
-    chunks that divide the channel count, so no masking). `f16` and `bf16`
+    static number of output channels, pairs are taken in groups of 8 whose
+    row updates keep chunks of their output rows in vector registers
+    (broadcast-FMA per input channel, chunks that divide the channel count,
+    so no masking), each weight vector load serving the whole group. `f16` and `bf16`
     accumulate in `f32`.
 
     The lowering allocates with `memref.alloc` and frees nothing itself:

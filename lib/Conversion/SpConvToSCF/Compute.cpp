@@ -31,12 +31,25 @@ struct ComputeShape {
 };
 } // namespace
 
-/// for j in offsets: parallel for p in pairs(j): body(j, src row, dst row).
+/// for j in offsets: parallel over the pairs of j, in groups of `groupSize`:
+/// body(j, src rows, dst rows) gets a full group, or one pair at a time for
+/// the last, partial group of an offset.
 static void forEachPair(
     OpBuilder &b, Location loc, const RulebookBuffers &rulebook,
-    int64_t volume, bool inverse,
-    function_ref<void(OpBuilder &, Location, Value, Value, Value)> body) {
+    int64_t volume, bool inverse, int64_t groupSize,
+    function_ref<void(OpBuilder &, Location, Value, ArrayRef<Value>,
+                      ArrayRef<Value>)>
+        body) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value group = indexConst(b, loc, groupSize);
+  auto rowsOf = [&](OpBuilder &pb, Location ploc, Value pair) {
+    Type index = pb.getIndexType();
+    Value in = loadAs(pb, ploc, rulebook.pairIn, pair, index);
+    Value out = loadAs(pb, ploc, rulebook.pairOut, pair, index);
+    if (inverse)
+      std::swap(in, out);
+    return std::make_pair(in, out);
+  };
   scf::ForOp::create(
       b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
       [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
@@ -45,14 +58,43 @@ static void forEachPair(
             ob, oloc, rulebook.offsets,
             ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
         scf::ParallelOp::create(
-            ob, oloc, ValueRange{begin}, ValueRange{end}, ValueRange{one},
+            ob, oloc, ValueRange{begin}, ValueRange{end}, ValueRange{group},
             [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-              Type index = pb.getIndexType();
-              Value in = loadAs(pb, ploc, rulebook.pairIn, ivs[0], index);
-              Value out = loadAs(pb, ploc, rulebook.pairOut, ivs[0], index);
-              if (inverse)
-                std::swap(in, out);
-              body(pb, ploc, offset, in, out);
+              Value first = ivs[0];
+              if (groupSize == 1) {
+                auto [src, dst] = rowsOf(pb, ploc, first);
+                body(pb, ploc, offset, src, dst);
+                return;
+              }
+              Value full = arith::CmpIOp::create(
+                  pb, ploc, arith::CmpIPredicate::ule,
+                  arith::AddIOp::create(pb, ploc, first, group), end);
+              scf::IfOp::create(
+                  pb, ploc, full,
+                  [&](OpBuilder &tb, Location tloc) {
+                    SmallVector<Value> srcs, dsts;
+                    for (int64_t g = 0; g < groupSize; ++g) {
+                      auto [src, dst] = rowsOf(
+                          tb, tloc,
+                          arith::AddIOp::create(tb, tloc, first,
+                                                indexConst(tb, tloc, g)));
+                      srcs.push_back(src);
+                      dsts.push_back(dst);
+                    }
+                    body(tb, tloc, offset, srcs, dsts);
+                    scf::YieldOp::create(tb, tloc);
+                  },
+                  [&](OpBuilder &eb, Location eloc) {
+                    scf::ForOp::create(
+                        eb, eloc, first, end, one, ValueRange{},
+                        [&](OpBuilder &fb, Location floc, Value pair,
+                            ValueRange) {
+                          auto [src, dst] = rowsOf(fb, floc, pair);
+                          body(fb, floc, offset, src, dst);
+                          scf::YieldOp::create(fb, floc);
+                        });
+                    scf::YieldOp::create(eb, eloc);
+                  });
             });
         scf::YieldOp::create(ob, oloc);
       });
@@ -98,6 +140,9 @@ static MemRefType resultBufferType(Value tensor) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
+/// Pairs whose row updates share each weight vector load.
+static constexpr int64_t kPairsPerGroup = 8;
+
 /// The widest vector, of at most `maxWidth` lanes, that tiles `channels`
 /// exactly (so odd channel counts need no masking).
 static int64_t vectorWidth(int64_t channels, int64_t maxWidth = 32) {
@@ -107,12 +152,14 @@ static int64_t vectorWidth(int64_t channels, int64_t maxWidth = 32) {
   return 1;
 }
 
-/// acc[dst, :] += features[src, :] @ weight[offset] for a static output
-/// width: each chunk of output channels is one vector register that
-/// accumulates a broadcast-FMA per input channel, then is stored once.
+/// acc[dsts[g], :] += features[srcs[g], :] @ weight[offset] for a static
+/// output width: each chunk of output channels is a vector register per
+/// pair of the group, accumulating a broadcast-FMA per input channel; one
+/// weight load serves the whole group. Each row is stored once per chunk.
 static void emitVectorRowUpdate(OpBuilder &b, Location loc, Value acc,
-                                Value dst, Value features, Value src,
-                                Value weight, Value offset, Value channelsIn,
+                                ArrayRef<Value> dsts, Value features,
+                                ArrayRef<Value> srcs, Value weight,
+                                Value offset, Value channelsIn,
                                 int64_t channelsOut, Type accType) {
   int64_t width = vectorWidth(channelsOut);
   auto accVector = VectorType::get({width}, accType);
@@ -121,22 +168,27 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc, Value acc,
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   for (int64_t start = 0; start < channelsOut; start += width) {
     Value column = indexConst(b, loc, start);
-    Value initial =
-        vector::LoadOp::create(b, loc, accVector, acc, ValueRange{dst, column});
-    auto sum = scf::ForOp::create(
-        b, loc, zero, channelsIn, one, ValueRange{initial},
-        [&](OpBuilder &fb, Location floc, Value ci, ValueRange iter) {
-          Value x = loadAs(fb, floc, features, {src, ci}, accType);
-          Value xs = vector::BroadcastOp::create(fb, floc, accVector, x);
+    SmallVector<Value> initial;
+    for (Value dst : dsts)
+      initial.push_back(vector::LoadOp::create(b, loc, accVector, acc,
+                                               ValueRange{dst, column}));
+    auto sums = scf::ForOp::create(
+        b, loc, zero, channelsIn, one, initial,
+        [&](OpBuilder &fb, Location floc, Value ci, ValueRange partial) {
           Value w = vector::LoadOp::create(fb, floc, weightVector, weight,
                                            ValueRange{offset, ci, column});
           if (weightElement != accType)
             w = arith::ExtFOp::create(fb, floc, accVector, w);
-          scf::YieldOp::create(
-              fb, floc, ValueRange{vector::FMAOp::create(fb, floc, xs, w, iter[0])});
+          SmallVector<Value> next;
+          for (auto [src, sum] : llvm::zip_equal(srcs, partial)) {
+            Value x = loadAs(fb, floc, features, {src, ci}, accType);
+            Value xs = vector::BroadcastOp::create(fb, floc, accVector, x);
+            next.push_back(vector::FMAOp::create(fb, floc, xs, w, sum));
+          }
+          scf::YieldOp::create(fb, floc, next);
         });
-    vector::StoreOp::create(b, loc, sum.getResult(0), acc,
-                            ValueRange{dst, column});
+    for (auto [dst, sum] : llvm::zip_equal(dsts, sums.getResults()))
+      vector::StoreOp::create(b, loc, sum, acc, ValueRange{dst, column});
   }
 }
 
@@ -193,18 +245,21 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   std::optional<int64_t> staticChannelsOut;
   if (auto type = cast<MemRefType>(weight.getType()); !type.isDynamicDim(2))
     staticChannelsOut = type.getDimSize(2);
-  forEachPair(b, loc, rulebook, volume, inverse,
-              [&](OpBuilder &pb, Location ploc, Value offset, Value src,
-                  Value dst) {
+  // Groups of pairs share each weight load (no two pairs of one offset
+  // write the same row, so a group's updates are independent).
+  int64_t groupSize = staticChannelsOut ? kPairsPerGroup : 1;
+  forEachPair(b, loc, rulebook, volume, inverse, groupSize,
+              [&](OpBuilder &pb, Location ploc, Value offset,
+                  ArrayRef<Value> srcs, ArrayRef<Value> dsts) {
                 // acc[dst, :] += features[src, :] @ weight[offset]
                 if (staticChannelsOut)
-                  emitVectorRowUpdate(pb, ploc, acc, dst, features, src,
+                  emitVectorRowUpdate(pb, ploc, acc, dsts, features, srcs,
                                       weight, offset, channelsIn,
                                       *staticChannelsOut, accType);
                 else
-                  emitScalarRowUpdate(pb, ploc, acc, dst, features, src,
-                                      weight, offset, channelsIn, channelsOut,
-                                      accType);
+                  emitScalarRowUpdate(pb, ploc, acc, dsts[0], features,
+                                      srcs[0], weight, offset, channelsIn,
+                                      channelsOut, accType);
               });
   return finish(b, loc, acc, rows, channelsOut,
                 resultBufferType(op.getOutFeatures()));
@@ -247,8 +302,10 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
         });
   }
   forEachPair(
-      b, loc, rulebook, volume, /*inverse=*/false,
-      [&](OpBuilder &pb, Location ploc, Value, Value src, Value dst) {
+      b, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1,
+      [&](OpBuilder &pb, Location ploc, Value, ArrayRef<Value> srcs,
+          ArrayRef<Value> dsts) {
+        Value src = srcs[0], dst = dsts[0];
         if (!isMax) {
           Value count = memref::LoadOp::create(pb, ploc, contributors, dst);
           memref::StoreOp::create(

@@ -1,8 +1,9 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
 
 // The compute: offsets in order, the pairs of one offset in parallel (no two
-// share an output row), each pair adding features[in] @ weight[offset] to
-// row out.
+// share an output row) in groups of 8 that share each weight load; each
+// pair adds features[in] @ weight[offset] to row out. A partial last group
+// goes pair by pair.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[RB:.*]]:3 = call @spconv_build_subm_k3_s1_p1_d1_g16
 // CHECK: %[[ACC:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
@@ -12,15 +13,22 @@
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[K]]
 // CHECK: %[[BEGIN:.*]] = memref.load %[[RB]]#2[%[[J]]] : memref<4xindex>
 // CHECK: %[[END:.*]] = memref.load %[[RB]]#2[%{{.*}}] : memref<4xindex>
-// CHECK: scf.parallel (%[[P:.*]]) = (%[[BEGIN]]) to (%[[END]])
-// CHECK: memref.load %[[RB]]#0[%[[P]]]
-// CHECK: memref.load %[[RB]]#1[%[[P]]]
-// CHECK: %[[ROW:.*]] = vector.load %[[ACC]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<4xf32>
-// CHECK: %[[SUM:.*]] = scf.for %{{.*}} iter_args(%[[PARTIAL:.*]] = %[[ROW]]) -> (vector<4xf32>)
-// CHECK: vector.broadcast %{{.*}} : f32 to vector<4xf32>
+// CHECK: scf.parallel (%[[P:.*]]) = (%[[BEGIN]]) to (%[[END]]) step (%[[GROUP:.*]])
+// CHECK: %[[FULL:.*]] = arith.cmpi ule, %{{.*}}, %[[END]] : index
+// CHECK: scf.if %[[FULL]] {
+// CHECK-COUNT-8: memref.load %[[RB]]#1
+// CHECK-COUNT-8: vector.load %[[ACC]]
+// CHECK: %{{.*}}:8 = scf.for %{{.*}} iter_args(%[[PARTIAL:[a-z0-9_]+]] = %{{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK: vector.load %{{.*}} : memref<3x4x4xf32>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<4xf32>
 // CHECK: vector.fma %{{.*}}, %{{.*}}, %[[PARTIAL]] : vector<4xf32>
-// CHECK: vector.store %[[SUM]], %[[ACC]]
+// CHECK-COUNT-7: vector.fma
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[ACC]]
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %[[P]] to %[[END]]
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}}, %[[ACC]]
 // CHECK: bufferization.to_tensor
 func.func @conv(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
   %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x2xi32, #spconv.grid<[16]>>
@@ -83,8 +91,12 @@ func.func @pools(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>) ->
 // vector<32xf32>; a dynamic width falls back to scalar dot products.
 // CHECK-LABEL: func.func @widths
 // CHECK: vector.fma %{{.*}} : vector<5xf32>
-// CHECK-COUNT-3: vector.fma %{{.*}} : vector<32xf32>
-// CHECK-NOT: vector.fma
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: arith.mulf %{{.*}} : f32
 func.func @widths(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x3xf32>, %w5: tensor<3x3x5xf32>,
                   %w96: tensor<3x3x96xf32>, %wd: tensor<3x3x?xf32>) -> (tensor<?x5xf32>, tensor<?x96xf32>, tensor<?x?xf32>) {
