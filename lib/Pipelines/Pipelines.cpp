@@ -38,7 +38,7 @@ void mlir::spconv::buildSpConvToCPUPipeline(
 
   // Loops specialised per geometry, then buffers.
   pm.addPass(createConvertSpConvToSCFPass(
-      ConvertSpConvToSCFPassOptions{options.blockSize}));
+      ConvertSpConvToSCFPassOptions{options.blockSize, options.submSearch}));
   // The hash probe is called inside the builders' innermost loops: inline
   // it (and the builders into their callers).
   pm.addPass(createInlinerPass());

@@ -1,5 +1,6 @@
 // RUN: spconv-opt %s --spconv-to-cpu | FileCheck %s
 // RUN: spconv-opt %s --spconv-to-cpu="openmp=false" | FileCheck %s --check-prefix=SERIAL
+// RUN: spconv-opt %s --spconv-to-cpu="subm-search=hash" | FileCheck %s --check-prefix=HASH
 
 // The whole CPU pipeline ends in the LLVM dialect, with the parallel loops
 // on OpenMP (or sequential) and the runtime called through its C interface.
@@ -11,15 +12,18 @@
 // CHECK-LABEL: llvm.func @net(
 // CHECK: llvm.call @spconv_rt_memref_linearize_coords(
 // CHECK-NOT: llvm.call @spconv_rt_memref_linearize_coords(
-// CHECK: llvm.call @spconv_rt_memref_hash_build(
+// CHECK: llvm.call @spconv_rt_memref_sort_pairs(
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
-// CHECK: llvm.intr.prefetch
 // CHECK-NOT: llvm.call @spconv_rt_memref_linearize_coords(
 // CHECK-LABEL: llvm.func private @spconv_rt_memref_linearize_coords(
 // CHECK: llvm.call @_mlir_ciface_spconv_rt_memref_linearize_coords(
 // SERIAL-NOT: omp.
 // SERIAL: llvm.func @net(
+// HASH-LABEL: llvm.func @net(
+// HASH: llvm.call @spconv_rt_memref_hash_build(
+// HASH: omp.wsloop
+// HASH: llvm.intr.prefetch
 func.func @net(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x16xf32>, %w: tensor<27x16x16xf32>)
     -> tensor<?x16xf32> {
   %a:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w

@@ -65,6 +65,11 @@ static llvm::cl::opt<int> numThreads(
 static llvm::cl::opt<bool> profile(
     "profile", llvm::cl::desc("Time every rulebook build and compute and print "
                               "a table (ms, rows produced, op) to stdout"));
+static llvm::cl::opt<std::string> submSearch(
+    "subm-search",
+    llvm::cl::desc("How subm rulebooks find neighbours: sorted (default) or "
+                   "hash"),
+    llvm::cl::init("sorted"));
 static llvm::cl::opt<std::string> target(
     "target", llvm::cl::desc("Where to run: cpu (the only target so far)"),
     llvm::cl::init("cpu"));
@@ -232,6 +237,7 @@ int main(int argc, char **argv) {
   }
   mlir::spconv::SpConvToCPUPipelineOptions pipelineOptions;
   pipelineOptions.profile = profile;
+  pipelineOptions.submSearch = submSearch;
   mlir::spconv::buildSpConvToCPUPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
     return fail("lowering " + inputFile + " failed");

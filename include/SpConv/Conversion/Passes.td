@@ -26,7 +26,18 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     table and probe it inline, following the layout contract of
     `runtime/include/spconv-rt/HashTableLayout.h`:
 
-    * subm: probe every site's neighbours in the input table; with an odd
+    * subm, `subm-search=sorted` (the default): sort the site keys once
+      (carrying their rows; equal neighbours are duplicate sites) and find
+      every neighbour by merging: a neighbour's key is the site's key plus
+      a constant per offset, so one pointer per row of offsets (offsets
+      that differ only in the last dimension) walks the sorted keys as the
+      sites advance, started by a binary search per block; out-of-grid
+      neighbours are ruled out from coordinates decoded from the key. With
+      an odd kernel only the offsets below the centre are searched (each hit
+      is also the reversed pair of the mirrored offset, and the centre is
+      the identity);
+    * subm, `subm-search=hash`: probe every site's neighbours in the input
+      table, inline (the layout a GPU kernel would probe); with an odd
       kernel only the offsets below the centre are searched (each hit is
       also the reversed pair of the mirrored offset, and the centre is the
       identity), and the counting pass keeps one byte per probe saying
@@ -71,7 +82,10 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
   ];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Sites per block when counting and writing rulebook pairs">
+           "Sites per block when counting and writing rulebook pairs">,
+    Option<"submSearch", "subm-search", "std::string", /*default=*/"\"sorted\"",
+           "How subm builders find neighbours: `sorted` (merge the sorted "
+           "site keys) or `hash` (probe the runtime's hash table inline)">
   ];
 }
 

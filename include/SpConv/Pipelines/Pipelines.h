@@ -23,6 +23,11 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("Sites per block when counting and writing rulebook "
                      "pairs (convert-spconv-to-scf)"),
       llvm::cl::init(256)};
+  PassOptions::Option<std::string> submSearch{
+      *this, "subm-search",
+      llvm::cl::desc("How subm rulebook builders find neighbours: sorted "
+                     "(merge sorted keys) or hash (probe the hash table)"),
+      llvm::cl::init("sorted")};
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run scf.parallel loops on OpenMP threads (needs libomp "

@@ -533,10 +533,13 @@ FailureOr<RulebookBuffers>
 lowering::lowerBuildRulebook(LoweringContext &ctx, OpBuilder &b,
                              BuildRulebookOp op, Value coordsBuffer) {
   RulebookType type = op.getRulebook().getType();
-  std::string name = getBuilderName(type);
+  bool sorted = type.getGeometry().getKind() == ConvKind::Subm &&
+                ctx.getSubmSearch() == SubmSearch::Sorted;
+  std::string name = getBuilderName(type) + (sorted ? "_sorted" : "");
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)
-    builder = RulebookBuilder(ctx, type).create(name);
+    builder = sorted ? createSortedSubmBuilder(ctx, type, name)
+                     : RulebookBuilder(ctx, type).create(name);
 
   Location loc = op.getLoc();
   Value argument = castTo(b, loc, coordsBuffer,

@@ -33,14 +33,21 @@ struct HashTableBuffers {
   Value values; ///< memref<?xi32>, same size.
 };
 
+/// How subm builders find neighbours.
+enum class SubmSearch {
+  Sorted, ///< merge the sorted site keys (SortedSubm.cpp)
+  Hash    ///< probe the runtime's hash table inline
+};
+
 /// State shared by the op lowerings of one module.
 class LoweringContext {
 public:
-  LoweringContext(ModuleOp module, int64_t blockSize)
-      : module(module), blockSize(blockSize) {}
+  LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch)
+      : module(module), blockSize(blockSize), submSearch(submSearch) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
+  SubmSearch getSubmSearch() const { return submSearch; }
 
   /// Declares the runtime entry point `name` once (C interface, so memrefs
   /// are passed as descriptor pointers) and returns it.
@@ -61,6 +68,7 @@ public:
 private:
   ModuleOp module;
   int64_t blockSize;
+  SubmSearch submSearch;
 };
 
 //===----------------------------------------------------------------------===//

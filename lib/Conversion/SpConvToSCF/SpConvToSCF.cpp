@@ -136,6 +136,12 @@ void ConvertSpConvToSCFPass::runOnOperation() {
         << blockSize.getValue();
     return signalPassFailure();
   }
+  if (submSearch != "sorted" && submSearch != "hash") {
+    module.emitError("convert-spconv-to-scf: subm-search must be sorted or "
+                     "hash, got '")
+        << submSearch.getValue() << "'";
+    return signalPassFailure();
+  }
 
   // Rulebooks and tables are lowered to buffers local to one function.
   bool crossesBoundary = false;
@@ -157,7 +163,9 @@ void ConvertSpConvToSCFPass::runOnOperation() {
     if (isa<SpConvDialect>(op->getDialect()))
       ops.push_back(op);
   });
-  LoweringContext ctx(module, blockSize);
+  LoweringContext ctx(module, blockSize,
+                      submSearch == "hash" ? SubmSearch::Hash
+                                           : SubmSearch::Sorted);
   for (Operation *op : ops) {
     OpBuilder b(op);
     if (failed(lowerOp(ctx, b, op)))

@@ -20,6 +20,11 @@ FailureOr<RulebookBuffers> lowerBuildRulebook(LoweringContext &ctx,
                                               OpBuilder &b, BuildRulebookOp op,
                                               Value coordsBuffer);
 
+/// Creates the subm builder `name` that finds neighbours by merging the
+/// sorted site keys (see SortedSubm.cpp).
+func::FuncOp createSortedSubmBuilder(LoweringContext &ctx, RulebookType type,
+                                     StringRef name);
+
 /// Gather, GEMM per offset and scatter-add; returns the result buffer.
 Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
                         const RulebookBuffers &rulebook, Value features,

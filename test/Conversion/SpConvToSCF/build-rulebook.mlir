@@ -1,5 +1,7 @@
-// RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
-// RUN: spconv-opt %s -convert-spconv-to-scf="block-size=64" -split-input-file | FileCheck %s --check-prefix=BLOCK
+// The hash-probing builders (subm-search=hash); sorted-subm.mlir has the
+// default subm builder.
+// RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash" -split-input-file | FileCheck %s
+// RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash block-size=64" -split-input-file | FileCheck %s --check-prefix=BLOCK
 
 // A subm build becomes a call of a builder specialised for its geometry;
 // the result coordinates are the input's.

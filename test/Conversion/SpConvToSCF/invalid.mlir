@@ -2,6 +2,8 @@
 // RUN: not spconv-opt %s -convert-spconv-to-scf="block-size=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // BLOCK: convert-spconv-to-scf: block-size must be positive, got 0
+// RUN: not spconv-opt %s -convert-spconv-to-scf="subm-search=bsearch" 2>&1 | FileCheck %s --check-prefix=SEARCH
+// SEARCH: convert-spconv-to-scf: subm-search must be sorted or hash, got 'bsearch'
 
 func.func @undecomposed(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
   // expected-error @+1 {{'spconv.conv' op must be decomposed first (run spconv-decompose)}}

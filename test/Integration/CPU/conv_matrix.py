@@ -10,6 +10,7 @@ conv kinds, pooling, unfold/fold, segment max, batch > 1, N = 0, odd
 channel counts and f16 features.
 
 usage: conv_matrix.py --bin DIR --work DIR [--shard I/N] [--list]
+                      [--subm-search sorted|hash] [--only OP]
 """
 
 import argparse
@@ -203,9 +204,10 @@ class Case:
 
 
 class Runner:
-    def __init__(self, bindir, work):
+    def __init__(self, bindir, work, subm_search):
         self.bindir = bindir
         self.work = work
+        self.subm_search = subm_search
 
     def tool(self, name):
         return os.path.join(self.bindir, name)
@@ -242,7 +244,7 @@ class Runner:
         np.save(path("b.npy"), rng.standard_normal(case.cout).astype(dt))
         np.save(path("wi.npy"), rng.standard_normal((volume, case.cout, case.cin)).astype(dt))
         run = [self.tool("spconv-run"), path("f.mlir"), "--entry", "f",
-               "--output-dir", path("out")]
+               "--output-dir", path("out"), "--subm-search", self.subm_search]
         ref = [self.tool("spconv-ref")]
         grid = ["--grid", csv(case.grid)]
 
@@ -388,14 +390,17 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--shard", default="0/1")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--subm-search", default="sorted", choices=["sorted", "hash"])
+    parser.add_argument("--only", help="run only the cases of this op (e.g. subm)")
     args = parser.parse_args()
     index, count = (int(v) for v in args.shard.split("/"))
-    selected = [c for i, c in enumerate(cases()) if i % count == index]
+    selected = [c for i, c in enumerate(cases())
+                if i % count == index and (not args.only or c.op == args.only)]
     if args.list:
         for c in selected:
             print(c.name)
         return 0
-    runner = Runner(args.bin, args.work)
+    runner = Runner(args.bin, args.work, args.subm_search)
     failures = 0
     for case in selected:
         try:

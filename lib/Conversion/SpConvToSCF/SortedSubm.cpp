@@ -1,0 +1,479 @@
+//===- SortedSubm.cpp - Subm rulebooks by merging sorted keys -------------===//
+//
+// Part of the spconv-mlir project.
+//
+// The neighbour of a site at kernel offset j has the key key + delta_j, a
+// constant per offset (the grid strides fold it). Once the site keys are
+// sorted, the neighbours of consecutive sites are found by advancing one
+// pointer per offset through the same sorted array: a merge that streams
+// memory, instead of one hash probe per (site, offset). Out-of-grid
+// neighbours, whose keys could alias another site, are ruled out from the
+// site's coordinates, decoded from its key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConvToSCF.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+namespace {
+/// One searched kernel offset: its row-major index, the key delta of its
+/// neighbour and the per-dimension shift of the neighbour's coordinates.
+struct SearchedOffset {
+  int64_t offset;
+  int64_t delta;
+  SmallVector<int64_t> shift;
+};
+
+/// Searched offsets that differ only in the last (contiguous) dimension:
+/// their neighbours' keys lie in `[key + base, key + base + span]`, so one
+/// merge pointer serves them all.
+struct SearchedRow {
+  int64_t base;
+  SmallVector<size_t> members;
+};
+} // namespace
+
+/// First position in `sorted[0, size)` whose key is >= `target`.
+static Value lowerBound(OpBuilder &b, Location loc, Value sorted, Value size,
+                        Value target) {
+  Type index = b.getIndexType();
+  auto loop = scf::WhileOp::create(
+      b, loc, TypeRange{index, index}, ValueRange{indexConst(b, loc, 0), size},
+      [&](OpBuilder &nb, Location nloc, ValueRange range) {
+        Value more = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ult,
+                                           range[0], range[1]);
+        scf::ConditionOp::create(nb, nloc, more, range);
+      },
+      [&](OpBuilder &nb, Location nloc, ValueRange range) {
+        Value middle = arith::AddIOp::create(
+            nb, nloc, range[0],
+            arith::ShRUIOp::create(
+                nb, nloc, arith::SubIOp::create(nb, nloc, range[1], range[0]),
+                indexConst(nb, nloc, 1)));
+        Value key = memref::LoadOp::create(nb, nloc, sorted, middle);
+        Value below = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
+                                            key, target);
+        Value low = arith::SelectOp::create(
+            nb, nloc, below,
+            arith::AddIOp::create(nb, nloc, middle, indexConst(nb, nloc, 1)),
+            range[0]);
+        Value high = arith::SelectOp::create(nb, nloc, below, range[1], middle);
+        scf::YieldOp::create(nb, nloc, ValueRange{low, high});
+      });
+  return loop.getResult(0);
+}
+
+/// The key at `p` of `sorted[0, size)`, clamped so that it never reads
+/// past the end; callers check `p < size` themselves.
+static Value keyAt(OpBuilder &b, Location loc, Value sorted, Value size,
+                   Value p) {
+  Value last = arith::SubIOp::create(b, loc, size, indexConst(b, loc, 1));
+  return memref::LoadOp::create(
+      b, loc, sorted, ValueRange{arith::MinUIOp::create(b, loc, p, last)});
+}
+
+/// Advances `position` past the keys below `target` in `sorted[0, size)`.
+static Value advance(OpBuilder &b, Location loc, Value sorted, Value size,
+                     Value position, Value target) {
+  auto loop = scf::WhileOp::create(
+      b, loc, TypeRange{b.getIndexType()}, ValueRange{position},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value inside = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ult,
+                                             args[0], size);
+        Value below =
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
+                                  keyAt(nb, nloc, sorted, size, args[0]), target);
+        scf::ConditionOp::create(
+            nb, nloc, arith::AndIOp::create(nb, nloc, inside, below), args);
+      },
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        scf::YieldOp::create(
+            nb, nloc,
+            ValueRange{arith::AddIOp::create(nb, nloc, args[0],
+                                             indexConst(nb, nloc, 1))});
+      });
+  return loop.getResult(0);
+}
+
+func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
+                                               RulebookType type,
+                                               StringRef name) {
+  MLIRContext *context = type.getContext();
+  GeometryAttr geometry = type.getGeometry();
+  GridAttr grid = type.getInputGrid();
+  ArrayRef<int64_t> shape = grid.getShape();
+  unsigned rank = geometry.getRank();
+  int64_t volume = geometry.getKernelVolume();
+  ModuleOp module = ctx.getModule();
+  Location loc = module.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
+
+  // The offsets to search: below the centre for odd kernels (the mirrored
+  // offset gets the reversed pairs, the centre is the identity), else all.
+  bool symmetric = llvm::all_of(geometry.getKernel(),
+                                [](int64_t k) { return k % 2 == 1; });
+  int64_t centre = (volume - 1) / 2;
+  SmallVector<int64_t> strides(rank, 1);
+  for (int d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  SmallVector<SearchedOffset> searched;
+  for (int64_t offset = 0; offset < (symmetric ? centre : volume); ++offset) {
+    SearchedOffset s{offset, 0, SmallVector<int64_t>(rank)};
+    for (int d = rank - 1, rest = offset; d >= 0; --d) {
+      int64_t j = rest % geometry.getKernel()[d];
+      rest /= geometry.getKernel()[d];
+      s.shift[d] = j * geometry.getDilation()[d] - geometry.getPadding()[d];
+      s.delta += s.shift[d] * strides[d];
+    }
+    searched.push_back(s);
+  }
+  auto mirror = [&](int64_t offset) { return volume - 1 - offset; };
+  int64_t numSearched = searched.size();
+  SmallVector<SearchedRow> searchedRows;
+  for (auto [k, s] : llvm::enumerate(searched)) {
+    auto sameRow = [&](const SearchedRow &row) {
+      return ArrayRef(searched[row.members.front()].shift).drop_back() ==
+             ArrayRef(s.shift).drop_back();
+    };
+    auto *row = llvm::find_if(searchedRows, sameRow);
+    if (row == searchedRows.end()) {
+      searchedRows.push_back({s.delta, {}});
+      row = std::prev(searchedRows.end());
+    }
+    row->base = std::min(row->base, s.delta);
+    row->members.push_back(k);
+  }
+  int64_t numRows = searchedRows.size();
+
+  auto anyCoords = MemRefType::get(
+      {ShapedType::kDynamic, rank + 1}, i32,
+      StridedLayoutAttr::get(context, ShapedType::kDynamic,
+                             {ShapedType::kDynamic, ShapedType::kDynamic}));
+  auto dynCoords = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, i32,
+      StridedLayoutAttr::get(context, ShapedType::kDynamic,
+                             {ShapedType::kDynamic, ShapedType::kDynamic}));
+  auto pairsType = MemRefType::get({ShapedType::kDynamic}, i32);
+  auto offsetsType = MemRefType::get({volume + 1}, index);
+  auto function = func::FuncOp::create(
+      b, loc, name,
+      b.getFunctionType({anyCoords}, {pairsType, pairsType, offsetsType}));
+  function.setPrivate();
+  b.setInsertionPointToStart(function.addEntryBlock());
+  Value coords = function.getArgument(0);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value n = memref::DimOp::create(b, loc, coords, 0);
+  auto dyn1d = [&](Type element) {
+    return MemRefType::get({ShapedType::kDynamic}, element);
+  };
+
+  // Keys, validated by the runtime; then sorted, carrying their rows.
+  Value keys = alloc1d(b, loc, i64, n);
+  int64_t batchSize =
+      effectiveBatchSize(grid, {*checkedProduct(shape)});
+  Value ok = callRuntime(ctx, b, loc, "spconv_rt_memref_linearize_coords",
+                         {castTo(b, loc, coords, dynCoords),
+                          i64Array(b, loc, shape), i64Const(b, loc, batchSize),
+                          keys});
+  Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
+  Value sorted = alloc1d(b, loc, i64, sites);
+  Value rows = alloc1d(b, loc, i32, sites);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{sites}, ValueRange{one},
+      [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+        memref::StoreOp::create(
+            pb, ploc, memref::LoadOp::create(pb, ploc, keys, ivs), sorted, ivs);
+        memref::StoreOp::create(
+            pb, ploc, arith::IndexCastOp::create(pb, ploc, i32, ivs[0]), rows,
+            ivs);
+      });
+  Value sortedOk = callRuntime(ctx, b, loc, "spconv_rt_memref_sort_pairs",
+                               {sorted, rows});
+  sites = arith::SelectOp::create(b, loc, sortedOk, sites, zero);
+
+  // Duplicate sites are neighbours once sorted; report the first pair.
+  auto firstRepeat = scf::ForOp::create(
+      b, loc, one, arith::MaxUIOp::create(b, loc, sites, one), one,
+      ValueRange{indexConst(b, loc, -1)},
+      [&](OpBuilder &fb, Location floc, Value p, ValueRange iter) {
+        Value previous = memref::LoadOp::create(
+            fb, floc, sorted, ValueRange{arith::SubIOp::create(fb, floc, p, one)});
+        Value current = memref::LoadOp::create(fb, floc, sorted, p);
+        Value repeat = arith::AndIOp::create(
+            fb, floc,
+            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::eq, previous,
+                                  current),
+            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, iter[0],
+                                  zero));
+        scf::YieldOp::create(
+            fb, floc,
+            ValueRange{arith::SelectOp::create(fb, floc, repeat, p, iter[0])});
+      });
+  Value repeatAt = firstRepeat.getResult(0);
+  Value hasRepeat =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, repeatAt, zero);
+  scf::IfOp::create(b, loc, hasRepeat, [&](OpBuilder &tb, Location tloc) {
+    // The later of the two rows is the one that repeats an earlier site.
+    Value a = memref::LoadOp::create(
+        tb, tloc, rows, ValueRange{arith::SubIOp::create(tb, tloc, repeatAt, one)});
+    Value c = memref::LoadOp::create(tb, tloc, rows, repeatAt);
+    Value later = arith::ExtSIOp::create(
+        tb, tloc, i64, arith::MaxSIOp::create(tb, tloc, a, c));
+    callRuntime(ctx, tb, tloc, "spconv_rt_memref_report_duplicate_site",
+                {castTo(tb, tloc, coords, dynCoords), prefix(tb, tloc, keys, n),
+                 later});
+    scf::YieldOp::create(tb, tloc);
+  });
+  sites = arith::SelectOp::create(b, loc, hasRepeat, zero, sites);
+
+  // counts[j * blocks + block] (+ a trailing zero: the scan's total).
+  Value blockSize = indexConst(b, loc, ctx.getBlockSize());
+  Value blocks = arith::CeilDivUIOp::create(b, loc, sites, blockSize);
+  Value countSize = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)),
+      one);
+  Value counts = alloc1d(b, loc, i32, countSize);
+  Value last = arith::SubIOp::create(b, loc, countSize, one);
+  memref::StoreOp::create(b, loc, i32Const(b, loc, 0), counts, ValueRange{last});
+  auto countIndex = [&](OpBuilder &nb, Location nloc, int64_t offset,
+                        Value block) {
+    return arith::AddIOp::create(
+        nb, nloc,
+        arith::MulIOp::create(nb, nloc, blocks, indexConst(nb, nloc, offset)),
+        block);
+  };
+
+  // Runs `visit(q, found, positions, state)` for every sorted site q of
+  // `block`: found[k] says whether searched offset k has a neighbour, at
+  // sorted position positions[k]. One merge pointer per row of offsets,
+  // started by a binary search; `state` is threaded through the site loop.
+  auto mergeBlock =
+      [&](OpBuilder &nb, Location nloc, Value block, ValueRange init,
+          function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                          ArrayRef<Value>, ArrayRef<Value>,
+                                          ValueRange)>
+              visit) {
+        Value start = arith::MulIOp::create(nb, nloc, block, blockSize);
+        Value end = arith::MinUIOp::create(
+            nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize), sites);
+        Value firstKey = memref::LoadOp::create(nb, nloc, sorted, start);
+        SmallVector<Value> iterArgs;
+        for (const SearchedRow &row : searchedRows)
+          iterArgs.push_back(lowerBound(
+              nb, nloc, sorted, sites,
+              arith::AddIOp::create(nb, nloc, firstKey,
+                                    i64Const(nb, nloc, row.base))));
+        iterArgs.append(init.begin(), init.end());
+        return scf::ForOp::create(
+            nb, nloc, start, end, one, iterArgs,
+            [&](OpBuilder &fb, Location floc, Value q, ValueRange iter) {
+              Value key = memref::LoadOp::create(fb, floc, sorted, q);
+              // The site's coordinates, decoded from its key.
+              SmallVector<Value> x(rank);
+              Value rest = key;
+              for (int d = rank - 1; d >= 0; --d) {
+                Value extent = i64Const(fb, floc, shape[d]);
+                x[d] = arith::RemSIOp::create(fb, floc, rest, extent);
+                rest = arith::DivSIOp::create(fb, floc, rest, extent);
+              }
+              SmallVector<Value> pointers, found(numSearched),
+                  positions(numSearched);
+              for (auto [r, row] : llvm::enumerate(searchedRows)) {
+                Value p = advance(fb, floc, sorted, sites, iter[r],
+                                  arith::AddIOp::create(
+                                      fb, floc, key,
+                                      i64Const(fb, floc, row.base)));
+                pointers.push_back(p);
+                for (size_t k : row.members) {
+                  const SearchedOffset &s = searched[k];
+                  Value valid =
+                      arith::ConstantOp::create(fb, floc, fb.getBoolAttr(true));
+                  for (unsigned d = 0; d < rank; ++d) {
+                    if (s.shift[d] == 0)
+                      continue;
+                    Value moved = arith::AddIOp::create(
+                        fb, floc, x[d], i64Const(fb, floc, s.shift[d]));
+                    Value inside = arith::AndIOp::create(
+                        fb, floc,
+                        arith::CmpIOp::create(fb, floc,
+                                              arith::CmpIPredicate::sge, moved,
+                                              i64Const(fb, floc, 0)),
+                        arith::CmpIOp::create(fb, floc,
+                                              arith::CmpIPredicate::slt, moved,
+                                              i64Const(fb, floc, shape[d])));
+                    valid = arith::AndIOp::create(fb, floc, valid, inside);
+                  }
+                  // Keys in [key + base, target) take at most span
+                  // positions before the neighbour.
+                  Value target = arith::AddIOp::create(
+                      fb, floc, key, i64Const(fb, floc, s.delta));
+                  Value hit =
+                      arith::ConstantOp::create(fb, floc, fb.getBoolAttr(false));
+                  Value at = p;
+                  for (int64_t i = 0, span = s.delta - row.base; i <= span;
+                       ++i) {
+                    Value candidate = arith::AddIOp::create(
+                        fb, floc, p, indexConst(fb, floc, i));
+                    Value match = arith::AndIOp::create(
+                        fb, floc,
+                        arith::CmpIOp::create(fb, floc,
+                                              arith::CmpIPredicate::ult,
+                                              candidate, sites),
+                        arith::CmpIOp::create(
+                            fb, floc, arith::CmpIPredicate::eq,
+                            keyAt(fb, floc, sorted, sites, candidate), target));
+                    at = arith::SelectOp::create(fb, floc, match, candidate, at);
+                    hit = arith::OrIOp::create(fb, floc, hit, match);
+                  }
+                  found[k] = arith::AndIOp::create(fb, floc, valid, hit);
+                  positions[k] = at;
+                }
+              }
+              SmallVector<Value> next(pointers);
+              SmallVector<Value> state = visit(fb, floc, q, found, positions,
+                                               iter.drop_front(numRows));
+              next.append(state);
+              scf::YieldOp::create(fb, floc, next);
+            });
+      };
+
+  // Pass 1: count.
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+        auto loop = mergeBlock(
+            nb, nloc, ivs[0], zeros,
+            [&](OpBuilder &fb, Location floc, Value, ArrayRef<Value> found,
+                ArrayRef<Value>, ValueRange counters) {
+              SmallVector<Value> next;
+              for (auto [hit, counter] : llvm::zip_equal(found, counters))
+                next.push_back(arith::AddIOp::create(
+                    fb, floc, counter,
+                    arith::ExtUIOp::create(fb, floc, i32, hit)));
+              return next;
+            });
+        Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
+        Value end = arith::MinUIOp::create(
+            nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize), sites);
+        for (auto [k, s] : llvm::enumerate(searched)) {
+          Value counted = loop.getResult(numRows + k);
+          memref::StoreOp::create(nb, nloc, counted, counts,
+                                  ValueRange{countIndex(nb, nloc, s.offset, ivs[0])});
+          if (symmetric)
+            memref::StoreOp::create(
+                nb, nloc, counted, counts,
+                ValueRange{countIndex(nb, nloc, mirror(s.offset), ivs[0])});
+        }
+        if (symmetric)
+          memref::StoreOp::create(
+              nb, nloc,
+              arith::IndexCastOp::create(
+                  nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start)),
+              counts, ValueRange{countIndex(nb, nloc, centre, ivs[0])});
+      });
+
+  Value totalBuffer = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i32));
+  Value scanned = callRuntime(
+      ctx, b, loc, "spconv_rt_memref_exclusive_scan_i32",
+      {counts, counts, castTo(b, loc, totalBuffer, dyn1d(i32))});
+  Value total = arith::IndexCastOp::create(
+      b, loc, index, memref::LoadOp::create(b, loc, counts, ValueRange{last}));
+  total = arith::SelectOp::create(b, loc, scanned, total, zero);
+
+  // Pass 2: write, with the same merge.
+  Value pairIn = alloc1d(b, loc, i32, total);
+  Value pairOut = alloc1d(b, loc, i32, total);
+  auto slotOf = [&](OpBuilder &nb, Location nloc, int64_t offset,
+                    Value block) -> Value {
+    return arith::IndexCastOp::create(
+        nb, nloc, index,
+        memref::LoadOp::create(nb, nloc, counts,
+                               ValueRange{countIndex(nb, nloc, offset, block)}));
+  };
+  auto store = [&](OpBuilder &sb, Location sloc, Value value, Value buffer,
+                   Value slot) {
+    memref::StoreOp::create(sb, sloc, value, buffer, ValueRange{slot});
+  };
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        SmallVector<Value> first, mirrored;
+        for (const SearchedOffset &s : searched) {
+          first.push_back(slotOf(nb, nloc, s.offset, ivs[0]));
+          if (symmetric)
+            mirrored.push_back(slotOf(nb, nloc, mirror(s.offset), ivs[0]));
+        }
+        Value centreSlot = symmetric ? slotOf(nb, nloc, centre, ivs[0]) : Value();
+        Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
+        SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
+        mergeBlock(
+            nb, nloc, ivs[0], zeros,
+            [&](OpBuilder &fb, Location floc, Value q, ArrayRef<Value> found,
+                ArrayRef<Value> positions, ValueRange written) {
+              Value row = memref::LoadOp::create(fb, floc, rows, q);
+              SmallVector<Value> next;
+              for (int64_t k = 0; k < numSearched; ++k) {
+                auto write = scf::IfOp::create(
+                    fb, floc, found[k],
+                    [&](OpBuilder &tb, Location tloc) {
+                      Value neighbour =
+                          memref::LoadOp::create(tb, tloc, rows, positions[k]);
+                      Value slot =
+                          arith::AddIOp::create(tb, tloc, first[k], written[k]);
+                      // The neighbour feeds this site...
+                      store(tb, tloc, neighbour, pairIn, slot);
+                      store(tb, tloc, row, pairOut, slot);
+                      // ... and this site feeds the neighbour, mirrored.
+                      if (symmetric) {
+                        Value other = arith::AddIOp::create(
+                            tb, tloc, mirrored[k], written[k]);
+                        store(tb, tloc, row, pairIn, other);
+                        store(tb, tloc, neighbour, pairOut, other);
+                      }
+                      scf::YieldOp::create(
+                          tb, tloc,
+                          ValueRange{arith::AddIOp::create(tb, tloc, written[k],
+                                                           one)});
+                    },
+                    [&](OpBuilder &eb, Location eloc) {
+                      scf::YieldOp::create(eb, eloc, written[k]);
+                    });
+                next.push_back(write.getResult(0));
+              }
+              if (symmetric) {
+                // The centre: every site feeds itself.
+                Value slot = arith::AddIOp::create(
+                    fb, floc, centreSlot,
+                    arith::SubIOp::create(fb, floc, q, start));
+                store(fb, floc, row, pairIn, slot);
+                store(fb, floc, row, pairOut, slot);
+              }
+              return next;
+            });
+      });
+
+  // CSR offsets; an empty rulebook if a runtime step failed.
+  Value offsets = memref::AllocOp::create(b, loc, offsetsType);
+  for (int64_t offset = 0; offset <= volume; ++offset) {
+    Value begin = arith::IndexCastOp::create(
+        b, loc, index,
+        memref::LoadOp::create(
+            b, loc, counts,
+            ValueRange{arith::MulIOp::create(b, loc, blocks,
+                                             indexConst(b, loc, offset))}));
+    begin = arith::SelectOp::create(b, loc, scanned, begin, zero);
+    memref::StoreOp::create(b, loc, begin, offsets,
+                            ValueRange{indexConst(b, loc, offset)});
+  }
+  func::ReturnOp::create(b, loc, ValueRange{pairIn, pairOut, offsets});
+  return function;
+}
