@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PairCounts.h"
 #include "SpConvToSCF.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -264,44 +265,20 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   });
   sites = arith::SelectOp::create(b, loc, built, sites, zero);
 
-  // Pass 1: pairs per (offset, block). counts[j * blocks + block], plus one
-  // trailing zero so that the exclusive scan also yields the total.
+  // Pass 1 counts the pairs of each (offset, block), pass 2 writes them.
   int64_t blockSize = ctx.getBlockSize();
   Value blockSizeValue = indexConst(b, loc, blockSize);
   Value blocks = arith::CeilDivUIOp::create(b, loc, sites, blockSizeValue);
-  Value countSize = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)),
-      one);
-  Value counts = alloc1d(b, loc, i32, countSize);
-  Value last = arith::SubIOp::create(b, loc, countSize, one);
-  memref::StoreOp::create(b, loc, i32Const(b, loc, 0), counts,
-                          ValueRange{last});
-
+  PairCounts counts(b, loc, volume, blocks);
   auto blockRange = [&](OpBuilder &nb, Location nloc, Value block) {
     Value start = arith::MulIOp::create(nb, nloc, block, blockSizeValue);
     Value end = arith::MinUIOp::create(
         nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSizeValue), sites);
     return std::make_pair(start, end);
   };
-  auto countIndex = [&](OpBuilder &nb, Location nloc, int64_t offset,
-                        Value block) {
-    return arith::AddIOp::create(
-        nb, nloc,
-        arith::MulIOp::create(nb, nloc, blocks, indexConst(nb, nloc, offset)),
-        block);
-  };
-
-  // Subm with odd kernels is symmetric: site x finds y at offset j iff y
-  // finds x at the mirrored offset K-1-j, and the centre maps every site to
-  // itself. So only offsets below the centre are searched; each found pair
-  // is also written, reversed, to the mirrored offset, in the same block.
-  bool symmetric =
-      subm && llvm::all_of(geometry.getKernel(), [](int64_t k) { return k % 2; });
-  int64_t centre = (volume - 1) / 2;
-  SmallVector<int64_t> searched;
-  for (int64_t offset = 0; offset < (symmetric ? centre : volume); ++offset)
-    searched.push_back(offset);
-  auto mirror = [&](int64_t offset) { return volume - 1 - offset; };
+  SubmSearchPlan plan(geometry, subm);
+  ArrayRef<int64_t> searched = plan.searched;
+  bool symmetric = plan.symmetric;
 
   // Subm probes are the expensive part: the counting pass remembers, one
   // byte per (searched offset, site), which probes hit, so the writing pass
@@ -365,45 +342,23 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
             });
         for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
           Value counted = count.getResult(searchedIndex);
-          memref::StoreOp::create(
-              nb, nloc, counted, counts,
-              ValueRange{countIndex(nb, nloc, offset, ivs[0])});
+          counts.store(nb, nloc, counted, offset, ivs[0]);
           if (symmetric)
-            memref::StoreOp::create(
-                nb, nloc, counted, counts,
-                ValueRange{countIndex(nb, nloc, mirror(offset), ivs[0])});
+            counts.store(nb, nloc, counted, plan.mirror(offset), ivs[0]);
         }
         if (symmetric) {
           Value size = arith::IndexCastOp::create(
               nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
-          memref::StoreOp::create(
-              nb, nloc, size, counts,
-              ValueRange{countIndex(nb, nloc, centre, ivs[0])});
+          counts.store(nb, nloc, size, plan.centre, ivs[0]);
         }
       });
 
-  // Exclusive scan in place: counts[j * blocks + block] becomes the first
-  // pair of that block at offset j; the trailing entry the total.
-  Value totalBuffer = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i32));
-  Value scanned = callRuntime(
-      ctx, b, loc, "spconv_rt_memref_exclusive_scan_i32",
-      {counts, counts,
-       castTo(b, loc, totalBuffer, MemRefType::get({ShapedType::kDynamic}, i32))});
-  Value total = arith::IndexCastOp::create(
-      b, loc, index, memref::LoadOp::create(b, loc, counts, ValueRange{last}));
-  total = arith::SelectOp::create(b, loc, scanned, total, zero);
+  Value total = counts.scan(ctx, b, loc);
 
   // Pass 2: write the pairs.
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = subm ? alloc1d(b, loc, i32, total) : Value();
   Value candidateKeys = subm ? Value() : alloc1d(b, loc, i64, total);
-  auto firstSlot = [&](OpBuilder &nb, Location nloc, int64_t offset,
-                       Value block) -> Value {
-    return arith::IndexCastOp::create(
-        nb, nloc, index,
-        memref::LoadOp::create(nb, nloc, counts,
-                               ValueRange{countIndex(nb, nloc, offset, block)}));
-  };
   auto store = [&](OpBuilder &tb, Location tloc, Value value, Value buffer,
                    Value slot) {
     memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
@@ -414,12 +369,13 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
         SmallVector<Value> first, firstMirrored;
         for (int64_t offset : searched) {
-          first.push_back(firstSlot(nb, nloc, offset, ivs[0]));
+          first.push_back(counts.firstSlot(nb, nloc, offset, ivs[0]));
           if (symmetric)
-            firstMirrored.push_back(firstSlot(nb, nloc, mirror(offset), ivs[0]));
+            firstMirrored.push_back(
+                counts.firstSlot(nb, nloc, plan.mirror(offset), ivs[0]));
         }
         Value firstCentre =
-            symmetric ? firstSlot(nb, nloc, centre, ivs[0]) : Value();
+            symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0]) : Value();
         // `written[k]`: this block's pairs at searched offset k so far.
         SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
         scf::ForOp::create(
@@ -484,7 +440,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
             });
       });
 
-  Value valid = scanned;
+  Value valid = counts.getScanned();
   SmallVector<Value> returned;
   if (!subm) {
     // Output sites: the sorted unique candidate keys. The inverse map gives
@@ -512,18 +468,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   }
 
   // CSR offsets. If a runtime step failed, the rulebook is empty.
-  Value offsets = memref::AllocOp::create(b, loc, offsetsType);
-  for (int64_t offset = 0; offset <= volume; ++offset) {
-    Value start = arith::IndexCastOp::create(
-        b, loc, index,
-        memref::LoadOp::create(
-            b, loc, counts,
-            ValueRange{arith::MulIOp::create(b, loc, blocks,
-                                             indexConst(b, loc, offset))}));
-    start = arith::SelectOp::create(b, loc, valid, start, zero);
-    memref::StoreOp::create(b, loc, start, offsets,
-                            ValueRange{indexConst(b, loc, offset)});
-  }
+  Value offsets = counts.buildOffsets(b, loc, valid);
   returned.append({pairIn, pairOut, offsets});
   func::ReturnOp::create(b, loc, returned);
   return function;

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PairCounts.h"
 #include "SpConvToSCF.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,16 +117,14 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
 
-  // The offsets to search: below the centre for odd kernels (the mirrored
-  // offset gets the reversed pairs, the centre is the identity), else all.
-  bool symmetric = llvm::all_of(geometry.getKernel(),
-                                [](int64_t k) { return k % 2 == 1; });
-  int64_t centre = (volume - 1) / 2;
+  // The offsets to search, with their key deltas and coordinate shifts.
+  SubmSearchPlan plan(geometry, /*subm=*/true);
+  bool symmetric = plan.symmetric;
   SmallVector<int64_t> strides(rank, 1);
   for (int d = rank - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * shape[d + 1];
   SmallVector<SearchedOffset> searched;
-  for (int64_t offset = 0; offset < (symmetric ? centre : volume); ++offset) {
+  for (int64_t offset : plan.searched) {
     SearchedOffset s{offset, 0, SmallVector<int64_t>(rank)};
     for (int d = rank - 1, rest = offset; d >= 0; --d) {
       int64_t j = rest % geometry.getKernel()[d];
@@ -135,7 +134,6 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
     }
     searched.push_back(s);
   }
-  auto mirror = [&](int64_t offset) { return volume - 1 - offset; };
   int64_t numSearched = searched.size();
   SmallVector<SearchedRow> searchedRows;
   for (auto [k, s] : llvm::enumerate(searched)) {
@@ -171,9 +169,6 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   Value coords = function.getArgument(0);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value n = memref::DimOp::create(b, loc, coords, 0);
-  auto dyn1d = [&](Type element) {
-    return MemRefType::get({ShapedType::kDynamic}, element);
-  };
 
   // Keys, validated by the runtime; then sorted, carrying their rows.
   Value keys = alloc1d(b, loc, i64, n);
@@ -234,22 +229,10 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   });
   sites = arith::SelectOp::create(b, loc, hasRepeat, zero, sites);
 
-  // counts[j * blocks + block] (+ a trailing zero: the scan's total).
+  // Pass 1 counts the pairs of each (offset, block), pass 2 writes them.
   Value blockSize = indexConst(b, loc, ctx.getBlockSize());
   Value blocks = arith::CeilDivUIOp::create(b, loc, sites, blockSize);
-  Value countSize = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)),
-      one);
-  Value counts = alloc1d(b, loc, i32, countSize);
-  Value last = arith::SubIOp::create(b, loc, countSize, one);
-  memref::StoreOp::create(b, loc, i32Const(b, loc, 0), counts, ValueRange{last});
-  auto countIndex = [&](OpBuilder &nb, Location nloc, int64_t offset,
-                        Value block) {
-    return arith::AddIOp::create(
-        nb, nloc,
-        arith::MulIOp::create(nb, nloc, blocks, indexConst(nb, nloc, offset)),
-        block);
-  };
+  PairCounts counts(b, loc, volume, blocks);
 
   // Runs `visit(q, found, positions, state)` for every sorted site q of
   // `block`: found[k] says whether searched offset k has a neighbour, at
@@ -366,39 +349,23 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
             nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize), sites);
         for (auto [k, s] : llvm::enumerate(searched)) {
           Value counted = loop.getResult(numRows + k);
-          memref::StoreOp::create(nb, nloc, counted, counts,
-                                  ValueRange{countIndex(nb, nloc, s.offset, ivs[0])});
+          counts.store(nb, nloc, counted, s.offset, ivs[0]);
           if (symmetric)
-            memref::StoreOp::create(
-                nb, nloc, counted, counts,
-                ValueRange{countIndex(nb, nloc, mirror(s.offset), ivs[0])});
+            counts.store(nb, nloc, counted, plan.mirror(s.offset), ivs[0]);
         }
         if (symmetric)
-          memref::StoreOp::create(
-              nb, nloc,
-              arith::IndexCastOp::create(
-                  nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start)),
-              counts, ValueRange{countIndex(nb, nloc, centre, ivs[0])});
+          counts.store(nb, nloc,
+                       arith::IndexCastOp::create(
+                           nb, nloc, i32,
+                           arith::SubIOp::create(nb, nloc, end, start)),
+                       plan.centre, ivs[0]);
       });
 
-  Value totalBuffer = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i32));
-  Value scanned = callRuntime(
-      ctx, b, loc, "spconv_rt_memref_exclusive_scan_i32",
-      {counts, counts, castTo(b, loc, totalBuffer, dyn1d(i32))});
-  Value total = arith::IndexCastOp::create(
-      b, loc, index, memref::LoadOp::create(b, loc, counts, ValueRange{last}));
-  total = arith::SelectOp::create(b, loc, scanned, total, zero);
+  Value total = counts.scan(ctx, b, loc);
 
   // Pass 2: write, with the same merge.
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = alloc1d(b, loc, i32, total);
-  auto slotOf = [&](OpBuilder &nb, Location nloc, int64_t offset,
-                    Value block) -> Value {
-    return arith::IndexCastOp::create(
-        nb, nloc, index,
-        memref::LoadOp::create(nb, nloc, counts,
-                               ValueRange{countIndex(nb, nloc, offset, block)}));
-  };
   auto store = [&](OpBuilder &sb, Location sloc, Value value, Value buffer,
                    Value slot) {
     memref::StoreOp::create(sb, sloc, value, buffer, ValueRange{slot});
@@ -408,11 +375,13 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         SmallVector<Value> first, mirrored;
         for (const SearchedOffset &s : searched) {
-          first.push_back(slotOf(nb, nloc, s.offset, ivs[0]));
+          first.push_back(counts.firstSlot(nb, nloc, s.offset, ivs[0]));
           if (symmetric)
-            mirrored.push_back(slotOf(nb, nloc, mirror(s.offset), ivs[0]));
+            mirrored.push_back(
+                counts.firstSlot(nb, nloc, plan.mirror(s.offset), ivs[0]));
         }
-        Value centreSlot = symmetric ? slotOf(nb, nloc, centre, ivs[0]) : Value();
+        Value centreSlot =
+            symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0]) : Value();
         Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
         SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
         mergeBlock(
@@ -462,18 +431,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
       });
 
   // CSR offsets; an empty rulebook if a runtime step failed.
-  Value offsets = memref::AllocOp::create(b, loc, offsetsType);
-  for (int64_t offset = 0; offset <= volume; ++offset) {
-    Value begin = arith::IndexCastOp::create(
-        b, loc, index,
-        memref::LoadOp::create(
-            b, loc, counts,
-            ValueRange{arith::MulIOp::create(b, loc, blocks,
-                                             indexConst(b, loc, offset))}));
-    begin = arith::SelectOp::create(b, loc, scanned, begin, zero);
-    memref::StoreOp::create(b, loc, begin, offsets,
-                            ValueRange{indexConst(b, loc, offset)});
-  }
+  Value offsets = counts.buildOffsets(b, loc, counts.getScanned());
   func::ReturnOp::create(b, loc, ValueRange{pairIn, pairOut, offsets});
   return function;
 }

@@ -1,0 +1,86 @@
+//===- PairCounts.cpp - Per-(offset, block) pair counts of a builder ------===//
+//
+// Part of the spconv-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PairCounts.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+PairCounts::PairCounts(OpBuilder &b, Location loc, int64_t volume,
+                       Value blocks)
+    : volume(volume), blocks(blocks) {
+  Value one = indexConst(b, loc, 1);
+  Value size = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)),
+      one);
+  counts = alloc1d(b, loc, b.getI32Type(), size);
+  last = arith::SubIOp::create(b, loc, size, one);
+  memref::StoreOp::create(b, loc, i32Const(b, loc, 0), counts,
+                          ValueRange{last});
+}
+
+Value PairCounts::index(OpBuilder &b, Location loc, int64_t offset,
+                        Value block) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, offset)),
+      block);
+}
+
+void PairCounts::store(OpBuilder &b, Location loc, Value count, int64_t offset,
+                       Value block) {
+  memref::StoreOp::create(b, loc, count, counts,
+                          ValueRange{index(b, loc, offset, block)});
+}
+
+Value PairCounts::scan(LoweringContext &ctx, OpBuilder &b, Location loc) {
+  Type i32 = b.getI32Type();
+  Value total = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i32));
+  scanned = callRuntime(
+      ctx, b, loc, "spconv_rt_memref_exclusive_scan_i32",
+      {counts, counts,
+       castTo(b, loc, total, MemRefType::get({ShapedType::kDynamic}, i32))});
+  Value pairs = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, counts, ValueRange{last}));
+  return arith::SelectOp::create(b, loc, scanned, pairs,
+                                 indexConst(b, loc, 0));
+}
+
+Value PairCounts::firstSlot(OpBuilder &b, Location loc, int64_t offset,
+                            Value block) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, counts,
+                             ValueRange{index(b, loc, offset, block)}));
+}
+
+Value PairCounts::buildOffsets(OpBuilder &b, Location loc, Value valid) {
+  Value offsets = memref::AllocOp::create(
+      b, loc, MemRefType::get({volume + 1}, b.getIndexType()));
+  Value zero = indexConst(b, loc, 0);
+  for (int64_t offset = 0; offset <= volume; ++offset) {
+    // Block 0 of `offset` is where its pairs start; offset `volume` is the
+    // trailing total.
+    Value start = firstSlot(b, loc, offset, zero);
+    start = arith::SelectOp::create(b, loc, valid, start, zero);
+    memref::StoreOp::create(b, loc, start, offsets,
+                            ValueRange{indexConst(b, loc, offset)});
+  }
+  return offsets;
+}
+
+SubmSearchPlan::SubmSearchPlan(GeometryAttr geometry, bool subm)
+    : volume(geometry.getKernelVolume()) {
+  symmetric = subm && llvm::all_of(geometry.getKernel(),
+                                   [](int64_t k) { return k % 2 == 1; });
+  centre = (volume - 1) / 2;
+  for (int64_t offset = 0; offset < (symmetric ? centre : volume); ++offset)
+    searched.push_back(offset);
+}

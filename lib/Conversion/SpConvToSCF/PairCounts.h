@@ -1,0 +1,69 @@
+//===- PairCounts.h - Per-(offset, block) pair counts of a builder -*- C++ -*-===//
+//
+// Part of the spconv-mlir project.
+//
+// Every rulebook builder counts the pairs of each kernel offset per block of
+// sites, prefix-sums the counts into the first slot of each (offset, block)
+// and writes the pairs there, so the rulebook is compact and ordered by
+// offset, then block. This class holds that bookkeeping, and the subm
+// symmetry both subm builders use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_LIB_CONVERSION_SPCONVTOSCF_PAIRCOUNTS_H
+#define SPCONV_LIB_CONVERSION_SPCONVTOSCF_PAIRCOUNTS_H
+
+#include "LoweringUtils.h"
+
+namespace mlir::spconv::lowering {
+
+/// `counts[offset * blocks + block]`, plus a trailing zero so that the
+/// exclusive scan also yields the total number of pairs.
+class PairCounts {
+public:
+  PairCounts(OpBuilder &b, Location loc, int64_t volume, Value blocks);
+
+  /// Stores the number of pairs `count` (i32) of `offset` in `block`.
+  void store(OpBuilder &b, Location loc, Value count, int64_t offset,
+             Value block);
+
+  /// Turns the counts into first slots (runtime exclusive scan, overflow
+  /// checked); returns the total number of pairs, 0 if the scan failed.
+  Value scan(LoweringContext &ctx, OpBuilder &b, Location loc);
+
+  /// The first slot (index) of `offset`'s pairs in `block`, after `scan`.
+  Value firstSlot(OpBuilder &b, Location loc, int64_t offset, Value block);
+
+  /// The CSR offsets `memref<(volume + 1)xindex>` of the rulebook, all 0
+  /// (an empty rulebook) unless `valid`.
+  Value buildOffsets(OpBuilder &b, Location loc, Value valid);
+
+  /// Whether the scan succeeded (after `scan`).
+  Value getScanned() const { return scanned; }
+
+private:
+  Value index(OpBuilder &b, Location loc, int64_t offset, Value block);
+
+  int64_t volume;
+  Value blocks, counts, last, scanned;
+};
+
+/// The kernel offsets a subm builder searches. An odd kernel is symmetric:
+/// a site x finds y at offset j iff y finds x at the mirrored offset K-1-j,
+/// and the centre maps every site to itself. So only the offsets below the
+/// centre are searched; each pair found is also written, reversed, to the
+/// mirrored offset, and the centre is the identity.
+struct SubmSearchPlan {
+  explicit SubmSearchPlan(GeometryAttr geometry, bool subm);
+
+  int64_t mirror(int64_t offset) const { return volume - 1 - offset; }
+
+  int64_t volume;
+  bool symmetric;
+  int64_t centre;
+  SmallVector<int64_t> searched;
+};
+
+} // namespace mlir::spconv::lowering
+
+#endif // SPCONV_LIB_CONVERSION_SPCONVTOSCF_PAIRCOUNTS_H
