@@ -160,6 +160,9 @@ int main(int argc, char **argv) {
     return fail("--target " + target +
                 " is not supported; this build runs on the CPU only "
                 "(--target cpu)");
+  if (submSearch != "sorted" && submSearch != "hash")
+    return fail("--subm-search must be sorted or hash, got '" + submSearch +
+                "'");
   if (numThreads < 0)
     return fail("--num-threads must be positive");
   if (numThreads > 0) {
