@@ -88,8 +88,12 @@ def SpConv_InverseConvOp : SpConv_Op<"inverse_conv", [Pure]> {
     `out[x] = sum over the regular conv's pairs (x -> o, j) of in[o] @ weight[j] (+ bias)`
 
     The geometry has kind `inverse` and the window of the regular conv it
-    inverts; `source_coords` must live on that conv's output grid. Lowering
-    reuses the forward conv's rulebook instead of building a new one.
+    inverts; `source_coords` must live on that conv's output grid. The rows
+    of `source_coords` may come in any order; an output site of the forward
+    conv that is missing from them contributes nothing (its features count
+    as zero). Lowering reuses the forward conv's rulebook instead of
+    building a new one, and skips the re-ordering when `source_coords` are
+    that rulebook's own output coordinates.
 
     Example:
 
