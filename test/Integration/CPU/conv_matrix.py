@@ -278,14 +278,23 @@ class Runner:
                       "--weight", path("w.npy"), "--out-dir", path("down")], case)
             coarse = np.load(path("down/out0.npy"))
             order = rng.permutation(len(coarse))
-            np.save(path("src.npy"), coarse[order])
-            np.save(path("xs.npy"), rng.standard_normal((len(coarse), case.cin)).astype(dt))
+            features = rng.standard_normal((len(coarse), case.cin)).astype(dt)
+            # With `mode == "missing"`, a third of the forward outputs are left
+            # out of the sources: they must count as zero features, which is
+            # what the reference computes when given them with zero rows.
+            kept = order[: len(order) - len(order) // 3] if case.mode == "missing" else order
+            np.save(path("src.npy"), coarse[kept])
+            np.save(path("xs.npy"), features[kept])
+            full = np.zeros_like(features)
+            full[kept] = features[kept]
+            np.save(path("src_full.npy"), coarse)
+            np.save(path("xs_full.npy"), full)
             np.save(path("wr.npy"), rng.standard_normal((volume, case.cin, case.cout)).astype(dt))
             self.run(run + ["--input", path("c.npy"), "--input", path("src.npy"),
                             "--input", path("xs.npy"), "--input", path("wr.npy")], case)
             self.run(ref + ["inverse"] + case.window_args("regular") + grid +
-                     ["--coords", path("c.npy"), "--source-coords", path("src.npy"),
-                      "--features", path("xs.npy"), "--weight", path("wr.npy"),
+                     ["--coords", path("c.npy"), "--source-coords", path("src_full.npy"),
+                      "--features", path("xs_full.npy"), "--weight", path("wr.npy"),
                       "--out-dir", path("ref")], case)
             self.compare(case, path("out/out0.npy"), path("ref/out0.npy"))
         elif case.op == "pool":
@@ -367,6 +376,7 @@ def cases():
     c.append(Case("inverse_3d_k3_s2_p1_b2", "inverse", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[9, 8, 7], batch=2, sites=120))
     c.append(Case("inverse_2d_k3_s3_d2_f16", "inverse", None, [3, 3], stride=[3, 3], dilation=[2, 2], grid=[14, 14], sites=60, dtype="f16"))
     c.append(Case("inverse_realigned", "realign", None, [2, 2, 2], stride=[2, 2, 2], grid=[8, 8, 8], sites=100))
+    c.append(Case("inverse_realigned_missing", "realign", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[8, 8, 8], sites=100, mode="missing"))
     # Pooling.
     c.append(Case("pool_max_3d_k2_s2", "pool", None, [2, 2, 2], stride=[2, 2, 2], grid=[8, 8, 8], sites=120, mode="max"))
     c.append(Case("pool_avg_3d_k3_s2_p1", "pool", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[8, 8, 8], sites=120, mode="avg"))
