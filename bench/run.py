@@ -1,0 +1,651 @@
+#!/usr/bin/env python3
+# ===- run.py - Layer sweep, scaling and network benchmark ----------------=== #
+#
+# Part of the spconv-mlir project.
+#
+# ===----------------------------------------------------------------------=== #
+"""One benchmark command: the layer sweep, the scaling study and
+VoxelBackBone8x, side by side with the baselines, in one run.
+
+usage: /usr/bin/python3 bench/run.py [--workload KIND:SITES ...] [--threads 1,2]
+           [--repeat 3] [--out results/] [--cases c4_c32_k3,...]
+           [--scaling-sites 10000,30000,100000,300000] [--no-scaling]
+           [--no-network] [--bin build/bin] [--baselines build/bench/baselines]
+
+Workloads come from bench/workloads/gen_workload.py (KIND lidar, uniform or
+indoor; seed --seed). lidar and uniform live on the KITTI grid
+[41, 1600, 1408]; indoor on the room's own grid (a copy of the layer suite on
+that grid is generated). Default: lidar:100000.
+
+Per workload, thread count and layer of bench/models/layers.mlir (subm K^3,
+Cin -> Cout) it runs, interleaved, --repeat times:
+
+  ours       spconv-run --profile on that one function (rulebook build and
+             compute, each timed inside the generated code); end-to-end is
+             their sum; peak memory is the spconv-run process's max RSS as
+             /usr/bin/time reports it (JIT compiler and compile included)
+  v1         spconv-v1-cpu (spconv v1's CPU algorithm), same layer
+  sgemm      sgemm-roofline, gemm_hot_ms: OpenBLAS on cache-hot gathered rows
+  dense      dense-gemm: the im2col GEMM of a dense conv over the sites'
+             tightest box (projected from a tile above 4 GiB of im2col)
+
+and reports medians. Pair counts come from the reference (spconv-ref
+rulebook) and are checked against spconv-v1-cpu's. The scaling study runs
+the 16 -> 16 layer at K = 3 and 5 on LiDAR scans of --scaling-sites sites and
+fits log(time) against log(sites). VoxelBackBone8x
+(examples/second_middle_encoder.mlir, which is that network) runs end to end on every KITTI-grid
+workload.
+
+Writes DIR/results.md (the tables, also printed), DIR/results.json (every
+sample) and PNG plots (matplotlib: apt-get install python3-matplotlib).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "models"))
+import gen_layers  # noqa: E402  (the suite's cases and names)
+
+KITTI = (41, 1600, 1408)
+
+
+# ===----------------------------------------------------------------------=== #
+# Running programs
+# ===----------------------------------------------------------------------=== #
+
+TIME = "/usr/bin/time"  # GNU time (Debian package `time`)
+
+
+class Run:
+    """The result of one program run: its output and its peak memory."""
+
+    def __init__(self, stdout, stderr, max_rss_kib, wall_s):
+        self.stdout = stdout
+        self.stderr = stderr
+        self.max_rss_mib = max_rss_kib / 1024.0
+        self.wall_s = wall_s
+
+
+def run(args, measure=False):
+    """Runs `args` and exits on failure. With `measure`, the peak RSS is
+    the program's own max RSS as GNU time reports it (`%M`, what `time -v`
+    calls "Maximum resident set size"). Not wait4's ru_maxrss of a child of
+    this script: Linux starts a child's ru_maxrss at the RSS of the process
+    it was forked from (here, Python with numpy), so a small tool would
+    inherit this script's footprint."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rss_file = os.path.join(tmp, "rss")
+        command = [TIME, "-f", "%M", "-o", rss_file] + args if measure else args
+        start = time.monotonic()
+        result = subprocess.run(command, capture_output=True, text=True)
+        wall = time.monotonic() - start
+        rss = float(open(rss_file).read().split()[-1]) if measure and os.path.exists(rss_file) else 0.0
+    if result.returncode != 0:
+        sys.exit("%s failed (exit %d):\n%s%s" % (" ".join(args), result.returncode,
+                                                  result.stdout, result.stderr))
+    return Run(result.stdout, result.stderr, rss, wall)
+
+
+def metrics(text):
+    """The `name value` lines of a baseline's output, as floats."""
+    values = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                values[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return values
+
+
+def profile_table(text):
+    """Rows (ms, rows, op) of spconv-run --profile's table."""
+    rows = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) > 3 and parts[0].isdigit():
+            rows.append((float(parts[1]), int(parts[2]), parts[3]))
+    return rows
+
+
+def phase_ms(stderr, phase):
+    """One phase's wall time from spconv-run --time (stderr)."""
+    match = re.search(r"spconv-run: %s\s+([\d.]+) ms" % phase, stderr)
+    return float(match.group(1)) if match else float("nan")
+
+
+# ===----------------------------------------------------------------------=== #
+# Workloads and inputs
+# ===----------------------------------------------------------------------=== #
+
+class Workload:
+    """A generated set of sites and the grid the layers run on."""
+
+    def __init__(self, kind, sites, path, grid):
+        self.kind = kind
+        self.sites = sites
+        self.coords = path
+        self.grid = grid
+        self.n = len(np.load(path))
+
+    @property
+    def name(self):
+        return "%s_%d" % (self.kind, self.sites)
+
+    @property
+    def on_kitti(self):
+        return tuple(self.grid) == KITTI
+
+
+def generate_workload(spec, seed, work):
+    """Writes (once) the sites of `KIND:SITES` and returns the Workload."""
+    kind, _, sites = spec.partition(":")
+    if kind not in ("lidar", "uniform", "indoor") or not sites.isdigit():
+        sys.exit("bad --workload %r: expected lidar|uniform|indoor:SITES" % spec)
+    prefix = os.path.join(work, "%s_%s_s%d" % (kind, sites, seed))
+    path = prefix + "_coords.npy"
+    if not os.path.exists(path):
+        run([sys.executable, os.path.join(HERE, "workloads", "gen_workload.py"), kind, prefix,
+             "--sites", sites, "--seed", str(seed)])
+    grid = KITTI
+    if kind == "indoor":
+        grid = tuple(int(v) for v in np.load(path)[:, 1:].max(axis=0) + 1)
+    return Workload(kind, int(sites), path, grid)
+
+
+def layer_module(cin, cout, k, grid, work):
+    """A module holding only the layer's function (so each spconv-run
+    compiles, and its peak RSS counts, one layer), on `grid`."""
+    name = gen_layers.entry_name(cin, cout, k)
+    path = os.path.join(work, "%s_g%s.mlir" % (name, "x".join(map(str, grid))))
+    if not os.path.exists(path):
+        if tuple(grid) == KITTI:
+            # Sliced from the checked-in suite: what is measured is that file.
+            text = open(os.path.join(HERE, "models", "layers.mlir")).read()
+            match = re.search(r"^func\.func @%s\(.*?^}\n" % name, text, re.S | re.M)
+            if not match:
+                sys.exit("bench/models/layers.mlir has no @%s; rerun gen_layers.py" % name)
+            body = match.group(0)
+        else:
+            body = gen_layers.layer_function(cin, cout, k, grid)
+        with open(path, "w") as f:
+            f.write(body)
+    return path, name
+
+
+def layer_inputs(workload, cin, cout, k, work):
+    """Random features [N x Cin] and weights [K^3 x Cin x Cout] (He scale)."""
+    prefix = os.path.join(work, "%s_c%d_c%d_k%d" % (workload.name, cin, cout, k))
+    features, weights = prefix + "_f.npy", prefix + "_w.npy"
+    if not os.path.exists(weights):
+        rng = np.random.default_rng(cin * 1000 + cout * 10 + k)
+        np.save(features, rng.standard_normal((workload.n, cin)).astype(np.float32))
+        np.save(weights, (rng.standard_normal((k ** 3, cin, cout)) *
+                          np.sqrt(2.0 / (k ** 3 * cin))).astype(np.float32))
+    return ["--input", workload.coords, "--input", features, "--input", weights]
+
+
+def reference_pairs(opts, workload, k, work):
+    """The subm K^3 pair count from spconv-ref rulebook (the reference)."""
+    out = run([os.path.join(opts.bin, "spconv-ref"), "rulebook", "--kind", "subm",
+               "--kernel", str(k), "--grid", ",".join(map(str, workload.grid)),
+               "--coords", workload.coords, "--out-dir", os.path.join(work, "ref")])
+    return int(re.search(r"^pairs: (\d+)", out.stdout, re.M).group(1))
+
+
+# ===----------------------------------------------------------------------=== #
+# Measurements
+# ===----------------------------------------------------------------------=== #
+
+def ours(opts, module, entry, inputs, threads):
+    """One spconv-run of a layer: build ms, compute ms, peak RSS MiB."""
+    result = run([os.path.join(opts.bin, "spconv-run"), module, "--entry", entry,
+                  "--output-dir", os.path.join(opts.work, "out"), "--profile",
+                  "--num-threads", str(threads)] + inputs, measure=True)
+    rows = profile_table(result.stdout)
+    build = sum(ms for ms, _, op in rows if op == "build_rulebook")
+    compute = sum(ms for ms, _, op in rows if op == "rulebook_conv")
+    return {"build_ms": build, "compute_ms": compute, "e2e_ms": build + compute,
+            "rss_mib": result.max_rss_mib}
+
+
+def baselines(opts, workload, cin, cout, k, threads):
+    """One run of each baseline (one warm-up, one timed repeat each)."""
+    common = ["--coords", workload.coords, "--grid", ",".join(map(str, workload.grid)),
+              "--kernel", str(k), "--cin", str(cin), "--cout", str(cout),
+              "--threads", str(threads), "--repeat", "1"]
+    tool = lambda name: os.path.join(opts.baselines, name)  # noqa: E731
+    v1 = run([tool("spconv-v1-cpu")] + common, measure=True)
+    sgemm = metrics(run([tool("sgemm-roofline")] + common).stdout)
+    dense = metrics(run([tool("dense-gemm")] + common +
+                        ["--max-bytes", str(opts.dense_max_bytes)]).stdout)
+    v1m = metrics(v1.stdout)
+    return {"v1_rulebook_ms": v1m["rulebook_ms"], "v1_conv_ms": v1m["conv_ms"],
+            "v1_total_ms": v1m["total_ms"], "v1_pairs": v1m["pairs"],
+            "v1_rss_mib": v1.max_rss_mib,
+            "sgemm_hot_ms": sgemm["gemm_hot_ms"], "sgemm_hot_gflops": sgemm["gemm_hot_gflops"],
+            "dense_ms": dense["dense_gemm_ms"], "dense_gflops": dense["dense_gemm_gflops"],
+            "dense_projected": dense["dense_projected"], "dense_volume": dense["dense_volume"]}
+
+
+def medians(samples):
+    """{metric: median over the repeats} of a list of {metric: value}."""
+    return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+
+
+def sweep(opts, workload, work):
+    """The layer sweep on one workload: a list of result rows."""
+    pairs = {k: reference_pairs(opts, workload, k, work)
+             for k in sorted({k for _, _, k in opts.cases})}
+    rows = []
+    for threads in opts.threads:
+        for cin, cout, k in opts.cases:
+            module, entry = layer_module(cin, cout, k, workload.grid, work)
+            inputs = layer_inputs(workload, cin, cout, k, work)
+            samples = []
+            for _ in range(opts.repeat):
+                sample = ours(opts, module, entry, inputs, threads)
+                sample.update(baselines(opts, workload, cin, cout, k, threads))
+                samples.append(sample)
+            row = medians(samples)
+            if row["v1_pairs"] != pairs[k]:
+                print("warning: %s k=%d: spconv-v1-cpu has %d pairs, spconv-ref %d"
+                      % (workload.name, k, row["v1_pairs"], pairs[k]), file=sys.stderr)
+            flops = 2.0 * pairs[k] * cin * cout
+            row.update(workload=workload.name, threads=threads, cin=cin, cout=cout, k=k,
+                       pairs=pairs[k], entry=entry,
+                       gflops=flops / row["compute_ms"] * 1e-6,
+                       v1_conv_gflops=flops / row["v1_conv_ms"] * 1e-6, samples=samples)
+            rows.append(row)
+            print("  %s t=%d %s: build %.1f compute %.1f ms, v1 %.1f ms, rss %.0f MiB"
+                  % (workload.name, threads, entry, row["build_ms"], row["compute_ms"],
+                     row["v1_total_ms"], row["rss_mib"]), file=sys.stderr)
+    return rows
+
+
+def scaling(opts, work):
+    """Time and memory of the 16 -> 16 layer (K = 3, 5) against the sites."""
+    rows = []
+    for sites in opts.scaling_sites:
+        workload = generate_workload("lidar:%d" % sites, opts.seed, work)
+        for k in (3, 5):
+            module, entry = layer_module(16, 16, k, KITTI, work)
+            inputs = layer_inputs(workload, 16, 16, k, work)
+            count = metrics(run([os.path.join(opts.baselines, "merge-join-count"),
+                                 "--coords", workload.coords, "--grid", "41,1600,1408",
+                                 "--kernel", str(k), "--repeat", "1"]).stdout)["pairs"]
+            for threads in opts.threads:
+                samples = [ours(opts, module, entry, inputs, threads) for _ in range(opts.repeat)]
+                row = medians(samples)
+                row.update(sites=workload.n, k=k, threads=threads, pairs=int(count),
+                           samples=samples)
+                rows.append(row)
+                print("  scaling n=%d k=%d t=%d: e2e %.1f ms, rss %.0f MiB"
+                      % (workload.n, k, threads, row["e2e_ms"], row["rss_mib"]), file=sys.stderr)
+    return rows
+
+
+def fit_scaling(rows):
+    """Least-squares fits per (K, threads): the exponent of time against
+    sites (log-log) for e2e, build and compute, and the RSS slope (MiB per
+    100k sites) with its intercept."""
+    fits = []
+    for k in sorted({r["k"] for r in rows}):
+        for threads in sorted({r["threads"] for r in rows}):
+            sel = [r for r in rows if r["k"] == k and r["threads"] == threads]
+            if len(sel) < 2:
+                continue
+            x = np.log([r["sites"] for r in sel])
+            fit = {"k": k, "threads": threads}
+            for key in ("e2e_ms", "build_ms", "compute_ms"):
+                fit[key + "_exponent"] = float(np.polyfit(x, np.log([r[key] for r in sel]), 1)[0])
+            # Pairs per site grow with the scan's density, so also against pairs.
+            fit["pairs_exponent"] = float(np.polyfit(x, np.log([r["pairs"] for r in sel]), 1)[0])
+            fit["e2e_ms_vs_pairs_exponent"] = float(np.polyfit(
+                np.log([r["pairs"] for r in sel]), np.log([r["e2e_ms"] for r in sel]), 1)[0])
+            slope, intercept = np.polyfit([r["sites"] for r in sel], [r["rss_mib"] for r in sel], 1)
+            fit["rss_mib_per_100k"] = float(slope * 1e5)
+            fit["rss_mib_at_0"] = float(intercept)
+            fits.append(fit)
+    return fits
+
+
+def network(opts, workload, work):
+    """VoxelBackBone8x end to end: summed builds and computes, the whole
+    function's run time (--time), peak RSS."""
+    # SECOND's middle encoder example is exactly VoxelBackBone8x.
+    model = os.path.join(os.path.dirname(HERE), "examples", "second_middle_encoder.mlir")
+    inputs_dir = os.path.join(work, "%s_voxelbackbone8x" % workload.name)
+    made = run([sys.executable, os.path.join(ROOT, "scripts", "make_inputs.py"), model,
+                "second_middle_encoder", "--coords", workload.coords, "--out-dir", inputs_dir])
+    inputs = made.stdout.split()
+    rows = []
+    for threads in opts.threads:
+        samples = []
+        for _ in range(opts.repeat):
+            result = run([os.path.join(opts.bin, "spconv-run"), model, "--entry", "second_middle_encoder",
+                          "--output-dir", os.path.join(opts.work, "out"), "--profile", "--time",
+                          "--num-threads", str(threads)] + inputs, measure=True)
+            table = profile_table(result.stdout)
+            samples.append({
+                "builds": sum(1 for _, _, op in table if op == "build_rulebook"),
+                "build_ms": sum(ms for ms, _, op in table if op == "build_rulebook"),
+                "compute_ms": sum(ms for ms, _, op in table if op != "build_rulebook"),
+                "run_ms": phase_ms(result.stderr, "run"),
+                "compile_ms": phase_ms(result.stderr, "lower") + phase_ms(result.stderr, "jit"),
+                "rss_mib": result.max_rss_mib})
+        row = medians(samples)
+        row.update(workload=workload.name, threads=threads, layers=sum(
+            1 for _, _, op in profile_table(result.stdout) if op == "rulebook_conv"))
+        rows.append(row)
+    return rows
+
+
+# ===----------------------------------------------------------------------=== #
+# Reports
+# ===----------------------------------------------------------------------=== #
+
+def fmt_ms(value):
+    """Milliseconds with a precision that suits their size."""
+    return "%.0f" % value if value >= 100 else "%.1f" % value if value >= 1 else "%.2f" % value
+
+
+def sweep_table(rows):
+    """The layer sweep as Markdown (one table, every workload and thread)."""
+    head = ("| workload | thr | layer | pairs | ours: build | ours: compute | ours: e2e "
+            "| ours: GFLOP/s | ours: peak RSS | v1: rulebook | v1: conv | v1: total | v1 / ours "
+            "| v1: GFLOP/s | v1: peak RSS | sgemm hot | sgemm GFLOP/s | dense GEMM | dense GFLOP/s |")
+    lines = [head, "|---|---:|---|---:" + "|---:" * 15 + "|"]
+    for r in rows:
+        dense = fmt_ms(r["dense_ms"]) + (" (proj.)" if r["dense_projected"] else "")
+        lines.append("| %s | %d | %d->%d k%d | %d | %s | %s | %s | %.1f | %.0f MiB | %s | %s | %s "
+                     "| %.2fx | %.1f | %.0f MiB | %s | %.1f | %s | %.1f |" % (
+                         r["workload"], r["threads"], r["cin"], r["cout"], r["k"], r["pairs"],
+                         fmt_ms(r["build_ms"]), fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]),
+                         r["gflops"], r["rss_mib"], fmt_ms(r["v1_rulebook_ms"]),
+                         fmt_ms(r["v1_conv_ms"]), fmt_ms(r["v1_total_ms"]),
+                         r["v1_total_ms"] / r["e2e_ms"], r["v1_conv_gflops"], r["v1_rss_mib"],
+                         fmt_ms(r["sgemm_hot_ms"]), r["sgemm_hot_gflops"], dense,
+                         r["dense_gflops"]))
+    return "\n".join(lines)
+
+
+def scaling_tables(rows, fits):
+    """The scaling study and its fits as Markdown."""
+    lines = ["| sites | K | thr | pairs | build | compute | e2e | ns / pair (e2e) | peak RSS |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r["k"], r["threads"], r["sites"])):
+        lines.append("| %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f MiB |" % (
+            r["sites"], r["k"], r["threads"], r["pairs"], fmt_ms(r["build_ms"]),
+            fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), r["e2e_ms"] * 1e6 / r["pairs"],
+            r["rss_mib"]))
+    lines += ["", "Least-squares fits, log(time) = a + b log(sites) (b below), and of the "
+              "peak RSS against the sites (linear):", "",
+              "| K | thr | b: e2e | b: build | b: compute | b: pairs | e2e vs pairs "
+              "| peak RSS: MiB per 100k sites | at 0 sites |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for f in fits:
+        lines.append("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f |" % (
+            f["k"], f["threads"], f["e2e_ms_exponent"], f["build_ms_exponent"],
+            f["compute_ms_exponent"], f["pairs_exponent"], f["e2e_ms_vs_pairs_exponent"],
+            f["rss_mib_per_100k"], f["rss_mib_at_0"]))
+    lines += ["", "Kernel size, K = 5 over K = 3 at the same sites:", "",
+              "| sites | thr | pairs | build | compute | e2e | peak RSS |",
+              "|---:|---:|---:|---:|---:|---:|---:|"]
+    by_key = {(r["sites"], r["threads"], r["k"]): r for r in rows}
+    for sites, threads, k in sorted(by_key):
+        if k != 3 or (sites, threads, 5) not in by_key:
+            continue
+        r3, r5 = by_key[(sites, threads, 3)], by_key[(sites, threads, 5)]
+        lines.append("| %d | %d | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |" % (
+            sites, threads, r5["pairs"] / r3["pairs"], r5["build_ms"] / r3["build_ms"],
+            r5["compute_ms"] / r3["compute_ms"], r5["e2e_ms"] / r3["e2e_ms"],
+            r5["rss_mib"] / r3["rss_mib"]))
+    return "\n".join(lines)
+
+
+def network_table(rows):
+    """VoxelBackBone8x as Markdown."""
+    lines = ["| workload | thr | convs | rulebook builds | builds | computes | builds + computes "
+             "| whole function (run) | compile (lower + JIT) | peak RSS |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %.0f MiB |" % (
+            r["workload"], r["threads"], r["layers"], r["builds"], fmt_ms(r["build_ms"]),
+            fmt_ms(r["compute_ms"]), fmt_ms(r["build_ms"] + r["compute_ms"]),
+            fmt_ms(r["run_ms"]), fmt_ms(r["compile_ms"]), r["rss_mib"]))
+    return "\n".join(lines)
+
+
+def machine():
+    """A line on the machine and its load."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = re.search(r"model name\s*: (.*)", f.read()).group(1)
+    except (OSError, AttributeError):
+        pass
+    return "%s, %d cores, %s; load average %.2f %.2f %.2f" % (
+        model, os.cpu_count(), platform.platform(), *os.getloadavg())
+
+
+# ===----------------------------------------------------------------------=== #
+# Plots
+# ===----------------------------------------------------------------------=== #
+
+def plot_sweep(plt, rows, path):
+    """Grouped bars (log scale): ours build / compute, v1 rulebook / conv,
+    sgemm hot and the dense GEMM, one panel per (workload, threads)."""
+    groups = sorted({(r["workload"], r["threads"]) for r in rows})
+    series = [("build_ms", "ours: build"), ("compute_ms", "ours: compute"),
+              ("v1_rulebook_ms", "v1: rulebook"), ("v1_conv_ms", "v1: conv"),
+              ("sgemm_hot_ms", "sgemm hot"), ("dense_ms", "dense GEMM")]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(11, 3.6 * len(groups)), squeeze=False)
+    for ax, (workload, threads) in zip(axes[:, 0], groups):
+        sel = [r for r in rows if r["workload"] == workload and r["threads"] == threads]
+        width = 0.8 / len(series)
+        for i, (key, label) in enumerate(series):
+            ax.bar([j + (i - len(series) / 2 + 0.5) * width for j in range(len(sel))],
+                   [r[key] for r in sel], width, label=label)
+        ax.set_xticks(range(len(sel)))
+        ax.set_xticklabels(["%d->%d k%d" % (r["cin"], r["cout"], r["k"]) for r in sel])
+        ax.set_yscale("log")
+        ax.set_ylabel("ms (median)")
+        ax.set_title("%s, %d thread(s) (dense GEMM: projected where the table says so)"
+                     % (workload, threads))
+        ax.grid(axis="y", alpha=0.3)
+    axes[0, 0].legend(ncol=3, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_gflops(plt, rows, path):
+    """Achieved GFLOP/s of ours, v1's conv and sgemm hot, per layer."""
+    groups = sorted({(r["workload"], r["threads"]) for r in rows})
+    series = [("gflops", "ours: compute"), ("v1_conv_gflops", "v1: conv"),
+              ("sgemm_hot_gflops", "sgemm hot (GEMM only)")]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.2 * len(groups)), squeeze=False)
+    for ax, (workload, threads) in zip(axes[:, 0], groups):
+        sel = [r for r in rows if r["workload"] == workload and r["threads"] == threads]
+        width = 0.8 / len(series)
+        for i, (key, label) in enumerate(series):
+            ax.bar([j + (i - 1) * width for j in range(len(sel))], [r[key] for r in sel],
+                   width, label=label)
+        ax.set_xticks(range(len(sel)))
+        ax.set_xticklabels(["%d->%d k%d" % (r["cin"], r["cout"], r["k"]) for r in sel])
+        ax.set_ylabel("GFLOP/s (2 P Cin Cout)")
+        ax.set_title("%s, %d thread(s)" % (workload, threads))
+        ax.grid(axis="y", alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_scaling(plt, rows, fits, key, ylabel, path, loglog):
+    """`key` against the number of sites, one line per (K, threads), with
+    the fitted power law (log-log) or line."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for fit in fits:
+        sel = sorted((r for r in rows if r["k"] == fit["k"] and r["threads"] == fit["threads"]),
+                     key=lambda r: r["sites"])
+        x = np.array([r["sites"] for r in sel], float)
+        y = np.array([r[key] for r in sel])
+        if loglog:
+            b, a = np.polyfit(np.log(x), np.log(y), 1)
+            label = "K=%d, %d thr: ~ N^%.2f" % (fit["k"], fit["threads"], b)
+            line = ax.loglog(x, y, "o", label=label)[0]
+            ax.loglog(x, np.exp(a) * x ** b, "--", color=line.get_color(), alpha=0.7)
+        else:
+            label = "K=%d, %d thr: %.0f + %.1f MiB / 100k" % (
+                fit["k"], fit["threads"], fit["rss_mib_at_0"], fit["rss_mib_per_100k"])
+            line = ax.plot(x, y, "o", label=label)[0]
+            ax.plot(x, fit["rss_mib_at_0"] + fit["rss_mib_per_100k"] * x / 1e5, "--",
+                    color=line.get_color(), alpha=0.7)
+    ax.set_xlabel("LiDAR sites (KITTI grid)")
+    ax.set_ylabel(ylabel)
+    ax.set_title("subm 16->16: %s" % ylabel)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def make_plots(out, sweep_rows, scaling_rows, fits):
+    """Writes the PNGs; returns their paths (none without matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("no matplotlib: plots skipped (apt-get install python3-matplotlib)", file=sys.stderr)
+        return []
+    paths = []
+    if sweep_rows:
+        paths.append(os.path.join(out, "layers_time.png"))
+        plot_sweep(plt, sweep_rows, paths[-1])
+        paths.append(os.path.join(out, "layers_gflops.png"))
+        plot_gflops(plt, sweep_rows, paths[-1])
+    if scaling_rows:
+        paths.append(os.path.join(out, "scaling_time.png"))
+        plot_scaling(plt, scaling_rows, fits, "e2e_ms", "build + compute (ms, median)",
+                     paths[-1], True)
+        paths.append(os.path.join(out, "scaling_memory.png"))
+        plot_scaling(plt, scaling_rows, fits, "rss_mib", "peak RSS of spconv-run (MiB)",
+                     paths[-1], False)
+    return paths
+
+
+# ===----------------------------------------------------------------------=== #
+# Driver
+# ===----------------------------------------------------------------------=== #
+
+def parse_cases(text):
+    """'all' or 'c4_c32_k3,c16_c16_k5' -> [(Cin, Cout, K)]."""
+    if text == "all":
+        return list(gen_layers.SWEEP)
+    cases = []
+    for item in text.split(","):
+        match = re.fullmatch(r"c(\d+)_c(\d+)_k(\d+)", item.strip())
+        if not match:
+            raise argparse.ArgumentTypeError("bad case %r (expected cCIN_cCOUT_kK)" % item)
+        cases.append(tuple(int(v) for v in match.groups()))
+    return cases
+
+
+def parse_ints(text):
+    """'1,2' -> [1, 2]."""
+    return [int(v) for v in text.split(",") if v]
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(
+        description="The layer sweep, the scaling study and VoxelBackBone8x, side by side "
+                    "with the baselines (see bench/README.md).")
+    parser.add_argument("--workload", action="append",
+                        help="KIND:SITES (lidar, uniform, indoor); repeatable; default lidar:100000")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=parse_ints, default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=3, help="median of R runs (default 3)")
+    parser.add_argument("--cases", type=parse_cases, default=list(gen_layers.SWEEP),
+                        help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")
+    parser.add_argument("--scaling-sites", type=parse_ints, default=[10000, 30000, 100000, 300000])
+    parser.add_argument("--no-sweep", action="store_true")
+    parser.add_argument("--no-scaling", action="store_true")
+    parser.add_argument("--no-network", action="store_true")
+    parser.add_argument("--dense-max-bytes", type=int, default=4 << 30,
+                        help="largest im2col matrix dense-gemm allocates (default 4 GiB)")
+    parser.add_argument("--out", default=os.path.join(ROOT, "results"))
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--baselines", default=os.path.join(ROOT, "build", "bench", "baselines"))
+    opts = parser.parse_args()
+    opts.workload = opts.workload or ["lidar:100000"]
+    opts.work = os.path.join(opts.out, "work")
+    for tool in (TIME, os.path.join(opts.bin, "spconv-run"), os.path.join(opts.bin, "spconv-ref"),
+                 os.path.join(opts.baselines, "dense-gemm")):
+        if tool == TIME and not os.access(tool, os.X_OK):
+            sys.exit("%s is missing: apt-get install time" % TIME)
+        if not os.access(tool, os.X_OK):
+            sys.exit("%s is missing: build it (ninja -C build spconv-run spconv-ref "
+                     "spconv-v1-cpu sgemm-roofline merge-join-count dense-gemm)" % tool)
+    return opts
+
+
+def main():
+    opts = parse_args()
+    os.makedirs(opts.work, exist_ok=True)
+    start = time.monotonic()
+    load_before = machine()
+    workloads = [generate_workload(spec, opts.seed, opts.work) for spec in opts.workload]
+    sweep_rows, network_rows, scaling_rows = [], [], []
+    for workload in workloads:
+        if not opts.no_sweep:
+            sweep_rows += sweep(opts, workload, opts.work)
+        if not opts.no_network and workload.on_kitti:
+            network_rows += network(opts, workload, opts.work)
+    if not opts.no_scaling:
+        scaling_rows = scaling(opts, opts.work)
+    fits = fit_scaling(scaling_rows)
+    plots = make_plots(opts.out, sweep_rows, scaling_rows, fits)
+
+    report = ["# bench/run.py results", "",
+              "Command: `%s`" % " ".join(["bench/run.py"] + sys.argv[1:]), "",
+              "Machine at the start: %s." % load_before,
+              "Machine at the end: %s." % machine(),
+              "Medians of %d runs; times in ms; wall time of the whole run %.0f s." % (
+                  opts.repeat, time.monotonic() - start), "",
+              "Workloads: " + ", ".join("%s (%d sites, grid %s)" % (w.name, w.n, list(w.grid))
+                                        for w in workloads), ""]
+    if sweep_rows:
+        report += ["## Layer sweep", "", sweep_table(sweep_rows), ""]
+    if network_rows:
+        report += ["## VoxelBackBone8x", "", network_table(network_rows), ""]
+    if scaling_rows:
+        report += ["## Scaling (subm 16->16)", "", scaling_tables(scaling_rows, fits), ""]
+    if plots:
+        report += ["Plots: " + ", ".join(os.path.basename(p) for p in plots), ""]
+    text = "\n".join(report)
+    with open(os.path.join(opts.out, "results.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(opts.out, "results.json"), "w") as f:
+        json.dump({"sweep": sweep_rows, "network": network_rows, "scaling": scaling_rows,
+                   "fits": fits, "argv": sys.argv[1:]}, f, indent=1)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
