@@ -352,7 +352,10 @@ def box_faces(centre, size, yaw, bottom):
 
 def gen_room(rng, scale):
     """Surface rectangles of one room; `scale` stretches its floor plan."""
-    lx, ly = rng.uniform(5.0, 9.0) * scale, rng.uniform(4.0, 7.0) * scale
+    # At least 2.4 m a side, so that furniture fits (small --sites shrink
+    # the room).
+    lx = max(rng.uniform(5.0, 9.0) * scale, 2.4)
+    ly = max(rng.uniform(4.0, 7.0) * scale, 2.4)
     hz = rng.uniform(2.5, 3.2)
     o = np.zeros(3)
     ex, ey, ez = np.array([lx, 0, 0]), np.array([0, ly, 0]), np.array([0, 0, hz])
