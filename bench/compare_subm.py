@@ -7,8 +7,9 @@ usage: compare_subm.py --bin BUILD/bin --baselines BUILD/bench/baselines
                        [--threads 1,2] [--work DIR]
 
 For every coordinates file and thread count it runs, interleaved, R times:
-spconv-run --profile on bench/models/subm.mlir (rulebook build, 16->16 and
-64->64 conv), spconv-v1-cpu (spconv v1's CPU algorithm), sgemm-roofline
+spconv-run --profile --repeat 3 on bench/models/subm.mlir (rulebook build,
+16->16 and 64->64 conv, timed on the third call, warm like the baselines,
+which time after a warm-up), spconv-v1-cpu (spconv v1's CPU algorithm), sgemm-roofline
 (OpenBLAS sgemm on the gathered rows of each offset) and merge-join-count;
 and prints a Markdown table of medians and ratios.
 """
@@ -87,7 +88,7 @@ def main():
                 for c in (16, 64):
                     out = run([os.path.join(opts.bin, "spconv-run"), model, "--entry", "subm%d" % c,
                                "--output-dir", os.path.join(opts.work, "out"), "--profile",
-                               "--num-threads", threads] + inputs[c])
+                               "--repeat", "3", "--num-threads", threads] + inputs[c])
                     build, conv = profile(out)
                     samples["build"].append(build)
                     samples["c%d" % c].append(conv)

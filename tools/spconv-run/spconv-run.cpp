@@ -3,7 +3,8 @@
 // Part of the spconv-mlir project.
 //
 // spconv-run FILE.mlir --entry NAME --input A.npy [--input B.npy ...]
-//            --output-dir DIR [--time] [--num-threads N] [--print-ir-after-all]
+//            --output-dir DIR [--time] [--profile] [--repeat N]
+//            [--num-threads N] [--print-ir-after-all]
 //
 // Compiles FILE with the spconv-to-cpu pipeline, JIT-compiles it, calls
 // NAME with the inputs (one .npy per tensor argument, in order) and writes
@@ -70,6 +71,11 @@ static llvm::cl::opt<std::string> submSearch(
     llvm::cl::desc("How subm rulebooks find neighbours: sorted (default) or "
                    "hash"),
     llvm::cl::init("sorted"));
+static llvm::cl::opt<int> repeat(
+    "repeat",
+    llvm::cl::desc("Run the function this many times on the same inputs; "
+                   "--time and --profile report the last run (default 1)"),
+    llvm::cl::init(1));
 static llvm::cl::opt<std::string> target(
     "target", llvm::cl::desc("Where to run: cpu (the only target so far)"),
     llvm::cl::init("cpu"));
@@ -85,11 +91,12 @@ int fail(const llvm::Twine &message) {
 class PhaseTimer {
 public:
   void start() { begin = std::chrono::steady_clock::now(); }
+  /// Prints the time since start() under `phase` (nothing if null).
   void stop(const char *phase) {
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - begin)
                     .count();
-    if (printTimes)
+    if (printTimes && phase)
       llvm::errs() << llvm::format("spconv-run: %-8s %10.3f ms\n", phase, ms);
   }
 
@@ -163,6 +170,8 @@ int main(int argc, char **argv) {
   if (submSearch != "sorted" && submSearch != "hash")
     return fail("--subm-search must be sorted or hash, got '" + submSearch +
                 "'");
+  if (repeat < 1)
+    return fail("--repeat must be positive");
   if (numThreads < 0)
     return fail("--num-threads must be positive");
   if (numThreads > 0) {
@@ -284,31 +293,48 @@ int main(int argc, char **argv) {
   for (void *&pointer : descriptorPointers)
     packed.push_back(&pointer);
 
-  timer.start();
-  spconv_rt_clear_error();
-  spconv_rt_profile_reset();
-  if (llvm::Error callError =
-          (*engine)->invokePacked(symbol, packed))
-    return fail("calling @" + entryName + " failed: " +
-                llvm::toString(std::move(callError)));
-  timer.stop("run");
-  std::string runtimeError = spconv_rt_last_error();
-
-  // Copy the results out, then free each result allocation once (never an
-  // input's, which a function may return as is).
-  timer.start();
-  std::set<int64_t> inputPointers, freed;
+  // Result allocations are the caller's: free each once (never an input's,
+  // which a function may return as is).
+  std::set<int64_t> inputPointers;
   for (npy::NpyArray &array : arrays)
     inputPointers.insert(reinterpret_cast<int64_t>(array.data.data()));
+  auto freeResults = [&] {
+    std::set<int64_t> freed;
+    const int64_t *descriptor = results.data();
+    for (int64_t rank : resultRanks) {
+      int64_t allocated = descriptor[0];
+      if (!inputPointers.count(allocated) && freed.insert(allocated).second)
+        std::free(reinterpret_cast<void *>(allocated));
+      descriptor += run::descriptorWords(rank);
+    }
+  };
+
+  // Earlier repetitions warm caches and the allocator; times and the
+  // profile are the last run's.
+  std::string runtimeError;
+  for (int repetition = 0; repetition < repeat; ++repetition) {
+    if (repetition > 0)
+      freeResults();
+    timer.start();
+    spconv_rt_clear_error();
+    spconv_rt_profile_reset();
+    if (llvm::Error callError = (*engine)->invokePacked(symbol, packed))
+      return fail("calling @" + entryName + " failed: " +
+                  llvm::toString(std::move(callError)));
+    timer.stop(repetition + 1 == repeat ? "run" : nullptr);
+    runtimeError = spconv_rt_last_error();
+    if (!runtimeError.empty())
+      break;
+  }
+
+  timer.start();
   std::vector<npy::NpyArray> outputs;
   const int64_t *descriptor = results.data();
   for (auto [dtype, rank] : llvm::zip_equal(resultTypes, resultRanks)) {
     outputs.push_back(run::copyResult(descriptor, rank, dtype));
-    int64_t allocated = descriptor[0];
-    if (!inputPointers.count(allocated) && freed.insert(allocated).second)
-      std::free(reinterpret_cast<void *>(allocated));
     descriptor += run::descriptorWords(rank);
   }
+  freeResults();
   if (!runtimeError.empty())
     return fail("@" + entryName + ": " + runtimeError);
 
