@@ -16,43 +16,24 @@ and prints a Markdown table of medians and ratios.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from run import metrics, profile_table, run as run_tool  # noqa: E402  (bench/run.py)
 
 
 def run(args):
-    result = subprocess.run(args, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit("%s failed:\n%s%s" % (" ".join(args), result.stdout, result.stderr))
-    return result.stdout
-
-
-def metrics(text):
-    values = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            try:
-                values[parts[0]] = float(parts[1])
-            except ValueError:
-                pass
-    return values
+    """stdout of `args`; exits if it fails."""
+    return run_tool(args).stdout
 
 
 def profile(text):
     """ms of the build and of the conv from spconv-run --profile."""
-    build = conv = None
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) > 3 and parts[3] == "build_rulebook":
-            build = float(parts[1])
-        elif len(parts) > 3 and parts[3] == "rulebook_conv":
-            conv = float(parts[1])
-    return build, conv
+    times = {op: ms for ms, _, op in profile_table(text)}
+    return times.get("build_rulebook"), times.get("rulebook_conv")
 
 
 def main():

@@ -404,16 +404,13 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                       Value slot =
                           arith::AddIOp::create(tb, tloc, first[k], written[k]);
                       if (subm) {
-                        // The neighbour feeds this site...
-                        store(tb, tloc, partner, pairIn, slot);
-                        store(tb, tloc, rowI32, pairOut, slot);
-                        // ... and this site feeds the neighbour, mirrored.
-                        if (symmetric) {
-                          Value mirrored = arith::AddIOp::create(
-                              tb, tloc, firstMirrored[k], written[k]);
-                          store(tb, tloc, rowI32, pairIn, mirrored);
-                          store(tb, tloc, partner, pairOut, mirrored);
-                        }
+                        Value mirrored =
+                            symmetric ? arith::AddIOp::create(
+                                            tb, tloc, firstMirrored[k],
+                                            written[k])
+                                      : Value();
+                        storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
+                                       mirrored, partner, rowI32);
                       } else {
                         store(tb, tloc, rowI32, pairIn, slot);
                         store(tb, tloc, partner, candidateKeys, slot);
@@ -433,8 +430,8 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                 Value slot = arith::AddIOp::create(
                     fb, floc, firstCentre,
                     arith::SubIOp::create(fb, floc, row, start));
-                store(fb, floc, rowI32, pairIn, slot);
-                store(fb, floc, rowI32, pairOut, slot);
+                storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(), rowI32,
+                               rowI32);
               }
               scf::YieldOp::create(fb, floc, next);
             });

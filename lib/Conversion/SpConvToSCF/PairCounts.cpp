@@ -84,3 +84,17 @@ SubmSearchPlan::SubmSearchPlan(GeometryAttr geometry, bool subm)
   for (int64_t offset = 0; offset < (symmetric ? centre : volume); ++offset)
     searched.push_back(offset);
 }
+
+void lowering::storeSubmPairs(OpBuilder &b, Location loc, Value pairIn,
+                              Value pairOut, Value slot, Value mirroredSlot,
+                              Value neighbour, Value row) {
+  auto store = [&](Value value, Value buffer, Value at) {
+    memref::StoreOp::create(b, loc, value, buffer, ValueRange{at});
+  };
+  store(neighbour, pairIn, slot);
+  store(row, pairOut, slot);
+  if (mirroredSlot) {
+    store(row, pairIn, mirroredSlot);
+    store(neighbour, pairOut, mirroredSlot);
+  }
+}

@@ -64,6 +64,13 @@ struct SubmSearchPlan {
   SmallVector<int64_t> searched;
 };
 
+/// Writes the subm pair `neighbour -> row` (i32 rows) at `slot` and, if
+/// `mirroredSlot` is set, the reversed pair `row -> neighbour` there: the
+/// pair of the mirrored offset. The centre's identity pair is
+/// `neighbour == row` without a mirror.
+void storeSubmPairs(OpBuilder &b, Location loc, Value pairIn, Value pairOut,
+                    Value slot, Value mirroredSlot, Value neighbour, Value row);
+
 } // namespace mlir::spconv::lowering
 
 #endif // SPCONV_LIB_CONVERSION_SPCONVTOSCF_PAIRCOUNTS_H

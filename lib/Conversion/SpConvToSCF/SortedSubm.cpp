@@ -366,10 +366,6 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   // Pass 2: write, with the same merge.
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = alloc1d(b, loc, i32, total);
-  auto store = [&](OpBuilder &sb, Location sloc, Value value, Value buffer,
-                   Value slot) {
-    memref::StoreOp::create(sb, sloc, value, buffer, ValueRange{slot});
-  };
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
@@ -398,16 +394,12 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
                           memref::LoadOp::create(tb, tloc, rows, positions[k]);
                       Value slot =
                           arith::AddIOp::create(tb, tloc, first[k], written[k]);
-                      // The neighbour feeds this site...
-                      store(tb, tloc, neighbour, pairIn, slot);
-                      store(tb, tloc, row, pairOut, slot);
-                      // ... and this site feeds the neighbour, mirrored.
-                      if (symmetric) {
-                        Value other = arith::AddIOp::create(
-                            tb, tloc, mirrored[k], written[k]);
-                        store(tb, tloc, row, pairIn, other);
-                        store(tb, tloc, neighbour, pairOut, other);
-                      }
+                      Value other =
+                          symmetric ? arith::AddIOp::create(
+                                          tb, tloc, mirrored[k], written[k])
+                                    : Value();
+                      storeSubmPairs(tb, tloc, pairIn, pairOut, slot, other,
+                                     neighbour, row);
                       scf::YieldOp::create(
                           tb, tloc,
                           ValueRange{arith::AddIOp::create(tb, tloc, written[k],
@@ -423,8 +415,8 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
                 Value slot = arith::AddIOp::create(
                     fb, floc, centreSlot,
                     arith::SubIOp::create(fb, floc, q, start));
-                store(fb, floc, row, pairIn, slot);
-                store(fb, floc, row, pairOut, slot);
+                storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(), row,
+                               row);
               }
               return next;
             });
