@@ -245,28 +245,19 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
       cast<RankedTensorType>(op.getValues().getType()).getDimSize(2);
   Value segments = indexConst(b, loc, numSegments);
 
-  // Validate the index (sequentially: the first bad position is reported).
+  // Validate the index: every segment id in [0, M).
   Value total = arith::MulIOp::create(b, loc, batch, points);
-  auto firstBad = scf::ForOp::create(
-      b, loc, zero, total, one, ValueRange{indexConst(b, loc, -1)},
-      [&](OpBuilder &fb, Location floc, Value i, ValueRange iter) {
+  Value bad = findFirst(
+      b, loc, zero, total, [&](OpBuilder &fb, Location floc, Value i) -> Value {
         Value bi = arith::DivUIOp::create(fb, floc, i, points);
         Value pi = arith::RemUIOp::create(fb, floc, i, points);
         Value m = loadAs(fb, floc, index, {bi, pi}, indexType);
-        Value bad = arith::OrIOp::create(
+        return arith::OrIOp::create(
             fb, floc,
             arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, m, zero),
             arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, m,
                                   segments));
-        Value take = arith::AndIOp::create(
-            fb, floc, bad,
-            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, iter[0],
-                                  zero));
-        scf::YieldOp::create(
-            fb, floc,
-            ValueRange{arith::SelectOp::create(fb, floc, take, i, iter[0])});
       });
-  Value bad = firstBad.getResult(0);
   Value anyBad =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, bad, zero);
   scf::IfOp::create(b, loc, anyBad, [&](OpBuilder &tb, Location tloc) {

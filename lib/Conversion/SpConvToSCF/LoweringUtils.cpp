@@ -187,6 +187,24 @@ Value lowering::callRuntime(LoweringContext &ctx, OpBuilder &b, Location loc,
                                i32Const(b, loc, 0));
 }
 
+Value lowering::findFirst(
+    OpBuilder &b, Location loc, Value begin, Value end,
+    function_ref<Value(OpBuilder &, Location, Value)> holds) {
+  Value none = indexConst(b, loc, -1);
+  auto loop = scf::ForOp::create(
+      b, loc, begin, end, indexConst(b, loc, 1), ValueRange{none},
+      [&](OpBuilder &fb, Location floc, Value position, ValueRange found) {
+        Value unseen = arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
+                                             found[0], indexConst(fb, floc, 0));
+        Value take = arith::AndIOp::create(fb, floc, unseen,
+                                           holds(fb, floc, position));
+        scf::YieldOp::create(fb, floc,
+                             ValueRange{arith::SelectOp::create(
+                                 fb, floc, take, position, found[0])});
+      });
+  return loop.getResult(0);
+}
+
 void lowering::reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                               Value position, Value value, Value bound) {
   Type i64 = b.getI64Type();

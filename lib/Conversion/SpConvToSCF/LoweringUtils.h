@@ -112,6 +112,12 @@ void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
 /// (HashTableLayout.h).
 Value hashHomeSlot(OpBuilder &b, Location loc, Value key, Value mask);
 
+/// The first position in `[begin, end)` where `holds(position)` (i1) is
+/// true, or -1 (index). A sequential scan, so the position reported does
+/// not depend on the thread count.
+Value findFirst(OpBuilder &b, Location loc, Value begin, Value end,
+                function_ref<Value(OpBuilder &, Location, Value)> holds);
+
 /// Calls a runtime entry point and returns whether its status is 0.
 Value callRuntime(LoweringContext &ctx, OpBuilder &b, Location loc,
                   StringRef name, ValueRange arguments);

@@ -126,12 +126,11 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   Value n = memref::DimOp::create(b, loc, rows, 0);
   Value channels = memref::DimOp::create(b, loc, features, 1);
 
-  // Validate first (sequentially, so the first bad position is reported).
-  auto firstBad = scf::ForOp::create(
-      b, loc, zero, n, one, ValueRange{indexConst(b, loc, -1)},
-      [&](OpBuilder &fb, Location floc, Value i, ValueRange iter) {
+  // Validate first: rows are -1 or in [0, sourceRows).
+  Value firstBad = findFirst(
+      b, loc, zero, n, [&](OpBuilder &fb, Location floc, Value i) -> Value {
         Value row = loadAs(fb, floc, rows, i, index);
-        Value bad = arith::AndIOp::create(
+        return arith::AndIOp::create(
             fb, floc,
             arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::ne, row,
                                   indexConst(fb, floc, -1)),
@@ -141,19 +140,12 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                                       indexConst(fb, floc, -1)),
                 arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, row,
                                       sourceRows)));
-        Value unseen = arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
-                                             iter[0], zero);
-        Value take = arith::AndIOp::create(fb, floc, bad, unseen);
-        scf::YieldOp::create(
-            fb, floc,
-            ValueRange{arith::SelectOp::create(fb, floc, take, i, iter[0])});
       });
   Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                      firstBad.getResult(0), zero);
+                                      firstBad, zero);
   scf::IfOp::create(b, loc, found, [&](OpBuilder &tb, Location tloc) {
-    Value position = firstBad.getResult(0);
-    reportBadIndex(ctx, tb, tloc, position,
-                   loadAs(tb, tloc, rows, position, index), sourceRows);
+    reportBadIndex(ctx, tb, tloc, firstBad,
+                   loadAs(tb, tloc, rows, firstBad, index), sourceRows);
     scf::YieldOp::create(tb, tloc);
   });
 

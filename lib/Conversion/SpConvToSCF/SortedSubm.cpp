@@ -195,24 +195,15 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   sites = arith::SelectOp::create(b, loc, sortedOk, sites, zero);
 
   // Duplicate sites are neighbours once sorted; report the first pair.
-  auto firstRepeat = scf::ForOp::create(
-      b, loc, one, arith::MaxUIOp::create(b, loc, sites, one), one,
-      ValueRange{indexConst(b, loc, -1)},
-      [&](OpBuilder &fb, Location floc, Value p, ValueRange iter) {
+  Value repeatAt = findFirst(
+      b, loc, one, arith::MaxUIOp::create(b, loc, sites, one),
+      [&](OpBuilder &fb, Location floc, Value p) -> Value {
         Value previous = memref::LoadOp::create(
             fb, floc, sorted, ValueRange{arith::SubIOp::create(fb, floc, p, one)});
         Value current = memref::LoadOp::create(fb, floc, sorted, p);
-        Value repeat = arith::AndIOp::create(
-            fb, floc,
-            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::eq, previous,
-                                  current),
-            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, iter[0],
-                                  zero));
-        scf::YieldOp::create(
-            fb, floc,
-            ValueRange{arith::SelectOp::create(fb, floc, repeat, p, iter[0])});
+        return arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::eq,
+                                     previous, current);
       });
-  Value repeatAt = firstRepeat.getResult(0);
   Value hasRepeat =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, repeatAt, zero);
   scf::IfOp::create(b, loc, hasRepeat, [&](OpBuilder &tb, Location tloc) {
