@@ -1,0 +1,259 @@
+//===- spconv-compile.cpp - Ahead-of-time compilation of a network --------===//
+//
+// Part of the spconv-mlir project.
+//
+// spconv-compile FILE.mlir -o NET.o [--header NET.h] [--entry NAME ...]
+//                [--target cpu] [--emit obj|asm|llvm] [options]
+//
+// Lowers FILE with the target's pipeline (spconv-to-cpu), compiles it for
+// this machine's CPU and writes an object file exporting one C function per
+// entry, plus a C header declaring them (docs/Compiler.md, "Ahead-of-time
+// compilation").
+//
+//===----------------------------------------------------------------------===//
+
+#include "CHeader.h"
+#include "EntryPoints.h"
+#include "ObjectEmitter.h"
+#include "SpConv/IR/SpConvDialect.h"
+#include "SpConv/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace ::spconv::compile;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("spconv-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<FILE.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string>
+    outputFile("o",
+               cl::desc("Where the object (or --emit's output) goes; '-' is "
+                        "stdout"),
+               cl::value_desc("file"), cl::Required, cl::cat(category));
+static cl::opt<std::string> headerFile(
+    "header",
+    cl::desc("Also write a C header declaring the entry points, their "
+             "memref descriptor structs and the ABI"),
+    cl::value_desc("file"), cl::cat(category));
+static cl::list<std::string>
+    entryNames("entry",
+               cl::desc("Export this public function (repeatable; default: "
+                        "every public function with a body)"),
+               cl::value_desc("name"), cl::cat(category));
+static cl::opt<std::string> symbolPrefix(
+    "prefix",
+    cl::desc("Prepended to every exported C symbol (e.g. net_), so that "
+             "networks with the same function names link together"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("What to compile for: cpu (this build has no other "
+                    "target yet)"),
+           cl::init("cpu"), cl::cat(category));
+static cl::opt<OutputKind> emitKind(
+    "emit", cl::desc("What -o receives"), cl::init(OutputKind::Object),
+    cl::values(clEnumValN(OutputKind::Object, "obj", "an ELF object (default)"),
+               clEnumValN(OutputKind::Assembly, "asm", "assembly text"),
+               clEnumValN(OutputKind::LLVMIR, "llvm",
+                          "optimised LLVM IR text, for debugging")),
+    cl::cat(category));
+static cl::opt<std::string> cpuName(
+    "mcpu",
+    cl::desc("CPU to generate code for: host (default: this machine's CPU "
+             "and all its features, like spconv-run's JIT) or an LLVM CPU "
+             "name such as x86-64-v3 for portable objects"),
+    cl::init("host"), cl::cat(category));
+static cl::opt<unsigned>
+    optLevel("opt-level", cl::desc("LLVM optimisation level, 0-3 (default 3)"),
+             cl::init(3), cl::cat(category));
+static cl::opt<int64_t> blockSize(
+    "block-size",
+    cl::desc("Sites per block when rulebook builders count and write pairs "
+             "(default 256)"),
+    cl::init(256), cl::cat(category));
+static cl::opt<std::string> submSearch(
+    "subm-search",
+    cl::desc("How subm rulebooks find neighbours: sorted (default) or hash"),
+    cl::init("sorted"), cl::cat(category));
+static cl::opt<bool> openmp(
+    "openmp",
+    cl::desc("Run parallel loops on OpenMP threads; the program then links "
+             "libomp (default true; --openmp=false: sequential loops)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool>
+    profile("profile",
+            cl::desc("Time every rulebook build and compute at run time "
+                     "(read with spconv_rt_profile_get; the header lists the "
+                     "operations)"),
+            cl::cat(category));
+
+namespace {
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "spconv-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// Adds the lowering of spconv ops on tensors to the LLVM dialect for
+/// `targetName` to `pm`; the only place that knows the targets.
+LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
+                                  std::string &error) {
+  if (targetName == "cpu") {
+    mlir::spconv::SpConvToCPUPipelineOptions options;
+    options.blockSize = blockSize;
+    options.submSearch = submSearch;
+    options.openmp = openmp;
+    options.profile = profile;
+    mlir::spconv::buildSpConvToCPUPipeline(pm, options);
+    return success();
+  }
+  if (targetName == "cuda") {
+    error = "--target cuda: not supported by this build (no CUDA pipeline "
+            "yet); use --target cpu";
+    return failure();
+  }
+  error = "--target must be cpu or cuda, got '" + targetName.str() + "'";
+  return failure();
+}
+
+/// The notes of the header banner.
+std::string describeCompilation() {
+  std::string text = "target " + target + ", ";
+  text += openmp ? "OpenMP" : "no OpenMP";
+  text += ", mcpu " + cpuName;
+  if (profile)
+    text += ", profile";
+  return text;
+}
+
+/// Entry arguments are only read: bufferization may not write into them,
+/// which the header promises.
+void prepareEntries(ModuleOp module, ArrayRef<EntryPoint> entries) {
+  MLIRContext *context = module.getContext();
+  for (const EntryPoint &entry : entries) {
+    auto function = module.lookupSymbol<func::FuncOp>(entry.mlirName);
+    function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+    for (unsigned i = 0; i < function.getNumArguments(); ++i)
+      if (isa<TensorType>(function.getArgumentTypes()[i]))
+        function.setArgAttr(
+            i, bufferization::BufferizationDialect::kWritableAttrName,
+            BoolAttr::get(context, false));
+  }
+}
+
+std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef path,
+                                                 const char *what,
+                                                 std::string &error) {
+  std::string message;
+  auto file = openOutputFile(path, &message);
+  if (!file)
+    error = std::string(what) + ": " + message;
+  return file;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "spconv-compile: compile the public functions of a .mlir file of "
+      "spconv ops to an object file with a C interface, and a C header\n");
+
+  std::string error;
+  if (submSearch != "sorted" && submSearch != "hash")
+    return fail("--subm-search must be sorted or hash, got '" + submSearch +
+                "'");
+  if (blockSize <= 0)
+    return fail("--block-size must be positive");
+  if (optLevel > 3)
+    return fail("--opt-level must be 0, 1, 2 or 3");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  DialectRegistry registry;
+  registry.insert<mlir::spconv::SpConvDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  PassManager pm(&context);
+  if (failed(buildTargetPipeline(target, pm, error)))
+    return fail(error);
+
+  // Outputs are opened first so that an unwritable path fails fast; they
+  // are kept only if everything succeeds.
+  auto output = openOutput(outputFile, "-o", error);
+  if (!output)
+    return fail(error);
+  std::unique_ptr<llvm::ToolOutputFile> header;
+  if (!headerFile.empty() &&
+      !(header = openOutput(headerFile, "--header", error)))
+    return fail(error);
+
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse " + inputFile);
+
+  std::vector<EntryPoint> entries;
+  if (failed(collectEntryPoints(*module, entryNames, symbolPrefix, entries,
+                                error)))
+    return fail(inputFile + ": " + error);
+  prepareEntries(*module, entries);
+
+  if (failed(pm.run(*module)))
+    return fail("lowering " + inputFile + " for --target " + target +
+                " failed");
+  HeaderInfo info;
+  info.sourceName = llvm::sys::path::filename(inputFile).str();
+  info.guard = guardForPath(headerFile);
+  info.compiledWith = describeCompilation();
+  // The labels are for the header, not for the LLVM translation.
+  if (auto labels =
+          (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
+    for (Attribute label : labels)
+      info.profileLabels.push_back(cast<StringAttr>(label).str());
+    (*module)->removeAttr("spconv.profile_labels");
+  }
+
+  CodegenOptions codegen;
+  codegen.kind = emitKind;
+  codegen.cpu = cpuName;
+  codegen.optLevel = optLevel;
+  LinkRequirements needs;
+  if (failed(emitCode(*module, entries, codegen, output->os(), needs, error)))
+    return fail(error);
+  info.libraries = needs.libraries;
+  if (header)
+    writeCHeader(header->os(), info, entries);
+
+  output->keep();
+  if (header)
+    header->keep();
+  return 0;
+}
