@@ -46,8 +46,8 @@ if config.spconv_python:
     config.substitutions.append(("%python", config.spconv_python))
 
 tool_dirs = [config.spconv_tools_dir, config.llvm_tools_dir]
-tools = ["spconv-opt"]
+tools = ["spconv-opt", "spconv-compile"]
 if config.spconv_enable_runtime:
-    tools += ["spconv-run", "spconv-ref", "spconv-npy-compare"]
+    tools += ["spconv-run", "spconv-ref", "spconv-npy-compare", "spconv-aot-example"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
