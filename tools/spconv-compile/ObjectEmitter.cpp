@@ -93,13 +93,16 @@ LogicalResult exportEntries(llvm::Module &module,
 /// The libraries that define the functions `module` calls but does not
 /// define, beyond the C library.
 LinkRequirements findLinkRequirements(const llvm::Module &module) {
-  bool runtime = false, openmp = false, runnerUtils = false;
+  bool runtime = false, cudaRuntime = false, openmp = false,
+       runnerUtils = false;
   for (const llvm::Function &function : module.functions()) {
     if (!function.isDeclaration() || function.isIntrinsic() ||
         function.use_empty())
       continue;
     StringRef name = function.getName();
     runtime |= name.contains("spconv_rt_");
+    // The CUDA driver wrappers that gpu-to-llvm lowering calls.
+    cudaRuntime |= name.starts_with("mgpu");
     openmp |= name.starts_with("__kmpc_") || name.starts_with("omp_");
     // Lowered copies of non-contiguous buffers.
     runnerUtils |= name == "memrefCopy";
@@ -107,6 +110,8 @@ LinkRequirements findLinkRequirements(const llvm::Module &module) {
   LinkRequirements needs;
   if (runtime)
     needs.libraries.push_back("spconv_runtime");
+  if (cudaRuntime)
+    needs.libraries.push_back("spconv_runtime_cuda");
   if (openmp)
     needs.libraries.push_back("libomp");
   if (runnerUtils)

@@ -125,6 +125,8 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     return success();
   }
   if (targetName == "cuda") {
+    // Wiring it: build the CUDA pipeline here, and say in the header how
+    // its (device or managed) result buffers are released.
     error = "--target cuda: not supported by this build (no CUDA pipeline "
             "yet); use --target cpu";
     return failure();
