@@ -51,3 +51,33 @@ if config.spconv_enable_runtime:
     tools += ["spconv-run", "spconv-ref", "spconv-npy-compare", "spconv-aot-example"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+
+def find_ptxas():
+    """The CUDA toolkit's assembler, which checks the generated PTX."""
+    import shutil
+
+    for candidate in [shutil.which("ptxas"), "/usr/local/cuda/bin/ptxas"]:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def cuda_device_visible():
+    """Whether a GPU can run the CUDA target (nvidia-smi lists one)."""
+    import subprocess
+
+    try:
+        result = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return result.returncode == 0 and "GPU" in result.stdout
+
+
+config.spconv_ptxas = find_ptxas()
+if config.spconv_ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.spconv_ptxas))
+if cuda_device_visible():
+    config.available_features.add("cuda-device")

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -23,25 +24,21 @@
 using namespace mlir;
 using namespace mlir::spconv;
 
-void mlir::spconv::buildSpConvToCPUPipeline(
-    OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
-  // High level first: pointwise subm convs become matmuls, subm layers read
-  // their producers' coordinates.
+/// High level first: pointwise subm convs become matmuls, subm layers read
+/// their producers' coordinates; then one build per (sites, geometry),
+/// shared by every layer.
+static void addFrontEnd(OpPassManager &pm, bool profile) {
   pm.addPass(createCanonicalizerPass());
-  // Rulebook level: one build per (sites, geometry), shared by every layer.
   pm.addNestedPass<func::FuncOp>(createSpConvDecomposePass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createSpConvShareRulebooksPass());
   pm.addPass(createCSEPass());
-  if (options.profile)
+  if (profile)
     pm.addPass(createSpConvProfilePass());
+}
 
-  // Loops specialised per geometry, then buffers.
-  pm.addPass(createConvertSpConvToSCFPass(
-      ConvertSpConvToSCFPassOptions{options.blockSize, options.submSearch}));
-  // The hash probe is called inside the builders' innermost loops: inline
-  // it (and the builders into their callers).
-  pm.addPass(createInlinerPass());
+/// Tensors to buffers, with every buffer freed.
+static void addBufferization(OpPassManager &pm) {
   // Element-wise arith on tensors (residual adds) becomes linalg, which
   // bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -54,14 +51,11 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Deallocation clones what a function returns without owning it (e.g. a
   // subm layer's coordinates, which are its argument's).
   pm.addPass(createConvertBufferizationToMemRefPass());
-  // Matmuls (pointwise subm convs) and element-wise ops become affine loops
-  // whose parallel dimensions (not the reductions) run on threads.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
-  pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize());
-  pm.addPass(createCanonicalizerPass());
+}
 
-  // LLVM, with the parallel loops on OpenMP threads.
-  if (options.openmp)
+/// Host code on the CPU: LLVM, with the parallel loops on OpenMP threads.
+static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
+  if (openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -71,10 +65,81 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mlir::spconv::buildSpConvToCPUPipeline(
+    OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
+  addFrontEnd(pm, options.profile);
+  // Loops specialised per geometry, then buffers.
+  pm.addPass(createConvertSpConvToSCFPass(
+      ConvertSpConvToSCFPassOptions{options.blockSize, options.submSearch}));
+  // The hash probe is called inside the builders' innermost loops: inline
+  // it (and the builders into their callers).
+  pm.addPass(createInlinerPass());
+  addBufferization(pm);
+  // Matmuls (pointwise subm convs) and element-wise ops become affine loops
+  // whose parallel dimensions (not the reductions) run on threads.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
+  pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize());
+  pm.addPass(createCanonicalizerPass());
+  addCPUToLLVM(pm, options.openmp);
+}
+
+/// The GPU targets' common part: loops shaped for one thread per item,
+/// buffers, and one kernel per distinct outermost parallel loop.
+static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
+                          int64_t maxBlocks, bool profile) {
+  addFrontEnd(pm, profile);
+  // One site per parallel iteration; the hash search is the one a GPU
+  // thread can run on its own.
+  pm.addPass(createConvertSpConvToSCFPass(ConvertSpConvToSCFPassOptions{
+      /*blockSize=*/1, /*submSearch=*/"hash", /*target=*/"gpu"}));
+  addBufferization(pm);
+  // Matmuls and element-wise ops: parallel loops over their parallel
+  // dimensions, sequential reductions inside.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createSpConvParallelLoopsToGPUPass(
+      SpConvParallelLoopsToGPUPassOptions{blockSize, maxBlocks}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::spconv::buildSpConvToCUDAPipeline(
+    OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
+  addGPUKernels(pm, options.blockSize, options.maxBlocks, options.profile);
+  pm.addPass(createSpConvGPUManagedMemoryPass());
+  // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
+  // the mgpu* wrappers (runtime/lib/CUDA).
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features;
+  nvvm.cubinFormat = options.format;
+  nvvm.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
+    OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
+  addGPUKernels(pm, options.blockSize, options.maxBlocks, options.profile);
+  pm.addPass(createSpConvGPUKernelsToCPUPass());
+  pm.addPass(createCanonicalizerPass());
+  addCPUToLLVM(pm, options.openmp);
+}
+
 void mlir::spconv::registerSpConvPipelines() {
   PassPipelineRegistration<SpConvToCPUPipelineOptions>(
       "spconv-to-cpu",
       "Lower spconv ops on tensors to the LLVM dialect for the CPU: "
       "decompose, share rulebooks, specialised loops, bufferization, OpenMP",
       buildSpConvToCPUPipeline);
+  PassPipelineRegistration<SpConvToCUDAPipelineOptions>(
+      "spconv-to-cuda",
+      "Lower spconv ops on tensors to host code in the LLVM dialect that "
+      "launches CUDA kernels, one per distinct loop (per geometry for "
+      "rulebook builders), compiled through NVVM into a gpu.binary",
+      buildSpConvToCUDAPipeline);
+  PassPipelineRegistration<SpConvToGPUEmulatorPipelineOptions>(
+      "spconv-to-gpu-emulator",
+      "Test target: the kernels of spconv-to-cuda, before NVVM, run on the "
+      "CPU (block and thread ids become loop indices)",
+      buildSpConvToGPUEmulatorPipeline);
 }

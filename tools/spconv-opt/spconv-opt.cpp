@@ -3,7 +3,8 @@
 // Part of the spconv-mlir project.
 //
 // mlir-opt with the spconv dialect, the upstream dialects its pipelines
-// produce, and every upstream pass.
+// produce, every upstream pass, and the translations that serialise GPU
+// kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -28,6 +30,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::spconv::SpConvDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary (spconv-to-cuda) translates kernels to LLVM IR.
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "spconv-mlir optimizer driver\n", registry));

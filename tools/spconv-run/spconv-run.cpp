@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaMemory.h"
 #include "MemRefArgs.h"
 #include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/Pipelines/Pipelines.h"
@@ -29,6 +30,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -43,6 +45,9 @@
 using namespace mlir;
 namespace npy = ::spconv::npy;
 namespace run = ::spconv::run;
+using run::copyToManaged;
+using run::cudaUnavailable;
+using run::freeManaged;
 
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::desc("<FILE.mlir>"),
@@ -77,8 +82,24 @@ static llvm::cl::opt<int> repeat(
                    "--time and --profile report the last run (default 1)"),
     llvm::cl::init(1));
 static llvm::cl::opt<std::string> target(
-    "target", llvm::cl::desc("Where to run: cpu (the only target so far)"),
+    "target",
+    llvm::cl::desc("Where to run: cpu (spconv-to-cpu), cuda (spconv-to-cuda; "
+                   "needs a GPU, inputs and results live in CUDA managed "
+                   "memory) or gpu-emulator (the CUDA target's kernels run "
+                   "on the CPU, for testing: spconv-to-gpu-emulator)"),
     llvm::cl::init("cpu"));
+static llvm::cl::opt<int64_t> gpuBlockSize(
+    "gpu-block-size",
+    llvm::cl::desc("Threads per block of the GPU targets' kernels"),
+    llvm::cl::init(256));
+static llvm::cl::opt<int64_t> gpuMaxBlocks(
+    "gpu-max-blocks",
+    llvm::cl::desc("Most blocks per launch of the GPU targets (0: no cap); "
+                   "grid-stride loops cover the rest"),
+    llvm::cl::init(65535));
+static llvm::cl::opt<std::string> gpuChip(
+    "gpu-chip", llvm::cl::desc("GPU architecture of --target cuda"),
+    llvm::cl::init("sm_80"));
 
 namespace {
 /// Reports an error and returns exit code 1.
@@ -155,6 +176,30 @@ int checkInput(unsigned index, const std::string &path,
                   describe(tensor) + ") in dimension " + std::to_string(d));
   return 0;
 }
+/// The pipeline of --target.
+void buildPipeline(PassManager &pm) {
+  if (target == "cuda") {
+    mlir::spconv::SpConvToCUDAPipelineOptions options;
+    options.profile = profile;
+    options.blockSize = gpuBlockSize;
+    options.maxBlocks = gpuMaxBlocks;
+    options.chip = gpuChip;
+    mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
+    return;
+  }
+  if (target == "gpu-emulator") {
+    mlir::spconv::SpConvToGPUEmulatorPipelineOptions options;
+    options.profile = profile;
+    options.blockSize = gpuBlockSize;
+    options.maxBlocks = gpuMaxBlocks;
+    mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
+    return;
+  }
+  mlir::spconv::SpConvToCPUPipelineOptions options;
+  options.profile = profile;
+  options.submSearch = submSearch;
+  mlir::spconv::buildSpConvToCPUPipeline(pm, options);
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -163,10 +208,17 @@ int main(int argc, char **argv) {
       argc, argv,
       "spconv-run: compile a .mlir file for the CPU and run one function on "
       ".npy inputs\n");
-  if (target != "cpu")
-    return fail("--target " + target +
-                " is not supported; this build runs on the CPU only "
-                "(--target cpu)");
+  if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
+    return fail("--target must be cpu, cuda or gpu-emulator, got '" + target +
+                "'");
+  bool onGPU = target == "cuda";
+  if (onGPU) {
+    if (std::string why = cudaUnavailable(); !why.empty())
+      return fail("--target cuda: " + why);
+  }
+  if (target != "cpu" && submSearch.getNumOccurrences())
+    return fail("--subm-search applies to --target cpu only (the GPU "
+                "targets probe the hash table)");
   if (submSearch != "sorted" && submSearch != "hash")
     return fail("--subm-search must be sorted or hash, got '" + submSearch +
                 "'");
@@ -186,6 +238,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -247,10 +300,7 @@ int main(int argc, char **argv) {
     context.disableMultithreading();
     pm.enableIRPrinting();
   }
-  mlir::spconv::SpConvToCPUPipelineOptions pipelineOptions;
-  pipelineOptions.profile = profile;
-  pipelineOptions.submSearch = submSearch;
-  mlir::spconv::buildSpConvToCPUPipeline(pm, pipelineOptions);
+  buildPipeline(pm);
   if (failed(pm.run(*module)))
     return fail("lowering " + inputFile + " failed");
   // The labels are for this tool, not for the LLVM translation.
@@ -277,8 +327,24 @@ int main(int argc, char **argv) {
 
   // _mlir_ciface_NAME([results*], args*...), called through its packed form.
   std::vector<std::vector<int64_t>> descriptors;
-  for (npy::NpyArray &array : arrays)
+  // On the GPU, the compiled code reads its inputs through managed copies.
+  std::vector<void *> managedInputs;
+  auto freeManagedInputs = llvm::make_scope_exit([&] {
+    for (void *pointer : managedInputs)
+      freeManaged(pointer);
+  });
+  for (npy::NpyArray &array : arrays) {
     descriptors.push_back(run::makeDescriptor(array));
+    if (!onGPU)
+      continue;
+    void *copy = copyToManaged(array.data.data(), array.data.size());
+    if (!copy && !array.data.empty())
+      return fail("--target cuda: cannot allocate managed memory for an "
+                  "input: " + std::string(spconv_rt_last_error()));
+    managedInputs.push_back(copy);
+    descriptors.back()[0] = descriptors.back()[1] =
+        reinterpret_cast<int64_t>(copy);
+  }
   size_t resultWords = 0;
   for (int64_t rank : resultRanks)
     resultWords += run::descriptorWords(rank);
@@ -296,15 +362,19 @@ int main(int argc, char **argv) {
   // Result allocations are the caller's: free each once (never an input's,
   // which a function may return as is).
   std::set<int64_t> inputPointers;
-  for (npy::NpyArray &array : arrays)
-    inputPointers.insert(reinterpret_cast<int64_t>(array.data.data()));
+  for (auto &descriptor : descriptors)
+    inputPointers.insert(descriptor[0]);
   auto freeResults = [&] {
     std::set<int64_t> freed;
     const int64_t *descriptor = results.data();
     for (int64_t rank : resultRanks) {
       int64_t allocated = descriptor[0];
-      if (!inputPointers.count(allocated) && freed.insert(allocated).second)
-        std::free(reinterpret_cast<void *>(allocated));
+      if (!inputPointers.count(allocated) && freed.insert(allocated).second) {
+        if (onGPU)
+          freeManaged(reinterpret_cast<void *>(allocated));
+        else
+          std::free(reinterpret_cast<void *>(allocated));
+      }
       descriptor += run::descriptorWords(rank);
     }
   };

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -18,6 +19,12 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::spconv {
+
+/// The discardable attribute (a string) with which convert-spconv-to-scf
+/// names the role of each parallel loop it emits (`count_pairs`,
+/// `conv_f32_16x32`, ...); spconv-parallel-loops-to-gpu names kernels after
+/// it.
+constexpr llvm::StringLiteral kKernelRoleAttrName = "spconv.kernel";
 
 #define GEN_PASS_DECL
 #include "SpConv/Conversion/Passes.h.inc"

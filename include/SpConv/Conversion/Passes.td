@@ -85,8 +85,115 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "Sites per block when counting and writing rulebook pairs">,
     Option<"submSearch", "subm-search", "std::string", /*default=*/"\"sorted\"",
            "How subm builders find neighbours: `sorted` (merge the sorted "
-           "site keys) or `hash` (probe the runtime's hash table inline)">
+           "site keys) or `hash` (probe the runtime's hash table inline)">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "What runs the parallel loops: `cpu` (threads over blocks of "
+           "sites, vectorized row updates) or `gpu` (loops shaped for one "
+           "GPU thread per item: scalar dot products per (pair, output "
+           "channel), no prefetch hints; needs `subm-search=hash` and is "
+           "meant to be followed by `spconv-parallel-loops-to-gpu`)">
   ];
+}
+
+def SpConvParallelLoopsToGPUPass
+    : Pass<"spconv-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Make a GPU kernel of every outermost scf.parallel";
+  let description = [{
+    Outlines every outermost `scf.parallel` of the host functions (on
+    buffers, after bufferization) into a `gpu.func` kernel of one
+    `gpu.module`, and replaces the loop by a `gpu.launch_func`:
+
+    * the kernel's threads walk the loop's iterations, linearised with the
+      last dimension fastest, in a grid-stride loop (`first = blockIdx.x *
+      blockDim.x + threadIdx.x`, `step = gridDim.x * blockDim.x`), so any
+      grid covers the whole range; the host launches
+      `min(ceil(iterations / block-size), max-blocks)` blocks of
+      `block-size` threads, and nothing when there are no iterations;
+    * constants used by the loop are cloned into the kernel, so geometry,
+      grid extents and unrolled offsets stay folded; everything else
+      (buffers, bounds, sizes) becomes a kernel argument;
+    * parallel loops nested in the kernel run sequentially on the thread
+      that reaches them;
+    * kernels are named after the role that `convert-spconv-to-scf` gives
+      each loop (the `spconv.kernel` attribute): a loop of a rulebook
+      builder gives `<builder>_<role>`, e.g.
+      `spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g41x1600x1408_count_pairs`
+      (the builder is specialised per geometry, so is the kernel), any
+      other `spconv_<role>`, e.g. `spconv_conv_f32_16x32`;
+    * structurally identical kernels are emitted once and launched from
+      every place that needs them; different kernels of one role get
+      numbered names;
+    * functions that kernels call (the inline hash probe) are copied into
+      the kernel module; calling a function without a body is an error.
+
+    Loops with reductions are rejected.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (1 to 1024)">,
+    Option<"maxBlocks", "max-blocks", "int64_t", /*default=*/"65535",
+           "Most blocks per launch, 0 for no cap; the grid-stride loop "
+           "covers the rest (tests set it small to exercise that path)">,
+    Option<"kernelModule", "kernel-module", "std::string",
+           /*default=*/"\"spconv_kernels\"",
+           "Name of the gpu.module that holds the kernels">
+  ];
+}
+
+def SpConvGPUKernelsToCPUPass
+    : Pass<"spconv-gpu-kernels-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Run outlined GPU kernels on the CPU (a test lowering)";
+  let description = [{
+    Emulates the kernels that `spconv-parallel-loops-to-gpu` outlines, so
+    that the IR which becomes PTX, with its index math, grid-stride loops
+    and bounds guards, runs on a machine without a GPU:
+
+    * each `gpu.func` kernel becomes a private `func.func` taking, after its
+      own arguments, the block id, thread id, block size and grid size of
+      dimension x (`gpu.block_id x` and friends read them; dimensions y and
+      z are a single block and thread);
+    * each `gpu.launch_func` becomes an `scf.parallel` over the blocks of
+      its grid around an `scf.for` over the threads of a block, calling
+      the kernel function;
+    * functions copied into the kernel module are served by the host's
+      copy.
+
+    The threads of a block run one after another, so kernels that
+    synchronise or share memory (`gpu.barrier`, shuffles, reductions,
+    workgroup or private attributions) are reported as not emulable, as
+    are multi-dimensional, asynchronous or clustered launches. Memory
+    atomics (`memref.atomic_rmw`) are CPU atomics already.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def SpConvGPUManagedMemoryPass
+    : Pass<"spconv-gpu-managed-memory", "::mlir::ModuleOp"> {
+  let summary = "Allocate the host's buffers in CUDA managed memory";
+  let description = [{
+    Host code of the CUDA target reads what kernels wrote (pair counts,
+    offsets) and passes buffers to the runtime, so every `memref.alloc` of
+    the host functions becomes `gpu.alloc host_shared` (CUDA managed memory,
+    one pointer valid on host and device) and every `memref.dealloc` a
+    `gpu.dealloc` on a fresh stream that is waited for. Launches are
+    synchronous, so the host never reads a buffer that a kernel is still
+    writing.
+
+    A kernel operand that is stack or global memory (`memref.alloca`,
+    `memref.get_global`, through casts and views) is an error: the device
+    cannot read it. The functions' own arguments must be device-accessible
+    memory too (managed, or device memory when only kernels read it).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // SPCONV_CONVERSION_PASSES_TD

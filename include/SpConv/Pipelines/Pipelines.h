@@ -45,7 +45,79 @@ struct SpConvToCPUPipelineOptions
 void buildSpConvToCPUPipeline(OpPassManager &pm,
                               const SpConvToCPUPipelineOptions &options);
 
-/// Registers `spconv-to-cpu` with the pass registry.
+/// Options of the `spconv-to-cuda` pipeline.
+struct SpConvToCUDAPipelineOptions
+    : public PassPipelineOptions<SpConvToCUDAPipelineOptions> {
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of every kernel (1 to 1024)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<int64_t> maxBlocks{
+      *this, "max-blocks",
+      llvm::cl::desc("Most blocks per launch, 0 for no cap; grid-stride "
+                     "loops cover the rest"),
+      llvm::cl::init(65535)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU architecture (sm_80 = A100, sm_90 = H100)"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features, e.g. +ptx80 (the PTX ISA version)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary embeds: isa (PTX text), bin "
+                     "(cubin, assembled by the CUDA toolkit's ptxas) or "
+                     "fatbin (cubin and PTX)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimisation level of the device code"),
+      llvm::cl::init(3)};
+  PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time every rulebook build and compute at run time "
+                     "(spconv-profile)"),
+      llvm::cl::init(false)};
+};
+
+/// spconv ops on tensors -> host code in the LLVM dialect that launches
+/// one kernel per distinct loop (per geometry for rulebook builders),
+/// serialised to a gpu.binary through NVVM; buffers are CUDA managed memory.
+void buildSpConvToCUDAPipeline(OpPassManager &pm,
+                               const SpConvToCUDAPipelineOptions &options);
+
+/// Options of the `spconv-to-gpu-emulator` pipeline.
+struct SpConvToGPUEmulatorPipelineOptions
+    : public PassPipelineOptions<SpConvToGPUEmulatorPipelineOptions> {
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of every kernel (1 to 1024)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<int64_t> maxBlocks{
+      *this, "max-blocks",
+      llvm::cl::desc("Most blocks per launch, 0 for no cap; set it small to "
+                     "exercise the grid-stride loops"),
+      llvm::cl::init(65535)};
+  PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run the emulated blocks on OpenMP threads"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time every rulebook build and compute at run time "
+                     "(spconv-profile)"),
+      llvm::cl::init(false)};
+};
+
+/// The kernels of `spconv-to-cuda`, up to the NVVM lowering, run on the CPU
+/// (spconv-gpu-kernels-to-cpu): a test target for machines without a GPU.
+void buildSpConvToGPUEmulatorPipeline(
+    OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options);
+
+/// Registers `spconv-to-cpu`, `spconv-to-cuda` and `spconv-to-gpu-emulator`
+/// with the pass registry.
 void registerSpConvPipelines();
 
 } // namespace mlir::spconv

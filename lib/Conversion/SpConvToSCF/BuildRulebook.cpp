@@ -298,7 +298,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
         indexConst(nb, nloc, searchedIndex));
   };
 
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
@@ -310,8 +310,10 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
             [&](OpBuilder &fb, Location floc, Value row, ValueRange counters) {
               auto site = loadSite(fb, floc, coords, row);
               // The probes of one site are independent: start fetching all
-              // their home slots before the first search waits on one.
-              if (subm)
+              // their home slots before the first search waits on one (a
+              // CPU hint: a GPU thread's loads are already in flight
+              // together).
+              if (subm && ctx.getTarget() == LoopTarget::CPU)
                 for (int64_t offset : searched) {
                   Value key = pairedKey(fb, floc, site, offset);
                   Value home = arith::IndexCastOp::create(
@@ -351,7 +353,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
               nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
           counts.store(nb, nloc, size, plan.centre, ivs[0]);
         }
-      });
+      }), "count_pairs");
 
   Value total = counts.scan(ctx, b, loc);
 
@@ -363,7 +365,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                    Value slot) {
     memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
   };
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         auto [start, end] = blockRange(nb, nloc, ivs[0]);
@@ -435,7 +437,7 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
               }
               scf::YieldOp::create(fb, floc, next);
             });
-      });
+      }), "write_pairs");
 
   Value valid = counts.getScanned();
   SmallVector<Value> returned;

@@ -34,21 +34,28 @@ struct ComputeShape {
 /// for j in offsets: parallel over the pairs of j, in groups of `groupSize`:
 /// body(j, src rows, dst rows) gets a full group, or one pair at a time for
 /// the last, partial group of an offset.
+/// The (source, destination) rows of `pair`.
+static std::pair<Value, Value> rowsOf(OpBuilder &b, Location loc,
+                                      const RulebookBuffers &rulebook,
+                                      bool inverse, Value pair) {
+  Type index = b.getIndexType();
+  Value in = loadAs(b, loc, rulebook.pairIn, pair, index);
+  Value out = loadAs(b, loc, rulebook.pairOut, pair, index);
+  if (inverse)
+    std::swap(in, out);
+  return {in, out};
+}
+
 static void forEachPair(
     OpBuilder &b, Location loc, const RulebookBuffers &rulebook,
-    int64_t volume, bool inverse, int64_t groupSize,
+    int64_t volume, bool inverse, int64_t groupSize, StringRef role,
     function_ref<void(OpBuilder &, Location, Value, ArrayRef<Value>,
                       ArrayRef<Value>)>
         body) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value group = indexConst(b, loc, groupSize);
   auto rowsOf = [&](OpBuilder &pb, Location ploc, Value pair) {
-    Type index = pb.getIndexType();
-    Value in = loadAs(pb, ploc, rulebook.pairIn, pair, index);
-    Value out = loadAs(pb, ploc, rulebook.pairOut, pair, index);
-    if (inverse)
-      std::swap(in, out);
-    return std::make_pair(in, out);
+    return ::rowsOf(pb, ploc, rulebook, inverse, pair);
   };
   scf::ForOp::create(
       b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
@@ -57,7 +64,7 @@ static void forEachPair(
         Value end = memref::LoadOp::create(
             ob, oloc, rulebook.offsets,
             ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
-        scf::ParallelOp::create(
+        markKernel(scf::ParallelOp::create(
             ob, oloc, ValueRange{begin}, ValueRange{end}, ValueRange{group},
             [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
               Value first = ivs[0];
@@ -95,7 +102,7 @@ static void forEachPair(
                         });
                     scf::YieldOp::create(eb, eloc);
                   });
-            });
+            }), role);
         scf::YieldOp::create(ob, oloc);
       });
 }
@@ -110,12 +117,12 @@ static Value allocRows(OpBuilder &b, Location loc, Value rows, Value channels,
   Value buffer =
       memref::AllocOp::create(b, loc, bufferType, ValueRange{rows, channels});
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
       ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
         memref::StoreOp::create(pb, ploc, init(pb, ploc, ivs[0], ivs[1]),
                                 buffer, ivs);
-      });
+      }), "init_rows");
   return buffer;
 }
 
@@ -192,6 +199,26 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc, Value acc,
   }
 }
 
+/// acc[dst, co] += features[src, :] . weight[offset, :, co], one scalar
+/// product at a time in input-channel order.
+static void emitDotUpdate(OpBuilder &b, Location loc, Value acc, Value dst,
+                          Value co, Value features, Value src, Value weight,
+                          Value offset, Value channelsIn, Type accType) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value start = memref::LoadOp::create(b, loc, acc, ValueRange{dst, co});
+  auto dot = scf::ForOp::create(
+      b, loc, zero, channelsIn, one, ValueRange{start},
+      [&](OpBuilder &db, Location dloc, Value ci, ValueRange sum) {
+        Value x = loadAs(db, dloc, features, {src, ci}, accType);
+        Value w = loadAs(db, dloc, weight, {offset, ci, co}, accType);
+        Value product = arith::MulFOp::create(db, dloc, x, w);
+        scf::YieldOp::create(
+            db, dloc,
+            ValueRange{arith::AddFOp::create(db, dloc, sum[0], product)});
+      });
+  memref::StoreOp::create(b, loc, dot.getResult(0), acc, ValueRange{dst, co});
+}
+
 /// The same for a dynamic output width, one scalar dot product per output
 /// channel.
 static void emitScalarRowUpdate(OpBuilder &b, Location loc, Value acc,
@@ -202,22 +229,61 @@ static void emitScalarRowUpdate(OpBuilder &b, Location loc, Value acc,
   scf::ForOp::create(
       b, loc, zero, channelsOut, one, ValueRange{},
       [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
-        Value start =
-            memref::LoadOp::create(cb, cloc, acc, ValueRange{dst, co});
-        auto dot = scf::ForOp::create(
-            cb, cloc, zero, channelsIn, one, ValueRange{start},
-            [&](OpBuilder &db, Location dloc, Value ci, ValueRange sum) {
-              Value x = loadAs(db, dloc, features, {src, ci}, accType);
-              Value w = loadAs(db, dloc, weight, {offset, ci, co}, accType);
-              Value product = arith::MulFOp::create(db, dloc, x, w);
-              scf::YieldOp::create(
-                  db, dloc,
-                  ValueRange{arith::AddFOp::create(db, dloc, sum[0], product)});
-            });
-        memref::StoreOp::create(cb, cloc, dot.getResult(0), acc,
-                                ValueRange{dst, co});
+        emitDotUpdate(cb, cloc, acc, dst, co, features, src, weight, offset,
+                      channelsIn, accType);
         scf::YieldOp::create(cb, cloc);
       });
+}
+
+/// GPU form of the convolution: for j in offsets, parallel over (pair of j,
+/// output channel), one dot product each. Consecutive items are consecutive
+/// output channels of one pair, so a warp reads one feature row and
+/// consecutive weights.
+static void emitPairChannelConv(OpBuilder &b, Location loc,
+                                const RulebookBuffers &rulebook,
+                                int64_t volume, bool inverse, Value acc,
+                                Value features, Value weight,
+                                Value channelsIn, Value channelsOut,
+                                Type accType, StringRef role) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ForOp::create(
+      b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
+      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
+        Value begin = memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
+        Value end = memref::LoadOp::create(
+            ob, oloc, rulebook.offsets,
+            ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
+        markKernel(
+            scf::ParallelOp::create(
+                ob, oloc, ValueRange{begin, zero}, ValueRange{end, channelsOut},
+                ValueRange{one, one},
+                [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                  auto [src, dst] =
+                      rowsOf(pb, ploc, rulebook, inverse, ivs[0]);
+                  emitDotUpdate(pb, ploc, acc, dst, ivs[1], features, src,
+                                weight, offset, channelsIn, accType);
+                }),
+            role);
+        scf::YieldOp::create(ob, oloc);
+      });
+}
+
+/// `<what>_<element type>_<Cin>x<Cout>` (`?` for a dynamic count).
+static std::string computeRole(StringRef what, Type elementType,
+                               MemRefType weightType) {
+  std::string role;
+  llvm::raw_string_ostream os(role);
+  os << what << "_" << elementType << "_";
+  auto dim = [&](int64_t i) {
+    if (weightType.isDynamicDim(i))
+      os << "dyn";
+    else
+      os << weightType.getDimSize(i);
+  };
+  dim(1);
+  os << "x";
+  dim(2);
+  return role;
 }
 
 Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
@@ -242,13 +308,22 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                      pb, ploc, pb.getZeroAttr(accType))
                               .getResult();
                         });
+  auto weightType = cast<MemRefType>(weight.getType());
+  std::string role = computeRole(inverse ? "inverse_conv" : "conv",
+                                 elementType, weightType);
+  if (ctx.getTarget() == LoopTarget::GPU) {
+    emitPairChannelConv(b, loc, rulebook, volume, inverse, acc, features,
+                        weight, channelsIn, channelsOut, accType, role);
+    return finish(b, loc, acc, rows, channelsOut,
+                  resultBufferType(op.getOutFeatures()));
+  }
   std::optional<int64_t> staticChannelsOut;
-  if (auto type = cast<MemRefType>(weight.getType()); !type.isDynamicDim(2))
-    staticChannelsOut = type.getDimSize(2);
+  if (!weightType.isDynamicDim(2))
+    staticChannelsOut = weightType.getDimSize(2);
   // Groups of pairs share each weight load (no two pairs of one offset
   // write the same row, so a group's updates are independent).
   int64_t groupSize = staticChannelsOut ? kPairsPerGroup : 1;
-  forEachPair(b, loc, rulebook, volume, inverse, groupSize,
+  forEachPair(b, loc, rulebook, volume, inverse, groupSize, role,
               [&](OpBuilder &pb, Location ploc, Value offset,
                   ArrayRef<Value> srcs, ArrayRef<Value> dsts) {
                 // acc[dst, :] += features[src, :] @ weight[offset]
@@ -294,15 +369,18 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
   Value contributors;
   if (!isMax) {
     contributors = alloc1d(b, loc, b.getI32Type(), rows);
-    scf::ParallelOp::create(
+    markKernel(scf::ParallelOp::create(
         b, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
         [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
           memref::StoreOp::create(pb, ploc, i32Const(pb, ploc, 0),
                                   contributors, ivs);
-        });
+        }), "zero_counts");
   }
+  std::string role;
+  llvm::raw_string_ostream(role)
+      << (isMax ? "max_pool_" : "avg_pool_") << elementType;
   forEachPair(
-      b, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1,
+      b, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1, role,
       [&](OpBuilder &pb, Location ploc, Value, ArrayRef<Value> srcs,
           ArrayRef<Value> dsts) {
         Value src = srcs[0], dst = dsts[0];
@@ -328,7 +406,7 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
             });
       });
   if (!isMax) {
-    scf::ParallelOp::create(
+    markKernel(scf::ParallelOp::create(
         b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
         ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
           Value count = arith::SIToFPOp::create(
@@ -338,7 +416,7 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
           memref::StoreOp::create(pb, ploc,
                                   arith::DivFOp::create(pb, ploc, sum, count),
                                   acc, ivs);
-        });
+        }), "average");
   }
   return finish(b, loc, acc, rows, channels,
                 resultBufferType(op.getOutFeatures()));

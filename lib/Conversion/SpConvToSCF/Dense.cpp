@@ -96,7 +96,7 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
   Value result = allocLike(b, loc, op.getOutput(), {batch, rows, columns});
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero, zero}, ValueRange{batch, rows, columns},
       ValueRange{one, one, one},
       [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
@@ -140,7 +140,7 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
                                        eb, eloc, eb.getZeroAttr(elementType))});
             });
         memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
-      });
+      }), "unfold");
   return {result};
 }
 
@@ -167,7 +167,7 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   SmallVector<Value> lbs(sizes.size(), zero), steps(sizes.size(), one);
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, lbs, sizes, steps,
       [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
         // Sum, in offset order, the columns whose window covers this site.
@@ -228,7 +228,7 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
         memref::StoreOp::create(pb, ploc,
                                 convertScalar(pb, ploc, sum, elementType),
                                 result, ivs);
-      });
+      }), "fold");
   return {result};
 }
 
@@ -274,7 +274,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   Type elementType = cast<MemRefType>(data.getType()).getElementType();
   Value zeroValue =
       arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{batch, channels},
       ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
         Value bi = ivs[0], ci = ivs[1];
@@ -338,7 +338,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
               });
               scf::YieldOp::create(fb, floc);
             });
-      });
+      }), "segment_max");
   return {values, positions};
 }
 

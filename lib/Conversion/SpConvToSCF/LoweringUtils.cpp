@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "SpConv/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -108,6 +109,12 @@ func::FuncOp LoweringContext::getHashFindSlotFunction() {
       arith::SelectOp::create(b, loc, negative, notFound, loop.getResult(2));
   func::ReturnOp::create(b, loc, result);
   return function;
+}
+
+scf::ParallelOp lowering::markKernel(scf::ParallelOp loop, StringRef role) {
+  loop->setAttr(kKernelRoleAttrName,
+                StringAttr::get(loop.getContext(), role));
+  return loop;
 }
 
 Value lowering::indexConst(OpBuilder &b, Location loc, int64_t value) {

@@ -10,6 +10,7 @@
 #include "SpConv/IR/SpConvOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -39,15 +40,25 @@ enum class SubmSearch {
   Hash    ///< probe the runtime's hash table inline
 };
 
+/// Where the parallel loops will run: CPU threads, or GPU threads once
+/// `spconv-parallel-loops-to-gpu` makes kernels of them.
+enum class LoopTarget {
+  CPU, ///< few wide iterations: blocks of sites, vector row updates
+  GPU  ///< one thread per item: scalar dot products, no prefetch hints
+};
+
 /// State shared by the op lowerings of one module.
 class LoweringContext {
 public:
-  LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch)
-      : module(module), blockSize(blockSize), submSearch(submSearch) {}
+  LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch,
+                  LoopTarget target)
+      : module(module), blockSize(blockSize), submSearch(submSearch),
+        target(target) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
   SubmSearch getSubmSearch() const { return submSearch; }
+  LoopTarget getTarget() const { return target; }
 
   /// Declares the runtime entry point `name` once (C interface, so memrefs
   /// are passed as descriptor pointers) and returns it.
@@ -69,11 +80,17 @@ private:
   ModuleOp module;
   int64_t blockSize;
   SubmSearch submSearch;
+  LoopTarget target;
 };
 
 //===----------------------------------------------------------------------===//
 // IR helpers
 //===----------------------------------------------------------------------===//
+
+/// Names what `loop` does (`count_pairs`, `conv_f32_16x32`, ...): the GPU
+/// mapping names the kernel it makes of the loop after this role and, inside
+/// a builder, after the builder's geometry. Returns `loop`.
+scf::ParallelOp markKernel(scf::ParallelOp loop, StringRef role);
 
 Value indexConst(OpBuilder &b, Location loc, int64_t value);
 Value i64Const(OpBuilder &b, Location loc, int64_t value);

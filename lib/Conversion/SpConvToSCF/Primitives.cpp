@@ -155,7 +155,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
       {ShapedType::kDynamic, ShapedType::kDynamic}, elementType);
   Value result =
       memref::AllocOp::create(b, loc, bufferType, ValueRange{n, channels});
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{n, channels},
       ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
         Value row = loadAs(pb, ploc, rows, ivs[0], index);
@@ -180,7 +180,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                       eb, eloc, eb.getZeroAttr(elementType))});
             });
         memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
-      });
+      }), "gather_rows");
   return {castTo(b, loc, result,
                  MemRefType::get(resultType.getShape(), elementType))};
 }

@@ -181,7 +181,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
   Value sorted = alloc1d(b, loc, i64, sites);
   Value rows = alloc1d(b, loc, i32, sites);
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{sites}, ValueRange{one},
       [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
         memref::StoreOp::create(
@@ -189,7 +189,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
         memref::StoreOp::create(
             pb, ploc, arith::IndexCastOp::create(pb, ploc, i32, ivs[0]), rows,
             ivs);
-      });
+      }), "load_keys");
   Value sortedOk = callRuntime(ctx, b, loc, "spconv_rt_memref_sort_pairs",
                                {sorted, rows});
   sites = arith::SelectOp::create(b, loc, sortedOk, sites, zero);
@@ -320,7 +320,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
       };
 
   // Pass 1: count.
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
@@ -350,14 +350,14 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
                            nb, nloc, i32,
                            arith::SubIOp::create(nb, nloc, end, start)),
                        plan.centre, ivs[0]);
-      });
+      }), "count_pairs");
 
   Value total = counts.scan(ctx, b, loc);
 
   // Pass 2: write, with the same merge.
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = alloc1d(b, loc, i32, total);
-  scf::ParallelOp::create(
+  markKernel(scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         SmallVector<Value> first, mirrored;
@@ -411,7 +411,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
               }
               return next;
             });
-      });
+      }), "write_pairs");
 
   // CSR offsets; an empty rulebook if a runtime step failed.
   Value offsets = counts.buildOffsets(b, loc, counts.getScanned());

@@ -143,6 +143,19 @@ void ConvertSpConvToSCFPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  if (target != "cpu" && target != "gpu") {
+    module.emitError("convert-spconv-to-scf: target must be cpu or gpu, got '")
+        << target.getValue() << "'";
+    return signalPassFailure();
+  }
+  // The sorted merge walks pointers site after site: a CPU algorithm.
+  if (target == "gpu" && submSearch != "hash") {
+    module.emitError("convert-spconv-to-scf: target=gpu needs "
+                     "subm-search=hash (the sorted merge is sequential "
+                     "within a block of sites)");
+    return signalPassFailure();
+  }
+
   // Rulebooks and tables are lowered to buffers local to one function.
   bool crossesBoundary = false;
   module.walk([&](FunctionOpInterface function) {
@@ -163,9 +176,10 @@ void ConvertSpConvToSCFPass::runOnOperation() {
     if (isa<SpConvDialect>(op->getDialect()))
       ops.push_back(op);
   });
-  LoweringContext ctx(module, blockSize,
-                      submSearch == "hash" ? SubmSearch::Hash
-                                           : SubmSearch::Sorted);
+  LoweringContext ctx(
+      module, blockSize,
+      submSearch == "hash" ? SubmSearch::Hash : SubmSearch::Sorted,
+      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU);
   for (Operation *op : ops) {
     OpBuilder b(op);
     if (failed(lowerOp(ctx, b, op)))

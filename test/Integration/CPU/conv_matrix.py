@@ -11,6 +11,11 @@ channel counts and f16 features.
 
 usage: conv_matrix.py --bin DIR --work DIR [--shard I/N] [--list]
                       [--subm-search sorted|hash] [--only OP]
+                      [--target cpu|gpu-emulator|cuda] [--run-arg ARG]...
+
+--target runs the compiled side on another spconv-run target (the GPU
+kernels emulated on the CPU, or a GPU); --run-arg passes extra options to
+spconv-run (e.g. --gpu-max-blocks=2, so that grid-stride loops wrap).
 """
 
 import argparse
@@ -204,10 +209,20 @@ class Case:
 
 
 class Runner:
-    def __init__(self, bindir, work, subm_search):
+    def __init__(self, bindir, work, subm_search, target="cpu", run_args=()):
         self.bindir = bindir
         self.work = work
         self.subm_search = subm_search
+        self.target = target
+        self.run_args = list(run_args)
+
+    def spconv_run(self, path):
+        """The spconv-run command line of a case, without its inputs."""
+        args = [self.tool("spconv-run"), path("f.mlir"), "--entry", "f",
+                "--output-dir", path("out"), "--target", self.target]
+        if self.target == "cpu":
+            args += ["--subm-search", self.subm_search]
+        return args + self.run_args
 
     def tool(self, name):
         return os.path.join(self.bindir, name)
@@ -243,8 +258,7 @@ class Runner:
         np.save(path("w.npy"), rng.standard_normal((volume, case.cin, case.cout)).astype(dt))
         np.save(path("b.npy"), rng.standard_normal(case.cout).astype(dt))
         np.save(path("wi.npy"), rng.standard_normal((volume, case.cout, case.cin)).astype(dt))
-        run = [self.tool("spconv-run"), path("f.mlir"), "--entry", "f",
-               "--output-dir", path("out"), "--subm-search", self.subm_search]
+        run = self.spconv_run(path)
         ref = [self.tool("spconv-ref")]
         grid = ["--grid", csv(case.grid)]
 
@@ -307,8 +321,7 @@ class Runner:
 
 
 def check_dense(self, case, rng, path, dt):
-    run = [self.tool("spconv-run"), path("f.mlir"), "--entry", "f",
-           "--output-dir", path("out")]
+    run = self.spconv_run(path)
     ref = [self.tool("spconv-ref")]
     window = case.window_args("regular")
     volume = int(np.prod(case.kernel))
@@ -402,6 +415,9 @@ def main():
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--subm-search", default="sorted", choices=["sorted", "hash"])
     parser.add_argument("--only", help="run only the cases of this op (e.g. subm)")
+    parser.add_argument("--target", default="cpu", choices=["cpu", "gpu-emulator", "cuda"])
+    parser.add_argument("--run-arg", action="append", default=[],
+                        help="an extra spconv-run option (repeatable)")
     args = parser.parse_args()
     index, count = (int(v) for v in args.shard.split("/"))
     selected = [c for i, c in enumerate(cases())
@@ -410,7 +426,7 @@ def main():
         for c in selected:
             print(c.name)
         return 0
-    runner = Runner(args.bin, args.work, args.subm_search)
+    runner = Runner(args.bin, args.work, args.subm_search, args.target, args.run_arg)
     failures = 0
     for case in selected:
         try:

@@ -42,8 +42,10 @@
 // COUNT: spconv-run: error: @f takes 3 arguments but 1 --input files were given
 // RUN: not spconv-run %s --entry g --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=ENTRY
 // ENTRY: spconv-run: error: unknown entry function 'g'; the module defines: f, down
-// RUN: not spconv-run %s --entry f --target cuda --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: spconv-run: error: --target cuda is not supported
+// RUN: not spconv-run %s --entry f --target tpu --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: spconv-run: error: --target must be cpu, cuda or gpu-emulator, got 'tpu'
+// RUN: not spconv-run %s --entry f --target gpu-emulator --subm-search hash --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=SEARCH
+// SEARCH: spconv-run: error: --subm-search applies to --target cpu only
 
 // And with good inputs it runs.
 // RUN: spconv-run %s --entry f --input %t/ok.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out

@@ -1,0 +1,349 @@
+//===- ParallelLoopsToGPU.cpp - Kernels from the lowering's loops ---------===//
+//
+// Part of the spconv-mlir project.
+//
+// Every outermost scf.parallel becomes a kernel whose threads walk the loop's
+// iterations in a grid-stride loop (like spconv's KernelLoopX), so any grid,
+// however small, covers the whole range. Kernels are outlined into one
+// gpu.module, named after the loop's role and, inside a rulebook builder,
+// after the builder's geometry; structurally identical kernels are emitted
+// once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConv/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::spconv {
+#define GEN_PASS_DEF_SPCONVPARALLELLOOPSTOGPUPASS
+#include "SpConv/Conversion/Passes.h.inc"
+} // namespace mlir::spconv
+
+using namespace mlir;
+using namespace mlir::spconv;
+
+namespace {
+
+/// Builders name their functions `spconv_build_<kind>_k.._s.._p.._d.._g..`.
+constexpr llvm::StringLiteral kBuilderPrefix = "spconv_build_";
+
+/// Replaces `loop` (inside a kernel) by a nest of scf.for: the thread runs
+/// the inner iterations itself.
+void serializeParallel(scf::ParallelOp loop) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  IRMapping mapping;
+  OpBuilder inner = b;
+  for (auto [lb, ub, step, iv] :
+       llvm::zip_equal(loop.getLowerBound(), loop.getUpperBound(),
+                       loop.getStep(), loop.getInductionVars())) {
+    auto forOp = scf::ForOp::create(inner, loc, lb, ub, step);
+    mapping.map(iv, forOp.getInductionVar());
+    inner.setInsertionPoint(forOp.getBody()->getTerminator());
+  }
+  for (Operation &op : loop.getBody()->without_terminator())
+    inner.clone(op, mapping);
+  loop.erase();
+}
+
+/// `ceil(max(ub - lb, 0) / step)`: the iterations of one dimension.
+Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value span = b.createOrFold<arith::MaxSIOp>( loc, b.createOrFold<arith::SubIOp>( loc, ub, lb), zero);
+  return b.createOrFold<arith::CeilDivSIOp>( loc, span, step);
+}
+
+/// The total iterations of `loop`, built from values mapped by `mapping`.
+Value totalIterations(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                      const IRMapping &mapping,
+                      SmallVectorImpl<Value> *trips = nullptr) {
+  Value total = arith::ConstantIndexOp::create(b, loc, 1);
+  for (auto [lb, ub, step] : llvm::zip_equal(
+           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    Value trip = tripCount(b, loc, mapping.lookupOrDefault(lb),
+                           mapping.lookupOrDefault(ub),
+                           mapping.lookupOrDefault(step));
+    if (trips)
+      trips->push_back(trip);
+    total = b.createOrFold<arith::MulIOp>( loc, total, trip);
+  }
+  return total;
+}
+
+class KernelOutliner {
+public:
+  KernelOutliner(ModuleOp module, gpu::GPUModuleOp kernels,
+                 int64_t blockSize, int64_t maxBlocks)
+      : module(module), kernels(kernels), kernelTable(kernels),
+        blockSize(blockSize), maxBlocks(maxBlocks) {}
+
+  LogicalResult outline(scf::ParallelOp loop);
+
+  /// Copies the functions that kernels call into the kernel module.
+  LogicalResult copyCallees();
+
+private:
+  std::string kernelName(scf::ParallelOp loop);
+  gpu::GPUFuncOp buildKernel(scf::ParallelOp loop, StringRef name,
+                             ArrayRef<Value> arguments,
+                             ArrayRef<Value> sunk);
+  gpu::GPUFuncOp findEquivalent(gpu::GPUFuncOp kernel);
+  void launch(scf::ParallelOp loop, gpu::GPUFuncOp kernel,
+              ArrayRef<Value> arguments);
+
+  ModuleOp module;
+  gpu::GPUModuleOp kernels;
+  SymbolTable kernelTable;
+  int64_t blockSize;
+  int64_t maxBlocks;
+};
+
+std::string KernelOutliner::kernelName(scf::ParallelOp loop) {
+  auto function = loop->getParentOfType<func::FuncOp>();
+  StringRef functionName = function ? function.getSymName() : "kernel";
+  auto role = loop->getAttrOfType<StringAttr>(kKernelRoleAttrName);
+  if (!role)
+    return (functionName + "_loop").str();
+  if (functionName.starts_with(kBuilderPrefix))
+    return (functionName + "_" + role.getValue()).str();
+  return ("spconv_" + role.getValue()).str();
+}
+
+gpu::GPUFuncOp KernelOutliner::buildKernel(scf::ParallelOp loop,
+                                           StringRef name,
+                                           ArrayRef<Value> arguments,
+                                           ArrayRef<Value> sunk) {
+  Location loc = loop.getLoc();
+  MLIRContext *context = loop.getContext();
+  SmallVector<Type> argumentTypes;
+  for (Value value : arguments)
+    argumentTypes.push_back(value.getType());
+  OpBuilder b(context);
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, name, FunctionType::get(context, argumentTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                  UnitAttr::get(context));
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(blockSize), 1, 1}));
+
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  IRMapping mapping;
+  for (auto [value, argument] : llvm::zip_equal(arguments, entry.getArguments()))
+    mapping.map(value, argument);
+  // Constants are cloned, so that the kernel is specialised on them.
+  for (Value value : sunk)
+    b.clone(*value.getDefiningOp(), mapping);
+
+  // Grid-stride loop over the linearised iteration space.
+  SmallVector<Value> trips;
+  Value total = totalIterations(b, loc, loop, mapping, &trips);
+  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
+  Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value first = b.createOrFold<arith::AddIOp>( loc, b.createOrFold<arith::MulIOp>( loc, block, threads), thread);
+  Value stride = b.createOrFold<arith::MulIOp>( loc, blocks, threads);
+  auto strideLoop = scf::ForOp::create(b, loc, first, total, stride);
+  b.setInsertionPoint(strideLoop.getBody()->getTerminator());
+  Value rest = strideLoop.getInductionVar();
+  unsigned rank = loop.getNumLoops();
+  SmallVector<Value> ivs(rank);
+  for (unsigned d = rank; d-- > 0;) {
+    Value position = rest;
+    if (d > 0) {
+      position = b.createOrFold<arith::RemUIOp>( loc, rest, trips[d]);
+      rest = b.createOrFold<arith::DivUIOp>( loc, rest, trips[d]);
+    }
+    ivs[d] = b.createOrFold<arith::AddIOp>( loc, mapping.lookupOrDefault(loop.getLowerBound()[d]),
+        b.createOrFold<arith::MulIOp>( loc, position,
+                              mapping.lookupOrDefault(loop.getStep()[d])));
+  }
+  for (auto [iv, value] : llvm::zip_equal(loop.getInductionVars(), ivs))
+    mapping.map(iv, value);
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, mapping);
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
+
+  // Inner parallel loops run on the thread that reaches them.
+  SmallVector<scf::ParallelOp> nested;
+  kernel.walk([&](scf::ParallelOp op) { nested.push_back(op); });
+  for (scf::ParallelOp op : nested) // post-order: innermost first
+    serializeParallel(op);
+  kernel->walk([](Operation *op) { op->removeAttr(kKernelRoleAttrName); });
+  // Constants that folding left unused.
+  SmallVector<Operation *> dead;
+  kernel.walk([&](Operation *op) {
+    if (isOpTriviallyDead(op))
+      dead.push_back(op);
+  });
+  for (Operation *op : dead)
+    op->erase();
+  return kernel;
+}
+
+gpu::GPUFuncOp KernelOutliner::findEquivalent(gpu::GPUFuncOp kernel) {
+  for (auto other : kernels.getOps<gpu::GPUFuncOp>()) {
+    if (other == kernel || !other.isKernel() ||
+        other.getFunctionType() != kernel.getFunctionType())
+      continue;
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &other.getBody(), &kernel.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return other;
+  }
+  return nullptr;
+}
+
+void KernelOutliner::launch(scf::ParallelOp loop, gpu::GPUFuncOp kernel,
+                            ArrayRef<Value> arguments) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  Value total = totalIterations(b, loc, loop, IRMapping());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value threads = arith::ConstantIndexOp::create(b, loc, blockSize);
+  Value blocks = b.createOrFold<arith::CeilDivSIOp>( loc, total, threads);
+  if (maxBlocks > 0)
+    blocks = b.createOrFold<arith::MinSIOp>( loc, blocks, arith::ConstantIndexOp::create(b, loc, maxBlocks));
+  // CUDA rejects empty grids.
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, total,
+                                    zero);
+  auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  gpu::LaunchFuncOp::create(b, loc, kernel, gpu::KernelDim3{blocks, one, one},
+                            gpu::KernelDim3{threads, one, one},
+                            /*dynamicSharedMemorySize=*/Value(), arguments);
+}
+
+LogicalResult KernelOutliner::outline(scf::ParallelOp loop) {
+  if (loop.getNumResults() != 0)
+    return loop.emitError("spconv-parallel-loops-to-gpu: a parallel loop "
+                          "with reductions cannot become a kernel");
+
+  // What the kernel reads from the host: bounds and values defined above.
+  llvm::SetVector<Value> used;
+  for (Value value : loop.getOperands())
+    used.insert(value);
+  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  SmallVector<Value> arguments, sunk;
+  for (Value value : used) {
+    if (matchPattern(value, m_Constant()))
+      sunk.push_back(value);
+    else
+      arguments.push_back(value);
+  }
+
+  std::string name = kernelName(loop);
+  gpu::GPUFuncOp kernel = buildKernel(loop, name, arguments, sunk);
+  if (gpu::GPUFuncOp existing = findEquivalent(kernel)) {
+    kernel.erase();
+    kernel = existing;
+  } else {
+    // A different kernel of the same role (other channel counts, say).
+    std::string unique = name;
+    for (unsigned i = 1; kernelTable.lookup(unique) &&
+                         kernelTable.lookup(unique) != kernel;
+         ++i)
+      unique = name + "_" + std::to_string(i);
+    kernel.setName(unique);
+    kernelTable.insert(kernel);
+  }
+  launch(loop, kernel, arguments);
+  loop.erase();
+  return success();
+}
+
+LogicalResult KernelOutliner::copyCallees() {
+  SmallVector<Operation *> worklist(kernels.getOps<gpu::GPUFuncOp>().begin(),
+                                    kernels.getOps<gpu::GPUFuncOp>().end());
+  while (!worklist.empty()) {
+    Operation *root = worklist.pop_back_val();
+    WalkResult result = root->walk([&](func::CallOp call) {
+      StringRef callee = call.getCallee();
+      if (kernelTable.lookup(callee))
+        return WalkResult::advance();
+      auto function = module.lookupSymbol<func::FuncOp>(callee);
+      if (!function || function.isExternal()) {
+        call.emitError("spconv-parallel-loops-to-gpu: kernel code calls @")
+            << callee << ", which has no body to compile for the device";
+        return WalkResult::interrupt();
+      }
+      Operation *copy = function->clone();
+      kernelTable.insert(copy);
+      worklist.push_back(copy);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
+struct SpConvParallelLoopsToGPUPass
+    : spconv::impl::SpConvParallelLoopsToGPUPassBase<
+          SpConvParallelLoopsToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (blockSize < 1 || blockSize > 1024) {
+      module.emitError("spconv-parallel-loops-to-gpu: block-size must be in "
+                       "[1, 1024], got ")
+          << blockSize.getValue();
+      return signalPassFailure();
+    }
+    if (maxBlocks < 0) {
+      module.emitError("spconv-parallel-loops-to-gpu: max-blocks must be 0 "
+                       "(no cap) or positive, got ")
+          << maxBlocks.getValue();
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(kernelModule)) {
+      module.emitError("spconv-parallel-loops-to-gpu: the module already has "
+                       "a symbol named '")
+          << kernelModule.getValue() << "'";
+      return signalPassFailure();
+    }
+
+    // Outermost loops of host functions.
+    SmallVector<scf::ParallelOp> loops;
+    module.walk([&](scf::ParallelOp loop) {
+      if (!loop->getParentOfType<scf::ParallelOp>() &&
+          !loop->getParentOfType<gpu::GPUModuleOp>())
+        loops.push_back(loop);
+    });
+    if (loops.empty())
+      return;
+
+    MLIRContext *context = module.getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(context));
+    OpBuilder b(context);
+    b.setInsertionPointToEnd(module.getBody());
+    auto kernels =
+        gpu::GPUModuleOp::create(b, module.getLoc(), kernelModule.getValue());
+    SymbolTable(module).insert(kernels);
+
+    KernelOutliner outliner(module, kernels, blockSize, maxBlocks);
+    for (scf::ParallelOp loop : loops)
+      if (failed(outliner.outline(loop)))
+        return signalPassFailure();
+    if (failed(outliner.copyCallees()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
