@@ -1,0 +1,80 @@
+// The kernels as spconv-to-cuda outlines them (printed after
+// spconv-parallel-loops-to-gpu), and the end of the pipeline: one
+// gpu.binary holding PTX for the requested chip.
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa" -mlir-print-ir-after=spconv-parallel-loops-to-gpu -o %t.mlir 2>&1 | FileCheck %s
+// RUN: FileCheck %s --input-file=%t.mlir --check-prefix=BINARY
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa chip=sm_90 features=+ptx80" | FileCheck %s --check-prefix=SM90
+
+// Two subm layers on one grid share a rulebook; a strided layer and a subm
+// layer on the coarse grid have builders of their own. Each layer launches
+// its conv kernel once per kernel offset; the two 4 -> 4 layers share one.
+// CHECK-LABEL: func.func @net
+// CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16(
+// CHECK: scf.for
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks
+// CHECK: scf.for
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks
+// CHECK: call @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16(
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x8 blocks
+// CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8(
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_8x8 blocks
+// CHECK-NOT: call @spconv_build_
+
+// The builders launch their kernels: count, then write the pairs.
+// CHECK-LABEL: func.func private @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_write_pairs
+
+// The kernel module: three geometries, two kernels each, named after them.
+// In the subm count kernel, the 13 offsets below the centre are unrolled
+// (13 inline probes, no loop over offsets) and the grid extent is a
+// constant.
+// CHECK-LABEL: gpu.module @spconv_kernels
+// CHECK: gpu.func @spconv_conv_f32_4x4(
+// CHECK: gpu.func @spconv_conv_f32_4x8(
+// CHECK: gpu.func @spconv_conv_f32_8x8(
+// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs(
+// CHECK: arith.constant 16 : i64
+// CHECK: gpu.thread_id x
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-COUNT-13: call @spconv_ht_find_slot
+// CHECK-NOT: scf.for
+// CHECK-NOT: call @spconv_ht_find_slot
+// CHECK: gpu.return
+// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_write_pairs(
+// CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_count_pairs(
+// CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_write_pairs(
+// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_count_pairs(
+// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_write_pairs(
+// CHECK-NOT: gpu.func
+// CHECK: func.func private @spconv_ht_find_slot
+
+// BINARY: llvm.func @net
+// BINARY: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4
+// BINARY: llvm.call @mgpuMemAlloc
+// BINARY: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// BINARY: gpu.binary @spconv_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
+// BINARY-SAME: .target sm_80
+// BINARY-SAME: .entry spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// SM90: chip = "sm_90"
+// SM90-SAME: .target sm_90
+
+func.func @net(%c: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>, %f: tensor<?x4xf32>,
+               %w1: tensor<27x4x4xf32>, %w2: tensor<27x4x4xf32>,
+               %wd: tensor<8x4x8xf32>, %w3: tensor<27x8x8xf32>)
+    -> (tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>) {
+  %c1, %f1 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w1
+      : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>, tensor<?x4xf32>, tensor<27x4x4xf32>
+      -> tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>, tensor<?x4xf32>
+  %c2, %f2 = spconv.conv <subm, kernel = [3, 3, 3]> %c1, %f1, %w2
+      : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>, tensor<?x4xf32>, tensor<27x4x4xf32>
+      -> tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>, tensor<?x4xf32>
+  %c3, %f3 = spconv.conv <regular, kernel = [2, 2, 2], stride = [2, 2, 2]> %c2, %f2, %wd
+      : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>, tensor<?x4xf32>, tensor<8x4x8xf32>
+      -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>
+  %c4, %f4 = spconv.conv <subm, kernel = [3, 3, 3]> %c3, %f3, %w3
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>, tensor<27x8x8xf32>
+      -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>
+  return %c4, %f4 : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>
+}
