@@ -107,6 +107,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks, options.profile);
   pm.addPass(createSpConvGPUManagedMemoryPass());
+  pm.addPass(createSpConvGPURuntimeCallsPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
   // the mgpu* wrappers (runtime/lib/CUDA).
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -233,3 +233,106 @@ TEST(CudaDevice, SortUniqueScanMatchCpu) {
             SPCONV_RT_ERR_OVERFLOW);
   EXPECT_NE(lastError().find("[0, 2]"), std::string::npos) << lastError();
 }
+
+namespace {
+template <typename T> StridedMemRefType<T, 1> view(T *data, int64_t n) {
+  return {data, data, 0, {n}, {1}};
+}
+
+/// A managed copy of `host` (the CUDA target's buffers), freed on scope exit.
+template <typename T> struct ManagedVector {
+  explicit ManagedVector(const std::vector<T> &host) : size(host.size()) {
+    ptr = static_cast<T *>(
+        mgpuMemAlloc(std::max<size_t>(1, size) * sizeof(T), nullptr, true));
+    if (size)
+      std::copy(host.begin(), host.end(), ptr);
+  }
+  ~ManagedVector() { mgpuMemFree(ptr, nullptr); }
+  std::vector<T> toHost() const { return std::vector<T>(ptr, ptr + size); }
+  StridedMemRefType<T, 1> memref() { return view(ptr, int64_t(size)); }
+  size_t size;
+  T *ptr = nullptr;
+};
+} // namespace
+
+// The descriptor checks of the memref twins run before any device work, so
+// bad descriptors are reported the same way with or without a GPU.
+TEST(CudaMemRef, BadDescriptorsFailBeforeTheDevice) {
+  std::vector<int64_t> keys = {1, 2, 3}, tableKeys(16), dup(1);
+  std::vector<int32_t> tableValues(8);
+  auto k = view(keys.data(), 3), tk = view(tableKeys.data(), 16),
+       d = view(dup.data(), 1);
+  auto tv = view(tableValues.data(), 8);
+  spconv_rt_clear_error();
+  EXPECT_EQ(_mlir_ciface_spconv_rt_cuda_memref_hash_build(&k, &tk, &tv, &d),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("spconv_rt_cuda_memref_hash_build: tableKeys has "
+                             "16 elements but tableValues has 8"),
+            std::string::npos)
+      << lastError();
+
+  std::vector<int32_t> in(6), out(6), total(1);
+  StridedMemRefType<int32_t, 1> strided = {in.data(), in.data(), 0, {3}, {2}};
+  auto o = view(out.data(), 6), t = view(total.data(), 1);
+  EXPECT_EQ(_mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(&strided, &o,
+                                                                  &t),
+            SPCONV_RT_ERR_UNSUPPORTED);
+  EXPECT_NE(lastError().find("only unit stride"), std::string::npos)
+      << lastError();
+
+  std::vector<int64_t> u(2), count(1);
+  std::vector<int32_t> first(3), inverse(3);
+  auto uu = view(u.data(), 2), c = view(count.data(), 1);
+  auto f = view(first.data(), 3), inv = view(inverse.data(), 3);
+  EXPECT_EQ(_mlir_ciface_spconv_rt_cuda_memref_unique(&k, &uu, &f, &inv, &c),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("'uniqueKeys' has 2 elements, needs at least 3"),
+            std::string::npos)
+      << lastError();
+}
+
+// On managed memory, the twins give what the CPU entry points give.
+TEST(CudaDevice, MemRefTwinsMatchCpu) {
+  REQUIRE_DEVICE();
+  auto keys = makeLidarScene(100000, 5).keys;
+  int64_t n = int64_t(keys.size());
+  int64_t capacity = spconv_ht_capacity_for(n);
+
+  std::vector<int64_t> cpuTableKeys(capacity), cpuDup(1);
+  std::vector<int32_t> cpuTableValues(capacity);
+  auto k = view(keys.data(), n), ctk = view(cpuTableKeys.data(), capacity),
+       cd = view(cpuDup.data(), 1);
+  auto ctv = view(cpuTableValues.data(), capacity);
+  ASSERT_EQ(_mlir_ciface_spconv_rt_memref_hash_build(&k, &ctk, &ctv, &cd), 0);
+
+  ManagedVector<int64_t> mKeys(keys), mTableKeys(cpuTableKeys),
+      mDup(std::vector<int64_t>(1));
+  ManagedVector<int32_t> mTableValues(cpuTableValues);
+  auto mk = mKeys.memref(), mtk = mTableKeys.memref(), md = mDup.memref();
+  auto mtv = mTableValues.memref();
+  ASSERT_EQ(_mlir_ciface_spconv_rt_cuda_memref_hash_build(&mk, &mtk, &mtv, &md),
+            0)
+      << lastError();
+  // Slots may differ (insertion order); every key finds its row.
+  std::vector<int32_t> cpuRows(keys.size()), gpuRows(keys.size());
+  auto cr = view(cpuRows.data(), n), gr = view(gpuRows.data(), n);
+  ASSERT_EQ(_mlir_ciface_spconv_rt_memref_hash_lookup(&ctk, &ctv, &k, &cr), 0);
+  auto gtk = view(mTableKeys.ptr, capacity);
+  auto gtv = view(mTableValues.ptr, capacity);
+  ASSERT_EQ(_mlir_ciface_spconv_rt_memref_hash_lookup(&gtk, &gtv, &k, &gr), 0);
+  EXPECT_TRUE(cpuRows == gpuRows);
+
+  std::vector<int32_t> counts(keys.size()), offsets(keys.size()), total(1);
+  for (size_t i = 0; i < counts.size(); ++i)
+    counts[i] = int32_t(keys[i] % 27);
+  auto ci = view(counts.data(), n), co = view(offsets.data(), n),
+       ct = view(total.data(), 1);
+  ASSERT_EQ(_mlir_ciface_spconv_rt_memref_exclusive_scan_i32(&ci, &co, &ct), 0);
+  ManagedVector<int32_t> mCounts(counts), mTotal(std::vector<int32_t>(1));
+  auto mc = mCounts.memref(), mt = mTotal.memref();
+  ASSERT_EQ(_mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(&mc, &mc, &mt),
+            0)
+      << lastError();
+  EXPECT_TRUE(mCounts.toHost() == offsets);
+  EXPECT_EQ(mTotal.ptr[0], total[0]);
+}

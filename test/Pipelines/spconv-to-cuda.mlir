@@ -53,6 +53,7 @@
 // BINARY: llvm.func @net
 // BINARY: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4
 // BINARY: llvm.call @mgpuMemAlloc
+// BINARY: llvm.call @spconv_rt_cuda_memref_hash_build(
 // BINARY: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
 // BINARY: gpu.binary @spconv_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 // BINARY-SAME: .target sm_80

@@ -196,4 +196,20 @@ def SpConvGPUManagedMemoryPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def SpConvGPURuntimeCallsPass
+    : Pass<"spconv-gpu-runtime-calls", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's CUDA primitives from the host code";
+  let description = [{
+    Redirects the host code's calls of the runtime's data-parallel
+    primitives to their CUDA twins in `libspconv_runtime_cuda`:
+    `spconv_rt_memref_{hash_build, unique, exclusive_scan_i32,
+    exclusive_scan_i64}` become `spconv_rt_cuda_memref_*`, with the same
+    descriptors and results (the hash table follows the same layout
+    contract, so the kernels' inline probes find the same rows). The
+    other runtime calls (coordinate validation, error reports) stay on the
+    CPU, reading managed memory.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // SPCONV_CONVERSION_PASSES_TD

@@ -357,6 +357,28 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_exclusive_scan_i32(
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_exclusive_scan_i64(
     StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
     StridedMemRefType<int64_t, 1> *total);
+
+/* libspconv_runtime_cuda only: the same contracts as the entry points
+ * above, computed on the GPU by the CUDA primitives; every buffer must be
+ * device-accessible and host-readable (managed memory), as the CUDA
+ * target's host code allocates them. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_hash_build(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *duplicateIndex);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_unique(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *uniqueKeys,
+    StridedMemRefType<int32_t, 1> *firstIndex,
+    StridedMemRefType<int32_t, 1> *inverse,
+    StridedMemRefType<int64_t, 1> *numUnique);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(
+    StridedMemRefType<int32_t, 1> *in, StridedMemRefType<int32_t, 1> *out,
+    StridedMemRefType<int32_t, 1> *total);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i64(
+    StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
+    StridedMemRefType<int64_t, 1> *total);
 } // extern "C"
 
 #endif /* __has_include(CRunnerUtils.h) */

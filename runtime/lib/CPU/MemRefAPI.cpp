@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MemRefViews.h"
 #include "Support.h"
 
 #include <cstdio>
@@ -13,43 +14,6 @@
 using namespace spconv::rt;
 
 namespace {
-/// Checks a 1-D descriptor and returns its first element in *ptr and its size
-/// in *size. Size 0 and 1 memrefs may have any stride.
-template <typename T>
-int view1D(const char *fn, const char *name, StridedMemRefType<T, 1> *m,
-           T **ptr, int64_t *size) {
-  *ptr = nullptr;
-  *size = 0;
-  if (!m)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: memref '%s' is a null descriptor", fn, name);
-  if (m->sizes[0] < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: memref '%s' has negative size %lld", fn, name,
-                    static_cast<long long>(m->sizes[0]));
-  if (m->sizes[0] > 1 && m->strides[0] != 1)
-    return setError(SPCONV_RT_ERR_UNSUPPORTED,
-                    "%s: memref '%s' has stride %lld; only unit stride is "
-                    "supported (copy it to a contiguous memref)",
-                    fn, name, static_cast<long long>(m->strides[0]));
-  if (m->sizes[0] > 0 && !m->data)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: memref '%s' has a null data pointer", fn, name);
-  *ptr = m->sizes[0] > 0 ? m->data + m->offset : nullptr;
-  *size = m->sizes[0];
-  return SPCONV_RT_OK;
-}
-
-template <typename T>
-int needAtLeast(const char *fn, const char *name, int64_t size, int64_t need) {
-  if (size < need)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: memref '%s' has %lld elements, needs at least %lld",
-                    fn, name, static_cast<long long>(size),
-                    static_cast<long long>(need));
-  return SPCONV_RT_OK;
-}
-
 /// Checks a N x (1 + D) coordinate descriptor (any strides).
 int viewCoords(const char *fn, StridedMemRefType<int32_t, 2> *m, int32_t dims,
                int64_t minRows, bool exactRows) {
@@ -92,12 +56,6 @@ int viewShape(const char *fn, StridedMemRefType<int64_t, 1> *shapeDesc,
 }
 } // namespace
 
-#define CHECK(expr)                                                            \
-  do {                                                                         \
-    if (int status_ = (expr))                                                  \
-      return status_;                                                          \
-  } while (false)
-
 extern "C" int _mlir_ciface_spconv_rt_memref_linearize_coords(
     StridedMemRefType<int32_t, 2> *coords,
     StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
@@ -106,11 +64,11 @@ extern "C" int _mlir_ciface_spconv_rt_memref_linearize_coords(
   const int64_t *shape;
   int32_t dims;
   int64_t *keysPtr, numKeys;
-  CHECK(viewShape(fn, spatialShape, &shape, &dims));
-  CHECK(view1D(fn, "keys", keys, &keysPtr, &numKeys));
-  CHECK(viewCoords(fn, coords, dims, 0, false));
+  SPCONV_RT_CHECK(viewShape(fn, spatialShape, &shape, &dims));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &numKeys));
+  SPCONV_RT_CHECK(viewCoords(fn, coords, dims, 0, false));
   int64_t n = coords->sizes[0];
-  CHECK(needAtLeast<int64_t>(fn, "keys", numKeys, n));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "keys", numKeys, n));
   return linearizeCoords(n ? coords->data + coords->offset : nullptr, n,
                          coords->strides[0], coords->strides[1], dims, shape,
                          batchSize, keysPtr);
@@ -124,9 +82,9 @@ extern "C" int _mlir_ciface_spconv_rt_memref_delinearize_keys(
   const int64_t *shape;
   int32_t dims;
   int64_t *keysPtr, n;
-  CHECK(viewShape(fn, spatialShape, &shape, &dims));
-  CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
-  CHECK(viewCoords(fn, coords, dims, n, false));
+  SPCONV_RT_CHECK(viewShape(fn, spatialShape, &shape, &dims));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
+  SPCONV_RT_CHECK(viewCoords(fn, coords, dims, n, false));
   return delinearizeKeys(keysPtr, n, dims, shape, batchSize,
                          n ? coords->data + coords->offset : nullptr,
                          coords->strides[0], coords->strides[1]);
@@ -137,7 +95,7 @@ extern "C" int _mlir_ciface_spconv_rt_memref_report_duplicate_site(
     int64_t duplicateIndex) {
   const char *fn = "spconv_rt_memref_report_duplicate_site";
   int64_t *keysPtr, n;
-  CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
   if (duplicateIndex < 0 || duplicateIndex >= n ||
       coords->sizes[0] < n || coords->sizes[1] < 1)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
@@ -174,8 +132,8 @@ extern "C" int _mlir_ciface_spconv_rt_memref_hash_capacity(
     int64_t n, StridedMemRefType<int64_t, 1> *capacity) {
   const char *fn = "spconv_rt_memref_hash_capacity";
   int64_t *out, size;
-  CHECK(view1D(fn, "capacity", capacity, &out, &size));
-  CHECK(needAtLeast<int64_t>(fn, "capacity", size, 1));
+  SPCONV_RT_CHECK(view1D(fn, "capacity", capacity, &out, &size));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "capacity", size, 1));
   return spconv_rt_hash_capacity(n, out);
 }
 
@@ -187,11 +145,11 @@ extern "C" int _mlir_ciface_spconv_rt_memref_hash_build(
   const char *fn = "spconv_rt_memref_hash_build";
   int64_t *keysPtr, n, *tk, capacity, *dup, dupSize, numValues;
   int32_t *tv;
-  CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
-  CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
-  CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
-  CHECK(view1D(fn, "duplicateIndex", duplicateIndex, &dup, &dupSize));
-  CHECK(needAtLeast<int64_t>(fn, "duplicateIndex", dupSize, 1));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
+  SPCONV_RT_CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
+  SPCONV_RT_CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
+  SPCONV_RT_CHECK(view1D(fn, "duplicateIndex", duplicateIndex, &dup, &dupSize));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "duplicateIndex", dupSize, 1));
   if (numValues != capacity)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: tableKeys has %lld elements but tableValues has %lld",
@@ -208,11 +166,11 @@ extern "C" int _mlir_ciface_spconv_rt_memref_hash_lookup(
   const char *fn = "spconv_rt_memref_hash_lookup";
   int64_t *tk, capacity, numValues, *q, m, numOut;
   int32_t *tv, *o;
-  CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
-  CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
-  CHECK(view1D(fn, "queries", queries, &q, &m));
-  CHECK(view1D(fn, "out", out, &o, &numOut));
-  CHECK(needAtLeast<int32_t>(fn, "out", numOut, m));
+  SPCONV_RT_CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
+  SPCONV_RT_CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
+  SPCONV_RT_CHECK(view1D(fn, "queries", queries, &q, &m));
+  SPCONV_RT_CHECK(view1D(fn, "out", out, &o, &numOut));
+  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "out", numOut, m));
   if (numValues != capacity)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: tableKeys has %lld elements but tableValues has %lld",
@@ -224,7 +182,7 @@ extern "C" int _mlir_ciface_spconv_rt_memref_hash_lookup(
 extern "C" int
 _mlir_ciface_spconv_rt_memref_sort_keys(StridedMemRefType<int64_t, 1> *keys) {
   int64_t *k, n;
-  CHECK(view1D("spconv_rt_memref_sort_keys", "keys", keys, &k, &n));
+  SPCONV_RT_CHECK(view1D("spconv_rt_memref_sort_keys", "keys", keys, &k, &n));
   return sortPairs(k, nullptr, n);
 }
 
@@ -234,8 +192,8 @@ _mlir_ciface_spconv_rt_memref_sort_pairs(StridedMemRefType<int64_t, 1> *keys,
   const char *fn = "spconv_rt_memref_sort_pairs";
   int64_t *k, n, numValues;
   int32_t *v;
-  CHECK(view1D(fn, "keys", keys, &k, &n));
-  CHECK(view1D(fn, "values", values, &v, &numValues));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
+  SPCONV_RT_CHECK(view1D(fn, "values", values, &v, &numValues));
   if (numValues != n)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: keys has %lld elements but values has %lld", fn,
@@ -253,15 +211,15 @@ extern "C" int _mlir_ciface_spconv_rt_memref_unique(
   const char *fn = "spconv_rt_memref_unique";
   int64_t *k, n, *u, numU, *count, numCount, numFirst, numInverse;
   int32_t *first, *inv;
-  CHECK(view1D(fn, "keys", keys, &k, &n));
-  CHECK(view1D(fn, "uniqueKeys", uniqueKeys, &u, &numU));
-  CHECK(view1D(fn, "firstIndex", firstIndex, &first, &numFirst));
-  CHECK(view1D(fn, "inverse", inverse, &inv, &numInverse));
-  CHECK(view1D(fn, "numUnique", numUnique, &count, &numCount));
-  CHECK(needAtLeast<int64_t>(fn, "uniqueKeys", numU, n));
-  CHECK(needAtLeast<int32_t>(fn, "firstIndex", numFirst, n));
-  CHECK(needAtLeast<int32_t>(fn, "inverse", numInverse, n));
-  CHECK(needAtLeast<int64_t>(fn, "numUnique", numCount, 1));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
+  SPCONV_RT_CHECK(view1D(fn, "uniqueKeys", uniqueKeys, &u, &numU));
+  SPCONV_RT_CHECK(view1D(fn, "firstIndex", firstIndex, &first, &numFirst));
+  SPCONV_RT_CHECK(view1D(fn, "inverse", inverse, &inv, &numInverse));
+  SPCONV_RT_CHECK(view1D(fn, "numUnique", numUnique, &count, &numCount));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "uniqueKeys", numU, n));
+  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "firstIndex", numFirst, n));
+  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "inverse", numInverse, n));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "numUnique", numCount, 1));
   return unique(k, n, u, first, inv, count);
 }
 
@@ -271,11 +229,11 @@ static int scanMemRef(const char *fn, StridedMemRefType<T, 1> *in,
                       StridedMemRefType<T, 1> *total) {
   T *i, *o, *t;
   int64_t n, numOut, numTotal;
-  CHECK(view1D(fn, "in", in, &i, &n));
-  CHECK(view1D(fn, "out", out, &o, &numOut));
-  CHECK(view1D(fn, "total", total, &t, &numTotal));
-  CHECK(needAtLeast<T>(fn, "out", numOut, n));
-  CHECK(needAtLeast<T>(fn, "total", numTotal, 1));
+  SPCONV_RT_CHECK(view1D(fn, "in", in, &i, &n));
+  SPCONV_RT_CHECK(view1D(fn, "out", out, &o, &numOut));
+  SPCONV_RT_CHECK(view1D(fn, "total", total, &t, &numTotal));
+  SPCONV_RT_CHECK(needAtLeast<T>(fn, "out", numOut, n));
+  SPCONV_RT_CHECK(needAtLeast<T>(fn, "total", numTotal, 1));
   return Scan(i, n, o, t);
 }
 
