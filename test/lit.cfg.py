@@ -49,6 +49,10 @@ tool_dirs = [config.spconv_tools_dir, config.llvm_tools_dir]
 tools = ["spconv-opt", "spconv-compile"]
 if config.spconv_enable_runtime:
     tools += ["spconv-run", "spconv-ref", "spconv-npy-compare", "spconv-aot-example"]
+    # Built when the CUDA toolkit was found (with the runtime's CUDA library).
+    if os.path.exists(os.path.join(config.spconv_tools_dir, "spconv-aot-example-cuda")):
+        tools += ["spconv-aot-example-cuda"]
+        config.available_features.add("cuda-toolkit")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -6,7 +6,9 @@
 //                    [--bad-site]
 //
 // Links net.o, which spconv-compile made from net.mlir at build time, with
-// the spconv runtime; no MLIR at run time. Generates a deterministic sparse
+// the spconv runtime; no MLIR at run time. Built twice when the CUDA
+// toolkit is found: spconv-aot-example (--target cpu) and
+// spconv-aot-example-cuda (--target cuda; Memory.h says where buffers live). Generates a deterministic sparse
 // input on the 16x16x16 grid, calls @net (through net.h) and @subm (from C,
 // subm_from_c.c), and writes the inputs as OUT_DIR/in0.npy ... in4.npy and
 // the results as net_out0.npy, net_out1.npy and subm_out0.npy, so that they
@@ -15,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Memory.h"
 #include "net.h"
 #include "subm_from_c.h"
 
@@ -75,9 +78,9 @@ Inputs makeInputs(int64_t sites, unsigned seed) {
 /// A contiguous row-major descriptor over `data`; every generated
 /// descriptor struct has these fields.
 template <typename Memref, typename T>
-Memref describe(std::vector<T> &data, std::vector<int64_t> shape) {
+Memref describe(T *data, std::vector<int64_t> shape) {
   Memref memref;
-  memref.allocated = memref.aligned = data.data();
+  memref.allocated = memref.aligned = data;
   memref.offset = 0;
   int64_t stride = 1;
   for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
@@ -124,13 +127,13 @@ bool save(const std::string &path, const npy::NpyArray &array) {
   return true;
 }
 
-/// Results are malloc'ed by the compiled code and ours to free, each
+/// Results are allocated by the compiled code and ours to free, each
 /// distinct buffer once.
 class Buffers {
 public:
   ~Buffers() {
     for (void *buffer : owned)
-      std::free(buffer);
+      aot::releaseResult(buffer);
   }
   void own(void *buffer) { owned.insert(buffer); }
 
@@ -181,6 +184,11 @@ int main(int argc, char **argv) {
                  kGrid * kGrid * kGrid);
     return 2;
   }
+  if (std::string why = aot::targetUnavailable(); !why.empty()) {
+    std::fprintf(stderr, "spconv-aot-example: cannot run here: %s\n",
+                 why.c_str());
+    return 3;
+  }
   if (threads > 0) {
     // The compiled loops run on OpenMP threads, the runtime on its own.
     omp_set_num_threads(threads);
@@ -198,13 +206,28 @@ int main(int argc, char **argv) {
       !save(dir + "in4.npy", npy::DType::Float32, {27, 8, 16}, in.weightDown))
     return 1;
 
+  // Where the compiled code can read the inputs.
+  aot::ArgumentMemory memory;
+  int32_t *coordsData = memory.place(in.coords);
+  float *featuresData = memory.place(in.features);
+  float *weightSubmData = memory.place(in.weightSubm);
+  float *biasSubmData = memory.place(in.biasSubm);
+  float *weightDownData = memory.place(in.weightDown);
+  if (!coordsData || !featuresData || !weightSubmData || !biasSubmData ||
+      !weightDownData) {
+    std::fprintf(stderr, "spconv-aot-example: cannot allocate inputs: %s\n",
+                 spconv_rt_last_error());
+    return 1;
+  }
+
   // @net: two results, through a net_results struct.
-  auto coords = describe<spconv_memref_2d_i32>(in.coords, {sites, 4});
-  auto features = describe<spconv_memref_2d_f32>(in.features, {sites, 4});
-  auto weightSubm = describe<spconv_memref_3d_f32>(in.weightSubm, {27, 4, 8});
-  auto biasSubm = describe<spconv_memref_1d_f32>(in.biasSubm, {8});
+  auto coords = describe<spconv_memref_2d_i32>(coordsData, {sites, 4});
+  auto features = describe<spconv_memref_2d_f32>(featuresData, {sites, 4});
+  auto weightSubm =
+      describe<spconv_memref_3d_f32>(weightSubmData, {27, 4, 8});
+  auto biasSubm = describe<spconv_memref_1d_f32>(biasSubmData, {8});
   auto weightDown =
-      describe<spconv_memref_3d_f32>(in.weightDown, {27, 8, 16});
+      describe<spconv_memref_3d_f32>(weightDownData, {27, 8, 16});
   Buffers buffers;
   net_results results;
   spconv_rt_clear_error();
@@ -222,8 +245,8 @@ int main(int argc, char **argv) {
 
   // @subm: one result, called from C.
   spconv_memref_2d_f32 submResult;
-  error = subm_from_c(sites, in.coords.data(), in.features.data(),
-                      in.weightSubm.data(), in.biasSubm.data(), &submResult);
+  error = subm_from_c(sites, coordsData, featuresData, weightSubmData,
+                      biasSubmData, &submResult);
   buffers.own(submResult.allocated);
   if (!error.empty()) {
     std::fprintf(stderr, "spconv-aot-example: @subm failed: %s\n",

@@ -65,9 +65,33 @@ static cl::opt<std::string> symbolPrefix(
     cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     target("target",
-           cl::desc("What to compile for: cpu (this build has no other "
-                    "target yet)"),
+           cl::desc("What to compile for: cpu (spconv-to-cpu) or cuda "
+                    "(spconv-to-cuda: host code for this CPU that launches "
+                    "kernels embedded in the object; buffers are CUDA "
+                    "managed memory)"),
            cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    gpuChip("gpu-chip",
+            cl::desc("--target cuda: GPU architecture (default sm_80)"),
+            cl::init("sm_80"), cl::cat(category));
+static cl::opt<std::string> gpuFeatures(
+    "gpu-features",
+    cl::desc("--target cuda: PTX features (default +ptx80)"),
+    cl::init("+ptx80"), cl::cat(category));
+static cl::opt<std::string> gpuFormat(
+    "gpu-format",
+    cl::desc("--target cuda: what the object embeds: fatbin (default; cubin "
+             "and PTX), bin (cubin) or isa (PTX, compiled by the driver)"),
+    cl::init("fatbin"), cl::cat(category));
+static cl::opt<int64_t>
+    gpuBlockSize("gpu-block-size",
+                 cl::desc("--target cuda: threads per block (default 256)"),
+                 cl::init(256), cl::cat(category));
+static cl::opt<int64_t> gpuMaxBlocks(
+    "gpu-max-blocks",
+    cl::desc("--target cuda: most blocks per launch, 0 for no cap "
+             "(default 65535)"),
+    cl::init(65535), cl::cat(category));
 static cl::opt<OutputKind> emitKind(
     "emit", cl::desc("What -o receives"), cl::init(OutputKind::Object),
     cl::values(clEnumValN(OutputKind::Object, "obj", "an ELF object (default)"),
@@ -125,11 +149,34 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     return success();
   }
   if (targetName == "cuda") {
-    // Wiring it: build the CUDA pipeline here, and say in the header how
-    // its (device or managed) result buffers are released.
-    error = "--target cuda: not supported by this build (no CUDA pipeline "
-            "yet); use --target cpu";
-    return failure();
+    // The CPU target's loop shapes do not apply: the GPU's are fixed.
+    for (const cl::Option *cpuOnly :
+         std::initializer_list<const cl::Option *>{&blockSize, &submSearch,
+                                                   &openmp})
+      if (cpuOnly->getNumOccurrences()) {
+        error = "--" + cpuOnly->ArgStr.str() +
+                " applies to --target cpu only";
+        return failure();
+      }
+    if (gpuFormat != "fatbin" && gpuFormat != "bin" && gpuFormat != "isa") {
+      error = "--gpu-format must be fatbin, bin or isa, got '" + gpuFormat +
+              "'";
+      return failure();
+    }
+    if (gpuBlockSize < 1 || gpuBlockSize > 1024 || gpuMaxBlocks < 0) {
+      error = "--gpu-block-size must be in [1, 1024] and --gpu-max-blocks "
+              "not negative";
+      return failure();
+    }
+    mlir::spconv::SpConvToCUDAPipelineOptions options;
+    options.chip = gpuChip;
+    options.features = gpuFeatures;
+    options.format = gpuFormat;
+    options.blockSize = gpuBlockSize;
+    options.maxBlocks = gpuMaxBlocks;
+    options.profile = profile;
+    mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
+    return success();
   }
   error = "--target must be cpu or cuda, got '" + targetName.str() + "'";
   return failure();
@@ -138,7 +185,10 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
 /// The notes of the header banner.
 std::string describeCompilation() {
   std::string text = "target " + target + ", ";
-  text += openmp ? "OpenMP" : "no OpenMP";
+  if (target == "cuda")
+    text += gpuChip + " " + gpuFormat;
+  else
+    text += openmp ? "OpenMP" : "no OpenMP";
   text += ", mcpu " + cpuName;
   if (profile)
     text += ", profile";
@@ -235,6 +285,7 @@ int main(int argc, char **argv) {
   info.sourceName = llvm::sys::path::filename(inputFile).str();
   info.guard = guardForPath(headerFile);
   info.compiledWith = describeCompilation();
+  info.managedMemory = target == "cuda";
   // The labels are for the header, not for the LLVM translation.
   if (auto labels =
           (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
