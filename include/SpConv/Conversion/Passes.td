@@ -61,6 +61,13 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     so no masking), each weight vector load serving the whole group. `f16` and `bf16`
     accumulate in `f32`.
 
+    With `target=gpu` the loops are shaped for one GPU thread per item
+    (see `spconv-parallel-loops-to-gpu`): the convolution becomes a parallel
+    loop over (pair, output channel) of each offset, a scalar dot product
+    each, and no prefetch hints are emitted. Every parallel loop carries its
+    role in a `spconv.kernel` string attribute (`count_pairs`,
+    `write_pairs`, `conv_f32_16x32`, ...), after which kernels are named.
+
     The lowering allocates with `memref.alloc` and frees nothing itself:
     run `buffer-deallocation-pipeline` after bufferization, as the
     `spconv-to-cpu` pipeline does.
