@@ -8,12 +8,13 @@
 // Links net.o, which spconv-compile made from net.mlir at build time, with
 // the spconv runtime; no MLIR at run time. Built twice when the CUDA
 // toolkit is found: spconv-aot-example (--target cpu) and
-// spconv-aot-example-cuda (--target cuda; Memory.h says where buffers live). Generates a deterministic sparse
-// input on the 16x16x16 grid, calls @net (through net.h) and @subm (from C,
-// subm_from_c.c), and writes the inputs as OUT_DIR/in0.npy ... in4.npy and
-// the results as net_out0.npy, net_out1.npy and subm_out0.npy, so that they
-// can be checked against spconv-run on the same files. --bad-site puts a
-// site outside the grid, to show how a failed call is reported.
+// spconv-aot-example-cuda (--target cuda; Memory.h says where buffers live).
+// Generates a deterministic sparse input on the 16x16x16 grid, calls @net
+// (through net.h) and @subm (from C, subm_from_c.c), and writes the inputs as
+// OUT_DIR/in0.npy ... in4.npy and the results as net_out0.npy, net_out1.npy and
+// subm_out0.npy, so that they can be checked against spconv-run on the same
+// files. --bad-site puts a site outside the grid, to show how a failed call is
+// reported.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,10 +42,10 @@ constexpr int32_t kGrid = 16;
 
 struct Inputs {
   int64_t sites = 0;
-  std::vector<int32_t> coords;  // sites x 4: batch, z, y, x
-  std::vector<float> features;  // sites x 4
+  std::vector<int32_t> coords;   // sites x 4: batch, z, y, x
+  std::vector<float> features;   // sites x 4
   std::vector<float> weightSubm; // 27 x 4 x 8
-  std::vector<float> biasSubm;  // 8
+  std::vector<float> biasSubm;   // 8
   std::vector<float> weightDown; // 27 x 8 x 16
 };
 
@@ -106,8 +107,8 @@ npy::NpyArray toArray(const Memref &memref, npy::DType dtype) {
 }
 
 template <typename T>
-bool save(const std::string &path, npy::DType dtype,
-          std::vector<int64_t> shape, const std::vector<T> &values) {
+bool save(const std::string &path, npy::DType dtype, std::vector<int64_t> shape,
+          const std::vector<T> &values) {
   npy::NpyArray array = npy::NpyArray::zeros(dtype, std::move(shape));
   std::memcpy(array.data.data(), values.data(), values.size() * sizeof(T));
   std::string error;
@@ -223,11 +224,9 @@ int main(int argc, char **argv) {
   // @net: two results, through a net_results struct.
   auto coords = describe<spconv_memref_2d_i32>(coordsData, {sites, 4});
   auto features = describe<spconv_memref_2d_f32>(featuresData, {sites, 4});
-  auto weightSubm =
-      describe<spconv_memref_3d_f32>(weightSubmData, {27, 4, 8});
+  auto weightSubm = describe<spconv_memref_3d_f32>(weightSubmData, {27, 4, 8});
   auto biasSubm = describe<spconv_memref_1d_f32>(biasSubmData, {8});
-  auto weightDown =
-      describe<spconv_memref_3d_f32>(weightDownData, {27, 8, 16});
+  auto weightDown = describe<spconv_memref_3d_f32>(weightDownData, {27, 8, 16});
   Buffers buffers;
   net_results results;
   spconv_rt_clear_error();

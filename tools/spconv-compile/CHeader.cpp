@@ -34,11 +34,13 @@ const char *const abiDescriptors = R"(/*
  *  - Results come back through the first parameter: a descriptor for one
  *    result, a <function>_results struct of descriptors for several.
 )";
-const char *const hostMemoryNotes = R"( *  - Every result buffer is malloc'ed by the call and belongs to the caller:
+const char *const hostMemoryNotes =
+    R"( *  - Every result buffer is malloc'ed by the call and belongs to the caller:
  *    free(result.allocated) once per distinct pointer (results may share
  *    one), also after a failed call.
 )";
-const char *const managedMemoryNotes = R"( *  - CUDA target: every argument must be memory the GPU can read and the
+const char *const managedMemoryNotes =
+    R"( *  - CUDA target: every argument must be memory the GPU can read and the
  *    host too, i.e. CUDA managed memory (cudaMallocManaged, or
  *    mgpuMemAlloc(bytes, NULL, 1) from libspconv_runtime_cuda). Every
  *    result buffer is managed memory allocated by the call and belongs to
@@ -47,12 +49,14 @@ const char *const managedMemoryNotes = R"( *  - CUDA target: every argument must
  *    Calls return when the GPU is done; the host code runs on the calling
  *    thread.
 )";
-const char *const errorNotes = R"( *  - Errors: call spconv_rt_clear_error() before a call; if
+const char *const errorNotes =
+    R"( *  - Errors: call spconv_rt_clear_error() before a call; if
  *    spconv_rt_last_error() is not "" after it (same thread), the inputs were
  *    invalid (out-of-grid or duplicate sites, bad indices, ...) and the
  *    results are meaningless.
 )";
-const char *const threadNotes = R"( *  - Threads: OpenMP's (OMP_NUM_THREADS, omp_set_num_threads()) for the
+const char *const threadNotes =
+    R"( *  - Threads: OpenMP's (OMP_NUM_THREADS, omp_set_num_threads()) for the
  *    compiled loops, spconv_rt_set_num_threads() for the runtime's.
  *    Results do not depend on the thread count.
 )";
@@ -126,7 +130,8 @@ void spconv::compile::writeCHeader(raw_ostream &os, const HeaderInfo &info,
     os << " the C library only";
   os << ".\n */\n";
   if (!info.profileLabels.empty()) {
-    os << "\n/* Compiled with --profile: after a call, spconv_rt_profile_get(id, "
+    os << "\n/* Compiled with --profile: after a call, "
+          "spconv_rt_profile_get(id, "
           "...)\n * gives the time and rows of each operation:\n";
     for (auto [id, label] : enumerate(info.profileLabels)) {
       // A label must not end the comment.

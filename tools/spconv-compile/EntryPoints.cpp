@@ -23,8 +23,7 @@ namespace {
 /// elements C can name.
 std::optional<MemRefParam> describeParam(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
-  if (!shaped || !shaped.hasRank() ||
-      !isa<RankedTensorType, MemRefType>(type))
+  if (!shaped || !shaped.hasRank() || !isa<RankedTensorType, MemRefType>(type))
     return std::nullopt;
   Type element = shaped.getElementType();
   MemRefParam param;
@@ -54,14 +53,14 @@ std::optional<MemRefParam> describeParam(Type type) {
 /// C and C++ keywords, and `main`, which a program defines itself.
 bool isReservedName(StringRef name) {
   static const llvm::StringSet<> keywords = {
-      "auto",     "break",    "case",     "char",     "const",    "continue",
-      "default",  "do",       "double",   "else",     "enum",     "extern",
-      "float",    "for",      "goto",     "if",       "inline",   "int",
-      "long",     "register", "restrict", "return",   "short",    "signed",
-      "sizeof",   "static",   "struct",   "switch",   "typedef",  "union",
-      "unsigned", "void",     "volatile", "while",    "bool",     "true",
-      "false",    "class",    "delete",   "new",      "operator", "private",
-      "public",   "template", "this",     "throw",    "try",      "virtual",
+      "auto",      "break",    "case",     "char",   "const",    "continue",
+      "default",   "do",       "double",   "else",   "enum",     "extern",
+      "float",     "for",      "goto",     "if",     "inline",   "int",
+      "long",      "register", "restrict", "return", "short",    "signed",
+      "sizeof",    "static",   "struct",   "switch", "typedef",  "union",
+      "unsigned",  "void",     "volatile", "while",  "bool",     "true",
+      "false",     "class",    "delete",   "new",    "operator", "private",
+      "public",    "template", "this",     "throw",  "try",      "virtual",
       "namespace", "main"};
   return keywords.contains(name);
 }
@@ -69,8 +68,8 @@ bool isReservedName(StringRef name) {
 bool isCIdentifier(StringRef name) {
   if (name.empty() || llvm::isDigit(name.front()))
     return false;
-  return llvm::all_of(
-      name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 std::string publicNames(ArrayRef<func::FuncOp> functions) {
@@ -136,9 +135,9 @@ LogicalResult spconv::compile::collectEntryPoints(
       return function.getSymName() == name;
     });
     if (it == candidates.end()) {
-      error = "unknown --entry '" + name +
-              "'; the module's public functions are: " +
-              publicNames(candidates);
+      error =
+          "unknown --entry '" + name +
+          "'; the module's public functions are: " + publicNames(candidates);
       return failure();
     }
     if (seen.insert(name).second)

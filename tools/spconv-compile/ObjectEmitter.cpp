@@ -26,7 +26,8 @@ namespace {
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const CodegenOptions &options, std::string &error) {
   llvm::Triple triple(llvm::sys::getProcessTriple());
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return nullptr;
   std::string cpu = options.cpu;
@@ -60,8 +61,7 @@ createTargetMachine(const CodegenOptions &options, std::string &error) {
 /// Gives each entry's C-interface wrapper its C symbol and makes every
 /// other definition internal, so that objects of several networks (which
 /// share builder names) link into one program.
-LogicalResult exportEntries(llvm::Module &module,
-                            ArrayRef<EntryPoint> entries,
+LogicalResult exportEntries(llvm::Module &module, ArrayRef<EntryPoint> entries,
                             std::string &error) {
   // The bodies keep MLIR's exploded-descriptor signature; free their names
   // first, which wrappers may take.
@@ -142,8 +142,7 @@ LogicalResult spconv::compile::emitCode(ModuleOp module,
   if (failed(exportEntries(*llvmModule, entries, error)))
     return failure();
 
-  auto optimize =
-      makeOptimizingTransformer(options.optLevel, 0, machine.get());
+  auto optimize = makeOptimizingTransformer(options.optLevel, 0, machine.get());
   if (llvm::Error optError = optimize(llvmModule.get())) {
     error = "LLVM optimisation failed: " + llvm::toString(std::move(optError));
     return failure();

@@ -74,10 +74,10 @@ static cl::opt<std::string>
     gpuChip("gpu-chip",
             cl::desc("--target cuda: GPU architecture (default sm_80)"),
             cl::init("sm_80"), cl::cat(category));
-static cl::opt<std::string> gpuFeatures(
-    "gpu-features",
-    cl::desc("--target cuda: PTX features (default +ptx80)"),
-    cl::init("+ptx80"), cl::cat(category));
+static cl::opt<std::string>
+    gpuFeatures("gpu-features",
+                cl::desc("--target cuda: PTX features (default +ptx80)"),
+                cl::init("+ptx80"), cl::cat(category));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",
     cl::desc("--target cuda: what the object embeds: fatbin (default; cubin "
@@ -87,11 +87,11 @@ static cl::opt<int64_t>
     gpuBlockSize("gpu-block-size",
                  cl::desc("--target cuda: threads per block (default 256)"),
                  cl::init(256), cl::cat(category));
-static cl::opt<int64_t> gpuMaxBlocks(
-    "gpu-max-blocks",
-    cl::desc("--target cuda: most blocks per launch, 0 for no cap "
-             "(default 65535)"),
-    cl::init(65535), cl::cat(category));
+static cl::opt<int64_t>
+    gpuMaxBlocks("gpu-max-blocks",
+                 cl::desc("--target cuda: most blocks per launch, 0 for no cap "
+                          "(default 65535)"),
+                 cl::init(65535), cl::cat(category));
 static cl::opt<OutputKind> emitKind(
     "emit", cl::desc("What -o receives"), cl::init(OutputKind::Object),
     cl::values(clEnumValN(OutputKind::Object, "obj", "an ELF object (default)"),
@@ -150,17 +150,15 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
   }
   if (targetName == "cuda") {
     // The CPU target's loop shapes do not apply: the GPU's are fixed.
-    for (const cl::Option *cpuOnly :
-         std::initializer_list<const cl::Option *>{&blockSize, &submSearch,
-                                                   &openmp})
+    for (const cl::Option *cpuOnly : std::initializer_list<const cl::Option *>{
+             &blockSize, &submSearch, &openmp})
       if (cpuOnly->getNumOccurrences()) {
-        error = "--" + cpuOnly->ArgStr.str() +
-                " applies to --target cpu only";
+        error = "--" + cpuOnly->ArgStr.str() + " applies to --target cpu only";
         return failure();
       }
     if (gpuFormat != "fatbin" && gpuFormat != "bin" && gpuFormat != "isa") {
-      error = "--gpu-format must be fatbin, bin or isa, got '" + gpuFormat +
-              "'";
+      error =
+          "--gpu-format must be fatbin, bin or isa, got '" + gpuFormat + "'";
       return failure();
     }
     if (gpuBlockSize < 1 || gpuBlockSize > 1024 || gpuMaxBlocks < 0) {
@@ -210,9 +208,8 @@ void prepareEntries(ModuleOp module, ArrayRef<EntryPoint> entries) {
   }
 }
 
-std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef path,
-                                                 const char *what,
-                                                 std::string &error) {
+std::unique_ptr<llvm::ToolOutputFile>
+openOutput(StringRef path, const char *what, std::string &error) {
   std::string message;
   auto file = openOutputFile(path, &message);
   if (!file)

@@ -1,4 +1,5 @@
-//===- CudaMemory.h - Managed buffers for spconv-run --target cuda -*- C++ -*-===//
+//===- CudaMemory.h - Managed buffers for spconv-run --target cuda -*- C++
+//-*-===//
 //
 // Part of the spconv-mlir project.
 //

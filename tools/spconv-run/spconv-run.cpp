@@ -329,7 +329,7 @@ int main(int argc, char **argv) {
   std::vector<std::vector<int64_t>> descriptors;
   // On the GPU, the compiled code reads its inputs through managed copies.
   std::vector<void *> managedInputs;
-  auto freeManagedInputs = llvm::make_scope_exit([&] {
+  llvm::scope_exit freeManagedInputs([&] {
     for (void *pointer : managedInputs)
       freeManaged(pointer);
   });

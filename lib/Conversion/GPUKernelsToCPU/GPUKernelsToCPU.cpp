@@ -59,8 +59,8 @@ LogicalResult checkEmulable(gpu::GPUFuncOp kernel) {
 void replaceIds(Region &body, ArrayRef<BlockArgument> extra) {
   SmallVector<Operation *> ids;
   body.walk([&](Operation *op) {
-    if (isa<gpu::BlockIdOp, gpu::ThreadIdOp, gpu::BlockDimOp,
-            gpu::GridDimOp>(op))
+    if (isa<gpu::BlockIdOp, gpu::ThreadIdOp, gpu::BlockDimOp, gpu::GridDimOp>(
+            op))
       ids.push_back(op);
   });
   for (Operation *op : ids) {
@@ -154,8 +154,7 @@ struct SpConvGPUKernelsToCPUPass
     SymbolTable symbols(module);
     // Emulated kernel functions, by the launch's (module, kernel) names.
     llvm::DenseMap<SymbolRefAttr, func::FuncOp> emulated;
-    SmallVector<gpu::GPUModuleOp> gpuModules(
-        module.getOps<gpu::GPUModuleOp>());
+    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       for (auto kernel :
            llvm::make_early_inc_range(gpuModule.getOps<gpu::GPUFuncOp>())) {
@@ -165,8 +164,7 @@ struct SpConvGPUKernelsToCPUPass
             gpuModule.getSymNameAttr(),
             ArrayRef<FlatSymbolRefAttr>{
                 FlatSymbolRefAttr::get(kernel.getNameAttr())});
-        func::FuncOp function =
-            emulateKernel(kernel, kernel.getName(), module);
+        func::FuncOp function = emulateKernel(kernel, kernel.getName(), module);
         symbols.insert(function); // renamed if the host has the name
         emulated[reference] = function;
         kernel.erase();

@@ -37,8 +37,7 @@ struct SpConvGPURuntimeCallsPass
     SymbolTable symbols(module);
     llvm::StringMap<func::FuncOp> twins;
     for (StringRef primitive : kWithCudaTwin) {
-      auto cpu =
-          symbols.lookup<func::FuncOp>((kCpuPrefix + primitive).str());
+      auto cpu = symbols.lookup<func::FuncOp>((kCpuPrefix + primitive).str());
       if (!cpu)
         continue;
       std::string name = (kCudaPrefix + primitive).str();

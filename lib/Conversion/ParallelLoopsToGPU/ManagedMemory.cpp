@@ -44,8 +44,7 @@ Value viewSource(Value value) {
 }
 
 struct SpConvGPUManagedMemoryPass
-    : spconv::impl::SpConvGPUManagedMemoryPassBase<
-          SpConvGPUManagedMemoryPass> {
+    : spconv::impl::SpConvGPUManagedMemoryPassBase<SpConvGPUManagedMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<memref::AllocOp> allocs;

@@ -59,8 +59,9 @@ void serializeParallel(scf::ParallelOp loop) {
 /// `ceil(max(ub - lb, 0) / step)`: the iterations of one dimension.
 Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value span = b.createOrFold<arith::MaxSIOp>( loc, b.createOrFold<arith::SubIOp>( loc, ub, lb), zero);
-  return b.createOrFold<arith::CeilDivSIOp>( loc, span, step);
+  Value span = b.createOrFold<arith::MaxSIOp>(
+      loc, b.createOrFold<arith::SubIOp>(loc, ub, lb), zero);
+  return b.createOrFold<arith::CeilDivSIOp>(loc, span, step);
 }
 
 /// The total iterations of `loop`, built from values mapped by `mapping`.
@@ -70,20 +71,20 @@ Value totalIterations(OpBuilder &b, Location loc, scf::ParallelOp loop,
   Value total = arith::ConstantIndexOp::create(b, loc, 1);
   for (auto [lb, ub, step] : llvm::zip_equal(
            loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    Value trip = tripCount(b, loc, mapping.lookupOrDefault(lb),
-                           mapping.lookupOrDefault(ub),
-                           mapping.lookupOrDefault(step));
+    Value trip =
+        tripCount(b, loc, mapping.lookupOrDefault(lb),
+                  mapping.lookupOrDefault(ub), mapping.lookupOrDefault(step));
     if (trips)
       trips->push_back(trip);
-    total = b.createOrFold<arith::MulIOp>( loc, total, trip);
+    total = b.createOrFold<arith::MulIOp>(loc, total, trip);
   }
   return total;
 }
 
 class KernelOutliner {
 public:
-  KernelOutliner(ModuleOp module, gpu::GPUModuleOp kernels,
-                 int64_t blockSize, int64_t maxBlocks)
+  KernelOutliner(ModuleOp module, gpu::GPUModuleOp kernels, int64_t blockSize,
+                 int64_t maxBlocks)
       : module(module), kernels(kernels), kernelTable(kernels),
         blockSize(blockSize), maxBlocks(maxBlocks) {}
 
@@ -95,8 +96,7 @@ public:
 private:
   std::string kernelName(scf::ParallelOp loop);
   gpu::GPUFuncOp buildKernel(scf::ParallelOp loop, StringRef name,
-                             ArrayRef<Value> arguments,
-                             ArrayRef<Value> sunk);
+                             ArrayRef<Value> arguments, ArrayRef<Value> sunk);
   gpu::GPUFuncOp findEquivalent(gpu::GPUFuncOp kernel);
   void launch(scf::ParallelOp loop, gpu::GPUFuncOp kernel,
               ArrayRef<Value> arguments);
@@ -119,8 +119,7 @@ std::string KernelOutliner::kernelName(scf::ParallelOp loop) {
   return ("spconv_" + role.getValue()).str();
 }
 
-gpu::GPUFuncOp KernelOutliner::buildKernel(scf::ParallelOp loop,
-                                           StringRef name,
+gpu::GPUFuncOp KernelOutliner::buildKernel(scf::ParallelOp loop, StringRef name,
                                            ArrayRef<Value> arguments,
                                            ArrayRef<Value> sunk) {
   Location loc = loop.getLoc();
@@ -134,13 +133,14 @@ gpu::GPUFuncOp KernelOutliner::buildKernel(scf::ParallelOp loop,
       b, loc, name, FunctionType::get(context, argumentTypes, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                   UnitAttr::get(context));
-  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(blockSize), 1, 1}));
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(blockSize), 1, 1}));
 
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
   IRMapping mapping;
-  for (auto [value, argument] : llvm::zip_equal(arguments, entry.getArguments()))
+  for (auto [value, argument] :
+       llvm::zip_equal(arguments, entry.getArguments()))
     mapping.map(value, argument);
   // Constants are cloned, so that the kernel is specialised on them.
   for (Value value : sunk)
@@ -153,8 +153,9 @@ gpu::GPUFuncOp KernelOutliner::buildKernel(scf::ParallelOp loop,
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
   Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value first = b.createOrFold<arith::AddIOp>( loc, b.createOrFold<arith::MulIOp>( loc, block, threads), thread);
-  Value stride = b.createOrFold<arith::MulIOp>( loc, blocks, threads);
+  Value first = b.createOrFold<arith::AddIOp>(
+      loc, b.createOrFold<arith::MulIOp>(loc, block, threads), thread);
+  Value stride = b.createOrFold<arith::MulIOp>(loc, blocks, threads);
   auto strideLoop = scf::ForOp::create(b, loc, first, total, stride);
   b.setInsertionPoint(strideLoop.getBody()->getTerminator());
   Value rest = strideLoop.getInductionVar();
@@ -163,12 +164,13 @@ gpu::GPUFuncOp KernelOutliner::buildKernel(scf::ParallelOp loop,
   for (unsigned d = rank; d-- > 0;) {
     Value position = rest;
     if (d > 0) {
-      position = b.createOrFold<arith::RemUIOp>( loc, rest, trips[d]);
-      rest = b.createOrFold<arith::DivUIOp>( loc, rest, trips[d]);
+      position = b.createOrFold<arith::RemUIOp>(loc, rest, trips[d]);
+      rest = b.createOrFold<arith::DivUIOp>(loc, rest, trips[d]);
     }
-    ivs[d] = b.createOrFold<arith::AddIOp>( loc, mapping.lookupOrDefault(loop.getLowerBound()[d]),
-        b.createOrFold<arith::MulIOp>( loc, position,
-                              mapping.lookupOrDefault(loop.getStep()[d])));
+    ivs[d] = b.createOrFold<arith::AddIOp>(
+        loc, mapping.lookupOrDefault(loop.getLowerBound()[d]),
+        b.createOrFold<arith::MulIOp>(
+            loc, position, mapping.lookupOrDefault(loop.getStep()[d])));
   }
   for (auto [iv, value] : llvm::zip_equal(loop.getInductionVars(), ivs))
     mapping.map(iv, value);
@@ -215,12 +217,13 @@ void KernelOutliner::launch(scf::ParallelOp loop, gpu::GPUFuncOp kernel,
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value threads = arith::ConstantIndexOp::create(b, loc, blockSize);
-  Value blocks = b.createOrFold<arith::CeilDivSIOp>( loc, total, threads);
+  Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, total, threads);
   if (maxBlocks > 0)
-    blocks = b.createOrFold<arith::MinSIOp>( loc, blocks, arith::ConstantIndexOp::create(b, loc, maxBlocks));
+    blocks = b.createOrFold<arith::MinSIOp>(
+        loc, blocks, arith::ConstantIndexOp::create(b, loc, maxBlocks));
   // CUDA rejects empty grids.
-  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, total,
-                                    zero);
+  Value any =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, total, zero);
   auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifOp.thenBlock());
   gpu::LaunchFuncOp::create(b, loc, kernel, gpu::KernelDim3{blocks, one, one},
@@ -254,8 +257,8 @@ LogicalResult KernelOutliner::outline(scf::ParallelOp loop) {
   } else {
     // A different kernel of the same role (other channel counts, say).
     std::string unique = name;
-    for (unsigned i = 1; kernelTable.lookup(unique) &&
-                         kernelTable.lookup(unique) != kernel;
+    for (unsigned i = 1;
+         kernelTable.lookup(unique) && kernelTable.lookup(unique) != kernel;
          ++i)
       unique = name + "_" + std::to_string(i);
     kernel.setName(unique);

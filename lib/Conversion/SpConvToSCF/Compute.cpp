@@ -46,83 +46,100 @@ static std::pair<Value, Value> rowsOf(OpBuilder &b, Location loc,
   return {in, out};
 }
 
-static void forEachPair(
-    OpBuilder &b, Location loc, const RulebookBuffers &rulebook,
-    int64_t volume, bool inverse, int64_t groupSize, StringRef role,
-    function_ref<void(OpBuilder &, Location, Value, ArrayRef<Value>,
-                      ArrayRef<Value>)>
-        body) {
+/// for j in offsets: body(j, first pair of j, end of the pairs of j), in
+/// offset order.
+static void forEachOffset(
+    OpBuilder &b, Location loc, const RulebookBuffers &rulebook, int64_t volume,
+    function_ref<void(OpBuilder &, Location, Value, Value, Value)> body) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value group = indexConst(b, loc, groupSize);
-  auto rowsOf = [&](OpBuilder &pb, Location ploc, Value pair) {
-    return ::rowsOf(pb, ploc, rulebook, inverse, pair);
-  };
   scf::ForOp::create(
       b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
       [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
-        Value begin = memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
+        Value begin =
+            memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
         Value end = memref::LoadOp::create(
             ob, oloc, rulebook.offsets,
             ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
-        markKernel(scf::ParallelOp::create(
-            ob, oloc, ValueRange{begin}, ValueRange{end}, ValueRange{group},
-            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-              Value first = ivs[0];
-              if (groupSize == 1) {
-                auto [src, dst] = rowsOf(pb, ploc, first);
-                body(pb, ploc, offset, src, dst);
-                return;
-              }
-              Value full = arith::CmpIOp::create(
-                  pb, ploc, arith::CmpIPredicate::ule,
-                  arith::AddIOp::create(pb, ploc, first, group), end);
-              scf::IfOp::create(
-                  pb, ploc, full,
-                  [&](OpBuilder &tb, Location tloc) {
-                    SmallVector<Value> srcs, dsts;
-                    for (int64_t g = 0; g < groupSize; ++g) {
-                      auto [src, dst] = rowsOf(
-                          tb, tloc,
-                          arith::AddIOp::create(tb, tloc, first,
-                                                indexConst(tb, tloc, g)));
-                      srcs.push_back(src);
-                      dsts.push_back(dst);
-                    }
-                    body(tb, tloc, offset, srcs, dsts);
-                    scf::YieldOp::create(tb, tloc);
-                  },
-                  [&](OpBuilder &eb, Location eloc) {
-                    scf::ForOp::create(
-                        eb, eloc, first, end, one, ValueRange{},
-                        [&](OpBuilder &fb, Location floc, Value pair,
-                            ValueRange) {
-                          auto [src, dst] = rowsOf(fb, floc, pair);
-                          body(fb, floc, offset, src, dst);
-                          scf::YieldOp::create(fb, floc);
-                        });
-                    scf::YieldOp::create(eb, eloc);
-                  });
-            }), role);
+        body(ob, oloc, offset, begin, end);
         scf::YieldOp::create(ob, oloc);
       });
 }
 
+static void forEachPair(OpBuilder &b, Location loc,
+                        const RulebookBuffers &rulebook, int64_t volume,
+                        bool inverse, int64_t groupSize, StringRef role,
+                        function_ref<void(OpBuilder &, Location, Value,
+                                          ArrayRef<Value>, ArrayRef<Value>)>
+                            body) {
+  Value one = indexConst(b, loc, 1);
+  Value group = indexConst(b, loc, groupSize);
+  auto rowsOf = [&](OpBuilder &pb, Location ploc, Value pair) {
+    return ::rowsOf(pb, ploc, rulebook, inverse, pair);
+  };
+  forEachOffset(
+      b, loc, rulebook, volume,
+      [&](OpBuilder &ob, Location oloc, Value offset, Value begin, Value end) {
+        markKernel(
+            scf::ParallelOp::create(
+                ob, oloc, ValueRange{begin}, ValueRange{end}, ValueRange{group},
+                [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                  Value first = ivs[0];
+                  if (groupSize == 1) {
+                    auto [src, dst] = rowsOf(pb, ploc, first);
+                    body(pb, ploc, offset, src, dst);
+                    return;
+                  }
+                  Value full = arith::CmpIOp::create(
+                      pb, ploc, arith::CmpIPredicate::ule,
+                      arith::AddIOp::create(pb, ploc, first, group), end);
+                  scf::IfOp::create(
+                      pb, ploc, full,
+                      [&](OpBuilder &tb, Location tloc) {
+                        SmallVector<Value> srcs, dsts;
+                        for (int64_t g = 0; g < groupSize; ++g) {
+                          auto [src, dst] = rowsOf(
+                              tb, tloc,
+                              arith::AddIOp::create(tb, tloc, first,
+                                                    indexConst(tb, tloc, g)));
+                          srcs.push_back(src);
+                          dsts.push_back(dst);
+                        }
+                        body(tb, tloc, offset, srcs, dsts);
+                        scf::YieldOp::create(tb, tloc);
+                      },
+                      [&](OpBuilder &eb, Location eloc) {
+                        scf::ForOp::create(
+                            eb, eloc, first, end, one, ValueRange{},
+                            [&](OpBuilder &fb, Location floc, Value pair,
+                                ValueRange) {
+                              auto [src, dst] = rowsOf(fb, floc, pair);
+                              body(fb, floc, offset, src, dst);
+                              scf::YieldOp::create(fb, floc);
+                            });
+                        scf::YieldOp::create(eb, eloc);
+                      });
+                }),
+            role);
+      });
+}
+
 /// A `rows x channels` buffer of `type` filled by `init(row, channel)`.
-static Value allocRows(OpBuilder &b, Location loc, Value rows, Value channels,
-                       Type type,
-                       function_ref<Value(OpBuilder &, Location, Value, Value)>
-                           init) {
+static Value
+allocRows(OpBuilder &b, Location loc, Value rows, Value channels, Type type,
+          function_ref<Value(OpBuilder &, Location, Value, Value)> init) {
   auto bufferType =
       MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, type);
   Value buffer =
       memref::AllocOp::create(b, loc, bufferType, ValueRange{rows, channels});
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
-      ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-        memref::StoreOp::create(pb, ploc, init(pb, ploc, ivs[0], ivs[1]),
-                                buffer, ivs);
-      }), "init_rows");
+                 b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
+                 ValueRange{one, one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   memref::StoreOp::create(
+                       pb, ploc, init(pb, ploc, ivs[0], ivs[1]), buffer, ivs);
+                 }),
+             "init_rows");
   return buffer;
 }
 
@@ -226,13 +243,12 @@ static void emitScalarRowUpdate(OpBuilder &b, Location loc, Value acc,
                                 Value weight, Value offset, Value channelsIn,
                                 Value channelsOut, Type accType) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  scf::ForOp::create(
-      b, loc, zero, channelsOut, one, ValueRange{},
-      [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
-        emitDotUpdate(cb, cloc, acc, dst, co, features, src, weight, offset,
-                      channelsIn, accType);
-        scf::YieldOp::create(cb, cloc);
-      });
+  scf::ForOp::create(b, loc, zero, channelsOut, one, ValueRange{},
+                     [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
+                       emitDotUpdate(cb, cloc, acc, dst, co, features, src,
+                                     weight, offset, channelsIn, accType);
+                       scf::YieldOp::create(cb, cloc);
+                     });
 }
 
 /// GPU form of the convolution: for j in offsets, parallel over (pair of j,
@@ -240,31 +256,25 @@ static void emitScalarRowUpdate(OpBuilder &b, Location loc, Value acc,
 /// output channels of one pair, so a warp reads one feature row and
 /// consecutive weights.
 static void emitPairChannelConv(OpBuilder &b, Location loc,
-                                const RulebookBuffers &rulebook,
-                                int64_t volume, bool inverse, Value acc,
-                                Value features, Value weight,
-                                Value channelsIn, Value channelsOut,
-                                Type accType, StringRef role) {
+                                const RulebookBuffers &rulebook, int64_t volume,
+                                bool inverse, Value acc, Value features,
+                                Value weight, Value channelsIn,
+                                Value channelsOut, Type accType,
+                                StringRef role) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  scf::ForOp::create(
-      b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
-      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
-        Value begin = memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
-        Value end = memref::LoadOp::create(
-            ob, oloc, rulebook.offsets,
-            ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
+  forEachOffset(
+      b, loc, rulebook, volume,
+      [&](OpBuilder &ob, Location oloc, Value offset, Value begin, Value end) {
         markKernel(
             scf::ParallelOp::create(
                 ob, oloc, ValueRange{begin, zero}, ValueRange{end, channelsOut},
                 ValueRange{one, one},
                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-                  auto [src, dst] =
-                      rowsOf(pb, ploc, rulebook, inverse, ivs[0]);
+                  auto [src, dst] = rowsOf(pb, ploc, rulebook, inverse, ivs[0]);
                   emitDotUpdate(pb, ploc, acc, dst, ivs[1], features, src,
                                 weight, offset, channelsIn, accType);
                 }),
             role);
-        scf::YieldOp::create(ob, oloc);
       });
 }
 
@@ -309,8 +319,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                               .getResult();
                         });
   auto weightType = cast<MemRefType>(weight.getType());
-  std::string role = computeRole(inverse ? "inverse_conv" : "conv",
-                                 elementType, weightType);
+  std::string role =
+      computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
   if (ctx.getTarget() == LoopTarget::GPU) {
     emitPairChannelConv(b, loc, rulebook, volume, inverse, acc, features,
                         weight, channelsIn, channelsOut, accType, role);
@@ -323,19 +333,18 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   // Groups of pairs share each weight load (no two pairs of one offset
   // write the same row, so a group's updates are independent).
   int64_t groupSize = staticChannelsOut ? kPairsPerGroup : 1;
-  forEachPair(b, loc, rulebook, volume, inverse, groupSize, role,
-              [&](OpBuilder &pb, Location ploc, Value offset,
-                  ArrayRef<Value> srcs, ArrayRef<Value> dsts) {
-                // acc[dst, :] += features[src, :] @ weight[offset]
-                if (staticChannelsOut)
-                  emitVectorRowUpdate(pb, ploc, acc, dsts, features, srcs,
-                                      weight, offset, channelsIn,
-                                      *staticChannelsOut, accType);
-                else
-                  emitScalarRowUpdate(pb, ploc, acc, dsts[0], features,
-                                      srcs[0], weight, offset, channelsIn,
-                                      channelsOut, accType);
-              });
+  forEachPair(
+      b, loc, rulebook, volume, inverse, groupSize, role,
+      [&](OpBuilder &pb, Location ploc, Value offset, ArrayRef<Value> srcs,
+          ArrayRef<Value> dsts) {
+        // acc[dst, :] += features[src, :] @ weight[offset]
+        if (staticChannelsOut)
+          emitVectorRowUpdate(pb, ploc, acc, dsts, features, srcs, weight,
+                              offset, channelsIn, *staticChannelsOut, accType);
+        else
+          emitScalarRowUpdate(pb, ploc, acc, dsts[0], features, srcs[0], weight,
+                              offset, channelsIn, channelsOut, accType);
+      });
   return finish(b, loc, acc, rows, channelsOut,
                 resultBufferType(op.getOutFeatures()));
 }
@@ -361,20 +370,21 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
                   initial, APFloat::getInf(initial.getFloatSemantics(),
                                            /*Negative=*/true)))
             : TypedAttr(b.getZeroAttr(accType));
-  Value acc = allocRows(b, loc, rows, channels, accType,
-                        [&](OpBuilder &pb, Location ploc, Value, Value) {
-                          return arith::ConstantOp::create(pb, ploc, start)
-                              .getResult();
-                        });
+  Value acc =
+      allocRows(b, loc, rows, channels, accType,
+                [&](OpBuilder &pb, Location ploc, Value, Value) {
+                  return arith::ConstantOp::create(pb, ploc, start).getResult();
+                });
   Value contributors;
   if (!isMax) {
     contributors = alloc1d(b, loc, b.getI32Type(), rows);
     markKernel(scf::ParallelOp::create(
-        b, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
-        [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-          memref::StoreOp::create(pb, ploc, i32Const(pb, ploc, 0),
-                                  contributors, ivs);
-        }), "zero_counts");
+                   b, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
+                   [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                     memref::StoreOp::create(pb, ploc, i32Const(pb, ploc, 0),
+                                             contributors, ivs);
+                   }),
+               "zero_counts");
   }
   std::string role;
   llvm::raw_string_ostream(role)
@@ -398,25 +408,29 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
               Value current =
                   memref::LoadOp::create(cb, cloc, acc, ValueRange{dst, c});
               Value next =
-                  isMax ? arith::MaximumFOp::create(cb, cloc, current, x)
-                              .getResult()
-                        : arith::AddFOp::create(cb, cloc, current, x).getResult();
+                  isMax
+                      ? arith::MaximumFOp::create(cb, cloc, current, x)
+                            .getResult()
+                      : arith::AddFOp::create(cb, cloc, current, x).getResult();
               memref::StoreOp::create(cb, cloc, next, acc, ValueRange{dst, c});
               scf::YieldOp::create(cb, cloc);
             });
       });
   if (!isMax) {
-    markKernel(scf::ParallelOp::create(
-        b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
-        ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-          Value count = arith::SIToFPOp::create(
-              pb, ploc, accType,
-              memref::LoadOp::create(pb, ploc, contributors, ivs[0]));
-          Value sum = memref::LoadOp::create(pb, ploc, acc, ivs);
-          memref::StoreOp::create(pb, ploc,
-                                  arith::DivFOp::create(pb, ploc, sum, count),
-                                  acc, ivs);
-        }), "average");
+    markKernel(
+        scf::ParallelOp::create(
+            b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
+            ValueRange{one, one},
+            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+              Value count = arith::SIToFPOp::create(
+                  pb, ploc, accType,
+                  memref::LoadOp::create(pb, ploc, contributors, ivs[0]));
+              Value sum = memref::LoadOp::create(pb, ploc, acc, ivs);
+              memref::StoreOp::create(
+                  pb, ploc, arith::DivFOp::create(pb, ploc, sum, count), acc,
+                  ivs);
+            }),
+        "average");
   }
   return finish(b, loc, acc, rows, channels,
                 resultBufferType(op.getOutFeatures()));

@@ -28,8 +28,8 @@ int viewCoords(const char *fn, StridedMemRefType<int32_t, 2> *m, int32_t dims,
   if (exactRows ? m->sizes[0] != minRows : m->sizes[0] < minRows)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: memref 'coords' has %lld rows, expected %s%lld", fn,
-                    static_cast<long long>(m->sizes[0]), exactRows ? "" : ">= ",
-                    static_cast<long long>(minRows));
+                    static_cast<long long>(m->sizes[0]),
+                    exactRows ? "" : ">= ", static_cast<long long>(minRows));
   if (m->sizes[0] > 0 && !m->data)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: memref 'coords' has a null data pointer", fn);
@@ -96,8 +96,8 @@ extern "C" int _mlir_ciface_spconv_rt_memref_report_duplicate_site(
   const char *fn = "spconv_rt_memref_report_duplicate_site";
   int64_t *keysPtr, n;
   SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
-  if (duplicateIndex < 0 || duplicateIndex >= n ||
-      coords->sizes[0] < n || coords->sizes[1] < 1)
+  if (duplicateIndex < 0 || duplicateIndex >= n || coords->sizes[0] < n ||
+      coords->sizes[1] < 1)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: duplicate index %lld outside [0, %lld)", fn,
                     static_cast<long long>(duplicateIndex),
@@ -109,9 +109,9 @@ extern "C" int _mlir_ciface_spconv_rt_memref_report_duplicate_site(
   char site[256];
   int length = 0;
   for (int64_t c = 0; c < coords->sizes[1] && length < 200; ++c) {
-    int32_t value = coords->data[coords->offset +
-                                 duplicateIndex * coords->strides[0] +
-                                 c * coords->strides[1]];
+    int32_t value =
+        coords->data[coords->offset + duplicateIndex * coords->strides[0] +
+                     c * coords->strides[1]];
     length += std::snprintf(site + length, sizeof(site) - length, "%s%d",
                             c ? ", " : "(", value);
   }
@@ -123,8 +123,8 @@ extern "C" int _mlir_ciface_spconv_rt_memref_report_duplicate_site(
 }
 
 extern "C" int _mlir_ciface_spconv_rt_report_bad_index(int64_t position,
-                                                        int64_t value,
-                                                        int64_t bound) {
+                                                       int64_t value,
+                                                       int64_t bound) {
   return spconv_rt_report_bad_index(position, value, bound);
 }
 
@@ -142,20 +142,11 @@ extern "C" int _mlir_ciface_spconv_rt_memref_hash_build(
     StridedMemRefType<int64_t, 1> *tableKeys,
     StridedMemRefType<int32_t, 1> *tableValues,
     StridedMemRefType<int64_t, 1> *duplicateIndex) {
-  const char *fn = "spconv_rt_memref_hash_build";
-  int64_t *keysPtr, n, *tk, capacity, *dup, dupSize, numValues;
-  int32_t *tv;
-  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
-  SPCONV_RT_CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
-  SPCONV_RT_CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
-  SPCONV_RT_CHECK(view1D(fn, "duplicateIndex", duplicateIndex, &dup, &dupSize));
-  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "duplicateIndex", dupSize, 1));
-  if (numValues != capacity)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: tableKeys has %lld elements but tableValues has %lld",
-                    fn, static_cast<long long>(capacity),
-                    static_cast<long long>(numValues));
-  return hashBuild(keysPtr, n, tk, tv, capacity, dup);
+  HashBuildBuffers b;
+  SPCONV_RT_CHECK(viewHashBuild("spconv_rt_memref_hash_build", keys, tableKeys,
+                                tableValues, duplicateIndex, b));
+  return hashBuild(b.keys, b.n, b.tableKeys, b.tableValues, b.capacity,
+                   b.duplicateIndex);
 }
 
 extern "C" int _mlir_ciface_spconv_rt_memref_hash_lookup(
@@ -186,9 +177,9 @@ _mlir_ciface_spconv_rt_memref_sort_keys(StridedMemRefType<int64_t, 1> *keys) {
   return sortPairs(k, nullptr, n);
 }
 
-extern "C" int
-_mlir_ciface_spconv_rt_memref_sort_pairs(StridedMemRefType<int64_t, 1> *keys,
-                                         StridedMemRefType<int32_t, 1> *values) {
+extern "C" int _mlir_ciface_spconv_rt_memref_sort_pairs(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int32_t, 1> *values) {
   const char *fn = "spconv_rt_memref_sort_pairs";
   int64_t *k, n, numValues;
   int32_t *v;
@@ -202,39 +193,26 @@ _mlir_ciface_spconv_rt_memref_sort_pairs(StridedMemRefType<int64_t, 1> *keys,
   return sortPairs(k, v, n);
 }
 
-extern "C" int _mlir_ciface_spconv_rt_memref_unique(
-    StridedMemRefType<int64_t, 1> *keys,
-    StridedMemRefType<int64_t, 1> *uniqueKeys,
-    StridedMemRefType<int32_t, 1> *firstIndex,
-    StridedMemRefType<int32_t, 1> *inverse,
-    StridedMemRefType<int64_t, 1> *numUnique) {
-  const char *fn = "spconv_rt_memref_unique";
-  int64_t *k, n, *u, numU, *count, numCount, numFirst, numInverse;
-  int32_t *first, *inv;
-  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
-  SPCONV_RT_CHECK(view1D(fn, "uniqueKeys", uniqueKeys, &u, &numU));
-  SPCONV_RT_CHECK(view1D(fn, "firstIndex", firstIndex, &first, &numFirst));
-  SPCONV_RT_CHECK(view1D(fn, "inverse", inverse, &inv, &numInverse));
-  SPCONV_RT_CHECK(view1D(fn, "numUnique", numUnique, &count, &numCount));
-  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "uniqueKeys", numU, n));
-  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "firstIndex", numFirst, n));
-  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "inverse", numInverse, n));
-  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "numUnique", numCount, 1));
-  return unique(k, n, u, first, inv, count);
+extern "C" int
+_mlir_ciface_spconv_rt_memref_unique(StridedMemRefType<int64_t, 1> *keys,
+                                     StridedMemRefType<int64_t, 1> *uniqueKeys,
+                                     StridedMemRefType<int32_t, 1> *firstIndex,
+                                     StridedMemRefType<int32_t, 1> *inverse,
+                                     StridedMemRefType<int64_t, 1> *numUnique) {
+  UniqueBuffers b;
+  SPCONV_RT_CHECK(viewUnique("spconv_rt_memref_unique", keys, uniqueKeys,
+                             firstIndex, inverse, numUnique, b));
+  return unique(b.keys, b.n, b.uniqueKeys, b.firstIndex, b.inverse,
+                b.numUnique);
 }
 
 template <typename T, int (*Scan)(const T *, int64_t, T *, T *)>
 static int scanMemRef(const char *fn, StridedMemRefType<T, 1> *in,
                       StridedMemRefType<T, 1> *out,
                       StridedMemRefType<T, 1> *total) {
-  T *i, *o, *t;
-  int64_t n, numOut, numTotal;
-  SPCONV_RT_CHECK(view1D(fn, "in", in, &i, &n));
-  SPCONV_RT_CHECK(view1D(fn, "out", out, &o, &numOut));
-  SPCONV_RT_CHECK(view1D(fn, "total", total, &t, &numTotal));
-  SPCONV_RT_CHECK(needAtLeast<T>(fn, "out", numOut, n));
-  SPCONV_RT_CHECK(needAtLeast<T>(fn, "total", numTotal, 1));
-  return Scan(i, n, o, t);
+  ScanBuffers<T> b;
+  SPCONV_RT_CHECK(viewScan(fn, in, out, total, b));
+  return Scan(b.in, b.n, b.out, b.total);
 }
 
 extern "C" int _mlir_ciface_spconv_rt_memref_exclusive_scan_i32(

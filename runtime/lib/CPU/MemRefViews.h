@@ -10,6 +10,13 @@
 
 #include "Support.h"
 
+/// Returns from the calling function when `expr` (a status) is not OK.
+#define SPCONV_RT_CHECK(expr)                                                  \
+  do {                                                                         \
+    if (int status_ = (expr))                                                  \
+      return status_;                                                          \
+  } while (false)
+
 namespace spconv {
 namespace rt {
 
@@ -51,14 +58,79 @@ inline int needAtLeast(const char *fn, const char *name, int64_t size,
   return SPCONV_RT_OK;
 }
 
+/// The buffers of a hash build, checked: equal table sizes, one slot for
+/// the duplicate row.
+struct HashBuildBuffers {
+  int64_t *keys, n, *tableKeys, capacity, *duplicateIndex;
+  int32_t *tableValues;
+};
+inline int viewHashBuild(const char *fn, StridedMemRefType<int64_t, 1> *keys,
+                         StridedMemRefType<int64_t, 1> *tableKeys,
+                         StridedMemRefType<int32_t, 1> *tableValues,
+                         StridedMemRefType<int64_t, 1> *duplicateIndex,
+                         HashBuildBuffers &b) {
+  int64_t numValues, dupSize;
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &b.keys, &b.n));
+  SPCONV_RT_CHECK(
+      view1D(fn, "tableKeys", tableKeys, &b.tableKeys, &b.capacity));
+  SPCONV_RT_CHECK(
+      view1D(fn, "tableValues", tableValues, &b.tableValues, &numValues));
+  SPCONV_RT_CHECK(view1D(fn, "duplicateIndex", duplicateIndex,
+                         &b.duplicateIndex, &dupSize));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "duplicateIndex", dupSize, 1));
+  if (numValues != b.capacity)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: tableKeys has %lld elements but tableValues has %lld",
+                    fn, static_cast<long long>(b.capacity),
+                    static_cast<long long>(numValues));
+  return SPCONV_RT_OK;
+}
+
+/// The buffers of a unique, checked: outputs at least as long as the keys.
+struct UniqueBuffers {
+  int64_t *keys, n, *uniqueKeys, *numUnique;
+  int32_t *firstIndex, *inverse;
+};
+inline int viewUnique(const char *fn, StridedMemRefType<int64_t, 1> *keys,
+                      StridedMemRefType<int64_t, 1> *uniqueKeys,
+                      StridedMemRefType<int32_t, 1> *firstIndex,
+                      StridedMemRefType<int32_t, 1> *inverse,
+                      StridedMemRefType<int64_t, 1> *numUnique,
+                      UniqueBuffers &b) {
+  int64_t numU, numFirst, numInverse, numCount;
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &b.keys, &b.n));
+  SPCONV_RT_CHECK(view1D(fn, "uniqueKeys", uniqueKeys, &b.uniqueKeys, &numU));
+  SPCONV_RT_CHECK(
+      view1D(fn, "firstIndex", firstIndex, &b.firstIndex, &numFirst));
+  SPCONV_RT_CHECK(view1D(fn, "inverse", inverse, &b.inverse, &numInverse));
+  SPCONV_RT_CHECK(view1D(fn, "numUnique", numUnique, &b.numUnique, &numCount));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "uniqueKeys", numU, b.n));
+  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "firstIndex", numFirst, b.n));
+  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "inverse", numInverse, b.n));
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "numUnique", numCount, 1));
+  return SPCONV_RT_OK;
+}
+
+/// The buffers of an exclusive scan, checked: `out` (which may alias `in`)
+/// at least as long as `in`, one slot for the total.
+template <typename T> struct ScanBuffers {
+  T *in, *out, *total;
+  int64_t n;
+};
+template <typename T>
+inline int viewScan(const char *fn, StridedMemRefType<T, 1> *in,
+                    StridedMemRefType<T, 1> *out,
+                    StridedMemRefType<T, 1> *total, ScanBuffers<T> &b) {
+  int64_t numOut, numTotal;
+  SPCONV_RT_CHECK(view1D(fn, "in", in, &b.in, &b.n));
+  SPCONV_RT_CHECK(view1D(fn, "out", out, &b.out, &numOut));
+  SPCONV_RT_CHECK(view1D(fn, "total", total, &b.total, &numTotal));
+  SPCONV_RT_CHECK(needAtLeast<T>(fn, "out", numOut, b.n));
+  SPCONV_RT_CHECK(needAtLeast<T>(fn, "total", numTotal, 1));
+  return SPCONV_RT_OK;
+}
+
 } // namespace rt
 } // namespace spconv
-
-/// Returns from the calling function when `expr` (a status) is not OK.
-#define SPCONV_RT_CHECK(expr)                                                  \
-  do {                                                                         \
-    if (int status_ = (expr))                                                  \
-      return status_;                                                          \
-  } while (false)
 
 #endif // SPCONV_RT_LIB_MEMREFVIEWS_H
