@@ -8,9 +8,11 @@
 VoxelBackBone8x, side by side with the baselines, in one run.
 
 usage: /usr/bin/python3 bench/run.py [--workload KIND:SITES ...] [--threads 1,2]
-           [--repeat 3] [--out results/] [--cases c4_c32_k3,...]
+           [--repeat 3] [--calls 3] [--out results/] [--cases c4_c32_k3,...]
            [--scaling-sites 10000,30000,100000,300000] [--no-scaling]
-           [--no-network] [--bin build/bin] [--baselines build/bench/baselines]
+           [--grid-scales 1,2,4] [--no-grid-memory]
+           [--no-network] [--target cpu|cuda]
+           [--bin build/bin] [--baselines build/bench/baselines]
 
 Workloads come from bench/workloads/gen_workload.py (KIND lidar, uniform or
 indoor; seed --seed). lidar and uniform live on the KITTI grid
@@ -18,12 +20,16 @@ indoor; seed --seed). lidar and uniform live on the KITTI grid
 that grid is generated). Default: lidar:100000.
 
 Per workload, thread count and layer of bench/models/layers.mlir (subm K^3,
-Cin -> Cout) it runs, interleaved, --repeat times:
+Cin -> Cout: the sweep and the goals' 64 -> 64) it runs, interleaved,
+--repeat times:
 
   ours       spconv-run --profile on that one function (rulebook build and
-             compute, each timed inside the generated code); end-to-end is
-             their sum; peak memory is the spconv-run process's max RSS as
-             /usr/bin/time reports it (JIT compiler and compile included)
+             compute, each timed inside the generated code), called --calls
+             times in one process, the last call timed (warm, as the
+             baselines time a repeat after a warm-up); end-to-end is the sum
+             of build and compute; peak memory is the spconv-run process's
+             max RSS as /usr/bin/time reports it (JIT compiler and compile
+             included); --target cuda runs it on a GPU
   v1         spconv-v1-cpu (spconv v1's CPU algorithm), same layer
   sgemm      sgemm-roofline, gemm_hot_ms: OpenBLAS on cache-hot gathered rows
   dense      dense-gemm: the im2col GEMM of a dense conv over the sites'
@@ -32,9 +38,14 @@ Cin -> Cout) it runs, interleaved, --repeat times:
 and reports medians. Pair counts come from the reference (spconv-ref
 rulebook) and are checked against spconv-v1-cpu's. The scaling study runs
 the 16 -> 16 layer at K = 3 and 5 on LiDAR scans of --scaling-sites sites and
-fits log(time) against log(sites). VoxelBackBone8x
-(examples/second_middle_encoder.mlir, which is that network) runs end to end on every KITTI-grid
-workload.
+fits log(time) against log(sites). The grid-memory study runs the 16 -> 16
+layer on the first KITTI-grid workload with the grid scaled by each of
+--grid-scales per axis (volume x1, x8, x64): peak memory must not follow the
+volume. VoxelBackBone8x (examples/second_middle_encoder.mlir, which is that
+network) runs end to end on every KITTI-grid workload, the MinkUNet
+(examples/minkunet.mlir, SparseResUNet42-like: 32, 64, 128, 256 and back)
+on every workload, its sites rescaled onto its grid. The "Goals" table
+checks the figures of issue 6 on the lidar workload closest to 100k sites.
 
 Writes DIR/results.md (the tables, also printed), DIR/results.json (every
 sample) and PNG plots (matplotlib: apt-get install python3-matplotlib).
@@ -209,11 +220,18 @@ def reference_pairs(opts, workload, k, work):
 # Measurements
 # ===----------------------------------------------------------------------=== #
 
+def spconv_run(opts, module, entry, threads):
+    """The spconv-run command line of one measurement, without inputs: the
+    last of --calls calls is the one --profile and --time report."""
+    return [os.path.join(opts.bin, "spconv-run"), module, "--entry", entry,
+            "--output-dir", os.path.join(opts.work, "out"), "--profile",
+            "--num-threads", str(threads), "--repeat", str(opts.calls),
+            "--target", opts.target]
+
+
 def ours(opts, module, entry, inputs, threads):
     """One spconv-run of a layer: build ms, compute ms, peak RSS MiB."""
-    result = run([os.path.join(opts.bin, "spconv-run"), module, "--entry", entry,
-                  "--output-dir", os.path.join(opts.work, "out"), "--profile",
-                  "--num-threads", str(threads)] + inputs, measure=True)
+    result = run(spconv_run(opts, module, entry, threads) + inputs, measure=True)
     rows = profile_table(result.stdout)
     build = sum(ms for ms, _, op in rows if op == "build_rulebook")
     compute = sum(ms for ms, _, op in rows if op == "rulebook_conv")
@@ -322,34 +340,66 @@ def fit_scaling(rows):
     return fits
 
 
+# The networks: (name, example file, entry, runs on the workload's own grid
+# only when it is KITTI's).
+NETWORKS = [
+    ("VoxelBackBone8x", "second_middle_encoder", True),
+    ("MinkUNet (SparseResUNet42-like)", "minkunet", False),
+]
+
+
 def network(opts, workload, work):
-    """VoxelBackBone8x end to end: summed builds and computes, the whole
-    function's run time (--time), peak RSS."""
-    # SECOND's middle encoder example is exactly VoxelBackBone8x.
-    model = os.path.join(os.path.dirname(HERE), "examples", "second_middle_encoder.mlir")
-    inputs_dir = os.path.join(work, "%s_voxelbackbone8x" % workload.name)
-    made = run([sys.executable, os.path.join(ROOT, "scripts", "make_inputs.py"), model,
-                "second_middle_encoder", "--coords", workload.coords, "--out-dir", inputs_dir])
-    inputs = made.stdout.split()
+    """Each example network end to end: summed builds and computes, the
+    whole function's run time (--time), compile time, peak RSS."""
     rows = []
-    for threads in opts.threads:
-        samples = []
-        for _ in range(opts.repeat):
-            result = run([os.path.join(opts.bin, "spconv-run"), model, "--entry", "second_middle_encoder",
-                          "--output-dir", os.path.join(opts.work, "out"), "--profile", "--time",
-                          "--num-threads", str(threads)] + inputs, measure=True)
-            table = profile_table(result.stdout)
-            samples.append({
-                "builds": sum(1 for _, _, op in table if op == "build_rulebook"),
-                "build_ms": sum(ms for ms, _, op in table if op == "build_rulebook"),
-                "compute_ms": sum(ms for ms, _, op in table if op != "build_rulebook"),
-                "run_ms": phase_ms(result.stderr, "run"),
-                "compile_ms": phase_ms(result.stderr, "lower") + phase_ms(result.stderr, "jit"),
-                "rss_mib": result.max_rss_mib})
+    for name, entry, kitti_only in NETWORKS:
+        if kitti_only and not workload.on_kitti:
+            continue
+        model = os.path.join(ROOT, "examples", entry + ".mlir")
+        inputs_dir = os.path.join(work, "%s_%s" % (workload.name, entry))
+        made = run([sys.executable, os.path.join(ROOT, "scripts", "make_inputs.py"), model,
+                    entry, "--coords", workload.coords, "--out-dir", inputs_dir])
+        inputs = made.stdout.split()
+        for threads in opts.threads:
+            samples = []
+            for _ in range(opts.repeat):
+                result = run(spconv_run(opts, model, entry, threads) + ["--time"] + inputs,
+                             measure=True)
+                table = profile_table(result.stdout)
+                samples.append({
+                    "builds": sum(1 for _, _, op in table if op == "build_rulebook"),
+                    "build_ms": sum(ms for ms, _, op in table if op == "build_rulebook"),
+                    "compute_ms": sum(ms for ms, _, op in table if op != "build_rulebook"),
+                    "run_ms": phase_ms(result.stderr, "run"),
+                    "compile_ms": phase_ms(result.stderr, "lower") + phase_ms(result.stderr, "jit"),
+                    "rss_mib": result.max_rss_mib})
+            row = medians(samples)
+            row.update(network=name, workload=workload.name, threads=threads, layers=sum(
+                1 for _, _, op in profile_table(result.stdout)
+                if op in ("rulebook_conv", "inverse_conv")))
+            rows.append(row)
+            print("  %s %s t=%d: run %.1f ms, rss %.0f MiB"
+                  % (name, workload.name, threads, row["run_ms"], row["rss_mib"]),
+                  file=sys.stderr)
+    return rows
+
+
+def grid_memory(opts, workload, work):
+    """The 16 -> 16 K = 3 layer on the same sites with the grid scaled per
+    axis: time and peak memory against the dense grid's volume."""
+    rows = []
+    threads = max(opts.threads)
+    inputs = layer_inputs(workload, 16, 16, 3, work)
+    for scale in opts.grid_scales:
+        grid = tuple(d * scale for d in workload.grid)
+        module, entry = layer_module(16, 16, 3, grid, work)
+        samples = [ours(opts, module, entry, inputs, threads) for _ in range(opts.repeat)]
         row = medians(samples)
-        row.update(workload=workload.name, threads=threads, layers=sum(
-            1 for _, _, op in profile_table(result.stdout) if op == "rulebook_conv"))
+        row.update(workload=workload.name, scale=scale, grid=list(grid),
+                   volume=int(np.prod(grid)), threads=threads, samples=samples)
         rows.append(row)
+        print("  grid x%d %s: e2e %.1f ms, rss %.0f MiB"
+              % (scale, list(grid), row["e2e_ms"], row["rss_mib"]), file=sys.stderr)
     return rows
 
 
@@ -417,15 +467,70 @@ def scaling_tables(rows, fits):
 
 
 def network_table(rows):
-    """VoxelBackBone8x as Markdown."""
-    lines = ["| workload | thr | convs | rulebook builds | builds | computes | builds + computes "
-             "| whole function (run) | compile (lower + JIT) | peak RSS |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    """The example networks as Markdown."""
+    lines = ["| network | workload | thr | convs | rulebook builds | builds | computes "
+             "| builds + computes | whole function (run) | compile (lower + JIT) | peak RSS |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %.0f MiB |" % (
-            r["workload"], r["threads"], r["layers"], r["builds"], fmt_ms(r["build_ms"]),
+        lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %.0f MiB |" % (
+            r["network"], r["workload"], r["threads"], r["layers"], r["builds"],
+            fmt_ms(r["build_ms"]),
             fmt_ms(r["compute_ms"]), fmt_ms(r["build_ms"] + r["compute_ms"]),
             fmt_ms(r["run_ms"]), fmt_ms(r["compile_ms"]), r["rss_mib"]))
+    return "\n".join(lines)
+
+
+def grid_memory_table(rows):
+    """The grid-memory study as Markdown."""
+    lines = ["| grid | volume | build | compute | e2e | peak RSS |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append("| %s | %.2e | %s | %s | %s | %.0f MiB |" % (
+            "x".join(map(str, r["grid"])), r["volume"], fmt_ms(r["build_ms"]),
+            fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), r["rss_mib"]))
+    return "\n".join(lines)
+
+
+def goals(sweep_rows, grid_rows):
+    """The goals of issue 6, each with its measured figure and whether it is
+    met, on the lidar workload closest to 100k sites."""
+    found = []
+    lidar = [r for r in sweep_rows if r["workload"].startswith("lidar_")]
+    if lidar:
+        sites = min({r["workload"] for r in lidar},
+                    key=lambda name: abs(int(name.split("_")[1]) - 100000))
+        for threads in sorted({r["threads"] for r in lidar}):
+            sel = [r for r in lidar if r["workload"] == sites and r["threads"] == threads]
+            goal = [r for r in sel if (r["cin"], r["cout"], r["k"]) == (64, 64, 3)]
+            k3 = goal or [r for r in sel if r["k"] == 3]
+            where = "%s, %d thr" % (sites, threads)
+            if k3:
+                r = k3[0]
+                found.append(("subm 3x3x3 rulebook: v1 rulebook / ours build", where,
+                              r["v1_rulebook_ms"] / r["build_ms"], ">= 5x", True))
+            if goal:
+                r = goal[0]
+                found.append(("subm 64->64 end to end: v1 total / ours e2e", where,
+                              r["v1_total_ms"] / r["e2e_ms"], ">= 3x", True))
+                found.append(("subm 64->64 compute / sgemm on the gathered pairs", where,
+                              r["compute_ms"] / r["sgemm_hot_ms"], "<= 1.3x", False))
+    if len(grid_rows) > 1:
+        rss = [r["rss_mib"] for r in grid_rows]
+        found.append(("peak RSS, largest / smallest grid (volume x%.0f)"
+                      % (grid_rows[-1]["volume"] / grid_rows[0]["volume"]),
+                      "%s, %d thr" % (grid_rows[0]["workload"], grid_rows[0]["threads"]),
+                      max(rss) / min(rss), "<= 1.1x", False))
+    return found
+
+
+def goals_table(found):
+    """The goals as Markdown."""
+    lines = ["| goal | workload | measured | target | met |", "|---|---|---:|---|---|"]
+    for name, where, value, target, at_least in found:
+        bound = float(target.strip("<>= x"))
+        met = value >= bound if at_least else value <= bound
+        lines.append("| %s | %s | %.2fx | %s | %s |" % (name, where, value, target,
+                                                      "yes" if met else "**no**"))
     return "\n".join(lines)
 
 
@@ -557,7 +662,7 @@ def make_plots(out, sweep_rows, scaling_rows, fits):
 def parse_cases(text):
     """'all' or 'c4_c32_k3,c16_c16_k5' -> [(Cin, Cout, K)]."""
     if text == "all":
-        return list(gen_layers.SWEEP)
+        return list(gen_layers.SWEEP + gen_layers.GOALS)
     cases = []
     for item in text.split(","):
         match = re.fullmatch(r"c(\d+)_c(\d+)_k(\d+)", item.strip())
@@ -581,7 +686,15 @@ def parse_args():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=parse_ints, default=[1, 2])
     parser.add_argument("--repeat", type=int, default=3, help="median of R runs (default 3)")
-    parser.add_argument("--cases", type=parse_cases, default=list(gen_layers.SWEEP),
+    parser.add_argument("--calls", type=int, default=3,
+                        help="calls per spconv-run process, the last one timed (default 3)")
+    parser.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
+                        help="where spconv-run runs ours (cuda: needs a GPU)")
+    parser.add_argument("--grid-scales", type=parse_ints, default=[1, 2, 4],
+                        help="per-axis grid scales of the grid-memory study (default 1,2,4)")
+    parser.add_argument("--no-grid-memory", action="store_true")
+    parser.add_argument("--cases", type=parse_cases,
+                        default=list(gen_layers.SWEEP + gen_layers.GOALS),
                         help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")
     parser.add_argument("--scaling-sites", type=parse_ints, default=[10000, 30000, 100000, 300000])
     parser.add_argument("--no-sweep", action="store_true")
@@ -593,6 +706,8 @@ def parse_args():
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--baselines", default=os.path.join(ROOT, "build", "bench", "baselines"))
     opts = parser.parse_args()
+    if opts.calls < 1 or opts.repeat < 1:
+        sys.exit("--calls and --repeat must be positive")
     opts.workload = opts.workload or ["lidar:100000"]
     opts.work = os.path.join(opts.out, "work")
     for tool in (TIME, os.path.join(opts.bin, "spconv-run"), os.path.join(opts.bin, "spconv-ref"),
@@ -611,12 +726,15 @@ def main():
     start = time.monotonic()
     load_before = machine()
     workloads = [generate_workload(spec, opts.seed, opts.work) for spec in opts.workload]
-    sweep_rows, network_rows, scaling_rows = [], [], []
+    sweep_rows, network_rows, scaling_rows, grid_rows = [], [], [], []
     for workload in workloads:
         if not opts.no_sweep:
             sweep_rows += sweep(opts, workload, opts.work)
-        if not opts.no_network and workload.on_kitti:
+        if not opts.no_network:
             network_rows += network(opts, workload, opts.work)
+    kitti = [w for w in workloads if w.on_kitti]
+    if not opts.no_grid_memory and kitti:
+        grid_rows = grid_memory(opts, kitti[0], opts.work)
     if not opts.no_scaling:
         scaling_rows = scaling(opts, opts.work)
     fits = fit_scaling(scaling_rows)
@@ -626,14 +744,21 @@ def main():
               "Command: `%s`" % " ".join(["bench/run.py"] + sys.argv[1:]), "",
               "Machine at the start: %s." % load_before,
               "Machine at the end: %s." % machine(),
-              "Medians of %d runs; times in ms; wall time of the whole run %.0f s." % (
-                  opts.repeat, time.monotonic() - start), "",
+              "Medians of %d runs; ours: the last of %d calls in one process, on --target "
+              "%s; times in ms; wall time of the whole run %.0f s." % (
+                  opts.repeat, opts.calls, opts.target, time.monotonic() - start), "",
               "Workloads: " + ", ".join("%s (%d sites, grid %s)" % (w.name, w.n, list(w.grid))
                                         for w in workloads), ""]
+    found = goals(sweep_rows, grid_rows)
+    if found:
+        report += ["## Goals", "", goals_table(found), ""]
     if sweep_rows:
         report += ["## Layer sweep", "", sweep_table(sweep_rows), ""]
     if network_rows:
-        report += ["## VoxelBackBone8x", "", network_table(network_rows), ""]
+        report += ["## Networks", "", network_table(network_rows), ""]
+    if grid_rows:
+        report += ["## Memory against the grid volume (subm 16->16 K=3)", "",
+                   grid_memory_table(grid_rows), ""]
     if scaling_rows:
         report += ["## Scaling (subm 16->16)", "", scaling_tables(scaling_rows, fits), ""]
     if plots:
@@ -643,7 +768,10 @@ def main():
         f.write(text)
     with open(os.path.join(opts.out, "results.json"), "w") as f:
         json.dump({"sweep": sweep_rows, "network": network_rows, "scaling": scaling_rows,
-                   "fits": fits, "argv": sys.argv[1:]}, f, indent=1)
+                   "fits": fits, "grid_memory": grid_rows,
+                   "goals": [dict(zip(("goal", "workload", "measured", "target", "at_least"), g))
+                             for g in found],
+                   "argv": sys.argv[1:]}, f, indent=1)
     print(text)
 
 

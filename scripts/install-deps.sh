@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ python3 python3-numpy
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libomp-22-dev
   libgtest-dev libbenchmark-dev robin-map-dev libopenblas-dev
+  time
 )
 
 missing=()

@@ -16,7 +16,8 @@ sweep, a function
 
 holding one `spconv.conv <subm, kernel = [K, K, K]>` on the grid (KITTI's
 [41, 1600, 1408] unless --grid says otherwise; bench/run.py writes copies on
-other grids for the indoor workload). One more function, @subm_c16_c16_k3, is
+other grids for the indoor workload). Two more functions: @subm_c64_c64_k3,
+the layer of the goals (bench/run.py's "Goals" table), and @subm_c16_c16_k3,
 the layer of the scaling study (time and memory against the number of sites).
 The output is deterministic: the checked-in file is this script's output.
 """
@@ -28,6 +29,10 @@ SWEEP = [
     (4, 32, 3), (16, 32, 3), (32, 32, 3), (32, 64, 3), (128, 128, 3),
     (16, 16, 5), (32, 32, 5), (32, 64, 5),
 ]
+# The layer of the goals of issue 6 (subm 64 -> 64 at K = 3, 100k LiDAR
+# sites: end to end against spconv v1 and against the GEMM roofline).
+GOALS = [(64, 64, 3)]
+
 # The scaling study's layer (16 -> 16 at K = 3; K = 5 is in the sweep).
 SCALING = [(16, 16, 3)]
 KITTI = (41, 1600, 1408)
@@ -62,12 +67,15 @@ def module_text(grid):
         "//\n"
         "// Sweep (Cin, Cout, K):\n"
         "%s"
+        "// Goals: %s.\n"
         "// Scaling study: %s.\n" % (
             ", ".join(str(d) for d in grid),
             "".join("//   %s\n" % ", ".join("(%d, %d, %d)" % case for case in SWEEP[i:i + 4])
                     for i in range(0, len(SWEEP), 4)),
+            ", ".join("(%d, %d, %d)" % case for case in GOALS),
             ", ".join("(%d, %d, %d)" % case for case in SCALING)))
-    functions = [layer_function(cin, cout, k, grid) for cin, cout, k in SWEEP + SCALING]
+    functions = [layer_function(cin, cout, k, grid)
+                 for cin, cout, k in SWEEP + GOALS + SCALING]
     return header + "\n" + "\n".join(functions)
 
 

@@ -5,6 +5,7 @@
 // Sweep (Cin, Cout, K):
 //   (4, 32, 3), (16, 32, 3), (32, 32, 3), (32, 64, 3)
 //   (128, 128, 3), (16, 16, 5), (32, 32, 5), (32, 64, 5)
+// Goals: (64, 64, 3).
 // Scaling study: (16, 16, 3).
 
 func.func @subm_c4_c32_k3(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x4xf32>,
@@ -67,6 +68,14 @@ func.func @subm_c32_c64_k5(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, 
     %w: tensor<125x32x64xf32>) -> tensor<?x64xf32> {
   %oc, %of = spconv.conv <subm, kernel = [5, 5, 5]> %c, %f, %w
       : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x32xf32>, tensor<125x32x64xf32>
+      -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x64xf32>
+  return %of : tensor<?x64xf32>
+}
+
+func.func @subm_c64_c64_k3(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x64xf32>,
+    %w: tensor<27x64x64xf32>) -> tensor<?x64xf32> {
+  %oc, %of = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x64xf32>, tensor<27x64x64xf32>
       -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x64xf32>
   return %of : tensor<?x64xf32>
 }
