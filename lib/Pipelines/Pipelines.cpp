@@ -75,8 +75,10 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // it (and the builders into their callers).
   pm.addPass(createInlinerPass());
   addBufferization(pm);
-  // Matmuls (pointwise subm convs) and element-wise ops become affine loops
-  // whose parallel dimensions (not the reductions) run on threads.
+  // Matmuls (pointwise subm convs) become vectorized row loops; the rest
+  // (element-wise ops) affine loops whose parallel dimensions run on
+  // threads.
+  pm.addNestedPass<func::FuncOp>(createSpConvMatmulToRowLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
   pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize());
   pm.addPass(createCanonicalizerPass());

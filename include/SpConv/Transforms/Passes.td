@@ -87,4 +87,25 @@ def SpConvProfilePass : Pass<"spconv-profile", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpConvMatmulToRowLoopsPass
+    : Pass<"spconv-matmul-to-row-loops", "::mlir::func::FuncOp"> {
+  let summary = "Lower f32 linalg.matmul on buffers to vectorized row loops";
+  let description = [{
+    A pointwise subm conv canonicalizes to `linalg.matmul` of the features
+    `[N x Cin]` by the weight `[Cin x Cout]`. This pass lowers such a matmul
+    (f32, after bufferization, a static number of output columns, rows
+    contiguous in the weight and the output) to a parallel loop over output
+    rows; each row keeps chunks of its output in vector registers (the
+    widest of at most 16 lanes that divides the column count) and adds one
+    broadcast input channel times a weight row per step, in input-channel
+    order. Other matmuls are left to linalg's own lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // SPCONV_TRANSFORMS_PASSES_TD
