@@ -11,7 +11,7 @@ usage: /usr/bin/python3 bench/run.py [--workload KIND:SITES ...] [--threads 1,2]
            [--repeat 3] [--calls 3] [--out results/] [--cases c4_c32_k3,...]
            [--scaling-sites 10000,30000,100000,300000] [--no-scaling]
            [--grid-scales 1,2,4] [--no-grid-memory]
-           [--no-network] [--target cpu|cuda]
+           [--no-network] [--target cpu|cuda] [--spconv2-python PYTHON]
            [--bin build/bin] [--baselines build/bench/baselines]
 
 Workloads come from bench/workloads/gen_workload.py (KIND lidar, uniform or
@@ -34,6 +34,9 @@ Cin -> Cout: the sweep and the goals' 64 -> 64) it runs, interleaved,
   sgemm      sgemm-roofline, gemm_hot_ms: OpenBLAS on cache-hot gathered rows
   dense      dense-gemm: the im2col GEMM of a dense conv over the sites'
              tightest box (projected from a tile above 4 GiB of im2col)
+  spconv2    with --spconv2-python, the real spconv 2.x CPU library
+             (bench/baselines/spconv2_cpu.py run by that Python, one that
+             imports spconv: docs/Benchmarks.md, "Real libraries")
 
 and reports medians. Pair counts come from the reference (spconv-ref
 rulebook) and are checked against spconv-v1-cpu's. The scaling study runs
@@ -258,6 +261,18 @@ def baselines(opts, workload, cin, cout, k, threads):
             "dense_projected": dense["dense_projected"], "dense_volume": dense["dense_volume"]}
 
 
+def spconv2(opts, workload, cin, cout, k, threads):
+    """One run of the real spconv 2.x (median of its own warm repeats)."""
+    if not opts.spconv2_python:
+        return {}
+    m = metrics(run([opts.spconv2_python, os.path.join(HERE, "baselines", "spconv2_cpu.py"),
+                     "--coords", workload.coords, "--grid", ",".join(map(str, workload.grid)),
+                     "--kernel", str(k), "--cin", str(cin), "--cout", str(cout),
+                     "--threads", str(threads), "--repeat", "3"]).stdout)
+    return {"s2_rulebook_ms": m["rulebook_ms"], "s2_conv_ms": m["conv_ms"],
+            "s2_total_ms": m["total_ms"], "s2_pairs": m["pairs"]}
+
+
 def medians(samples):
     """{metric: median over the repeats} of a list of {metric: value}."""
     return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
@@ -276,11 +291,13 @@ def sweep(opts, workload, work):
             for _ in range(opts.repeat):
                 sample = ours(opts, module, entry, inputs, threads)
                 sample.update(baselines(opts, workload, cin, cout, k, threads))
+                sample.update(spconv2(opts, workload, cin, cout, k, threads))
                 samples.append(sample)
             row = medians(samples)
-            if row["v1_pairs"] != pairs[k]:
-                print("warning: %s k=%d: spconv-v1-cpu has %d pairs, spconv-ref %d"
-                      % (workload.name, k, row["v1_pairs"], pairs[k]), file=sys.stderr)
+            for key, tool in (("v1_pairs", "spconv-v1-cpu"), ("s2_pairs", "spconv 2.x")):
+                if key in row and row[key] != pairs[k]:
+                    print("warning: %s k=%d: %s has %d pairs, spconv-ref %d"
+                          % (workload.name, k, tool, row[key], pairs[k]), file=sys.stderr)
             flops = 2.0 * pairs[k] * cin * cout
             row.update(workload=workload.name, threads=threads, cin=cin, cout=cout, k=k,
                        pairs=pairs[k], entry=entry,
@@ -477,6 +494,22 @@ def network_table(rows):
             fmt_ms(r["build_ms"]),
             fmt_ms(r["compute_ms"]), fmt_ms(r["build_ms"] + r["compute_ms"]),
             fmt_ms(r["run_ms"]), fmt_ms(r["compile_ms"]), r["rss_mib"]))
+    return "\n".join(lines)
+
+
+def spconv2_table(rows):
+    """Ours against the real spconv 2.x CPU library, as Markdown."""
+    lines = ["| workload | thr | layer | ours: build | ours: compute | ours: e2e "
+             "| spconv 2.x: rulebook | spconv 2.x: conv | spconv 2.x: total "
+             "| rulebook ratio | conv ratio | total ratio |",
+             "|---|---:|---|" + "---:|" * 9]
+    for r in rows:
+        lines.append("| %s | %d | %d->%d k%d | %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx |" % (
+            r["workload"], r["threads"], r["cin"], r["cout"], r["k"], fmt_ms(r["build_ms"]),
+            fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), fmt_ms(r["s2_rulebook_ms"]),
+            fmt_ms(r["s2_conv_ms"]), fmt_ms(r["s2_total_ms"]),
+            r["s2_rulebook_ms"] / r["build_ms"], r["s2_conv_ms"] / r["compute_ms"],
+            r["s2_total_ms"] / r["e2e_ms"]))
     return "\n".join(lines)
 
 
@@ -693,6 +726,9 @@ def parse_args():
     parser.add_argument("--grid-scales", type=parse_ints, default=[1, 2, 4],
                         help="per-axis grid scales of the grid-memory study (default 1,2,4)")
     parser.add_argument("--no-grid-memory", action="store_true")
+    parser.add_argument("--spconv2-python",
+                        help="a Python that imports spconv 2.x: adds the real library to the "
+                             "layer sweep (docs/Benchmarks.md, 'Real libraries')")
     parser.add_argument("--cases", type=parse_cases,
                         default=list(gen_layers.SWEEP + gen_layers.GOALS),
                         help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")
@@ -754,6 +790,10 @@ def main():
         report += ["## Goals", "", goals_table(found), ""]
     if sweep_rows:
         report += ["## Layer sweep", "", sweep_table(sweep_rows), ""]
+    if sweep_rows and opts.spconv2_python:
+        report += ["## The real spconv 2.x (CPU)", "",
+                   "Ratios are spconv 2.x / ours (above 1: we are faster).", "",
+                   spconv2_table(sweep_rows), ""]
     if network_rows:
         report += ["## Networks", "", network_table(network_rows), ""]
     if grid_rows:
