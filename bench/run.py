@@ -40,8 +40,10 @@ Cin -> Cout: the sweep and the goals' 64 -> 64) it runs, interleaved,
 
 and reports medians. Pair counts come from the reference (spconv-ref
 rulebook) and are checked against spconv-v1-cpu's. The scaling study runs
-the 16 -> 16 layer at K = 3 and 5 on LiDAR scans of --scaling-sites sites and
-fits log(time) against log(sites). The grid-memory study runs the 16 -> 16
+the 16 -> 16 layer at K = 3 and 5 on LiDAR scans of --scaling-sites sites
+(denser as they grow) and on batches of --density-batches scans of
+--density-sites sites each (a fixed density), and fits log(time) against
+log(sites). The grid-memory study runs the 16 -> 16
 layer on the first KITTI-grid workload with the grid scaled by each of
 --grid-scales per axis (volume x1, x8, x64): peak memory must not follow the
 volume. VoxelBackBone8x (examples/second_middle_encoder.mlir, which is that
@@ -163,16 +165,18 @@ class Workload:
         return tuple(self.grid) == KITTI
 
 
-def generate_workload(spec, seed, work):
-    """Writes (once) the sites of `KIND:SITES` and returns the Workload."""
+def generate_workload(spec, seed, work, batch=1):
+    """Writes (once) the sites of `KIND:SITES` (per batch sample) and returns
+    the Workload."""
     kind, _, sites = spec.partition(":")
     if kind not in ("lidar", "uniform", "indoor") or not sites.isdigit():
         sys.exit("bad --workload %r: expected lidar|uniform|indoor:SITES" % spec)
-    prefix = os.path.join(work, "%s_%s_s%d" % (kind, sites, seed))
+    prefix = os.path.join(work, "%s_%s_s%d%s" % (kind, sites, seed,
+                                                 "_b%d" % batch if batch > 1 else ""))
     path = prefix + "_coords.npy"
     if not os.path.exists(path):
         run([sys.executable, os.path.join(HERE, "workloads", "gen_workload.py"), kind, prefix,
-             "--sites", sites, "--seed", str(seed)])
+             "--sites", sites, "--seed", str(seed), "--batch", str(batch)])
     grid = KITTI
     if kind == "indoor":
         grid = tuple(int(v) for v in np.load(path)[:, 1:].max(axis=0) + 1)
@@ -311,10 +315,14 @@ def sweep(opts, workload, work):
 
 
 def scaling(opts, work):
-    """Time and memory of the 16 -> 16 layer (K = 3, 5) against the sites."""
+    """Time and memory of the 16 -> 16 layer (K = 3, 5) against the sites:
+    single scans of more and more sites (denser as they grow), and batches
+    of 1 to 4 scans of --density-sites sites each (the same density)."""
     rows = []
-    for sites in opts.scaling_sites:
-        workload = generate_workload("lidar:%d" % sites, opts.seed, work)
+    series = [("scan", s, 1) for s in opts.scaling_sites]
+    series += [("batch", opts.density_sites, b) for b in opts.density_batches]
+    for kind, sites, batch in series:
+        workload = generate_workload("lidar:%d" % sites, opts.seed, work, batch)
         for k in (3, 5):
             module, entry = layer_module(16, 16, k, KITTI, work)
             inputs = layer_inputs(workload, 16, 16, k, work)
@@ -324,8 +332,8 @@ def scaling(opts, work):
             for threads in opts.threads:
                 samples = [ours(opts, module, entry, inputs, threads) for _ in range(opts.repeat)]
                 row = medians(samples)
-                row.update(sites=workload.n, k=k, threads=threads, pairs=int(count),
-                           samples=samples)
+                row.update(series=kind, batch=batch, sites=workload.n, k=k, threads=threads,
+                           pairs=int(count), samples=samples)
                 rows.append(row)
                 print("  scaling n=%d k=%d t=%d: e2e %.1f ms, rss %.0f MiB"
                       % (workload.n, k, threads, row["e2e_ms"], row["rss_mib"]), file=sys.stderr)
@@ -333,27 +341,29 @@ def scaling(opts, work):
 
 
 def fit_scaling(rows):
-    """Least-squares fits per (K, threads): the exponent of time against
-    sites (log-log) for e2e, build and compute, and the RSS slope (MiB per
-    100k sites) with its intercept."""
+    """Least-squares fits per (series, K, threads): the exponent of time
+    against sites (log-log) for e2e, build and compute, and the RSS slope
+    (MiB per 100k sites) with its intercept."""
     fits = []
-    for k in sorted({r["k"] for r in rows}):
-        for threads in sorted({r["threads"] for r in rows}):
-            sel = [r for r in rows if r["k"] == k and r["threads"] == threads]
-            if len(sel) < 2:
-                continue
-            x = np.log([r["sites"] for r in sel])
-            fit = {"k": k, "threads": threads}
-            for key in ("e2e_ms", "build_ms", "compute_ms"):
-                fit[key + "_exponent"] = float(np.polyfit(x, np.log([r[key] for r in sel]), 1)[0])
-            # Pairs per site grow with the scan's density, so also against pairs.
-            fit["pairs_exponent"] = float(np.polyfit(x, np.log([r["pairs"] for r in sel]), 1)[0])
-            fit["e2e_ms_vs_pairs_exponent"] = float(np.polyfit(
-                np.log([r["pairs"] for r in sel]), np.log([r["e2e_ms"] for r in sel]), 1)[0])
-            slope, intercept = np.polyfit([r["sites"] for r in sel], [r["rss_mib"] for r in sel], 1)
-            fit["rss_mib_per_100k"] = float(slope * 1e5)
-            fit["rss_mib_at_0"] = float(intercept)
-            fits.append(fit)
+    keys = sorted({(r["series"], r["k"], r["threads"]) for r in rows},
+                  key=lambda key: (key[0] != "scan",) + key[1:])
+    for series, k, threads in keys:
+        sel = [r for r in rows
+               if (r["series"], r["k"], r["threads"]) == (series, k, threads)]
+        if len(sel) < 2:
+            continue
+        x = np.log([r["sites"] for r in sel])
+        fit = {"series": series, "k": k, "threads": threads}
+        for key in ("e2e_ms", "build_ms", "compute_ms"):
+            fit[key + "_exponent"] = float(np.polyfit(x, np.log([r[key] for r in sel]), 1)[0])
+        # Pairs per site grow with a scan's density, so also against pairs.
+        fit["pairs_exponent"] = float(np.polyfit(x, np.log([r["pairs"] for r in sel]), 1)[0])
+        fit["e2e_ms_vs_pairs_exponent"] = float(np.polyfit(
+            np.log([r["pairs"] for r in sel]), np.log([r["e2e_ms"] for r in sel]), 1)[0])
+        slope, intercept = np.polyfit([r["sites"] for r in sel], [r["rss_mib"] for r in sel], 1)
+        fit["rss_mib_per_100k"] = float(slope * 1e5)
+        fit["rss_mib_at_0"] = float(intercept)
+        fits.append(fit)
     return fits
 
 
@@ -451,27 +461,33 @@ def sweep_table(rows):
 
 def scaling_tables(rows, fits):
     """The scaling study and its fits as Markdown."""
-    lines = ["| sites | K | thr | pairs | build | compute | e2e | ns / pair (e2e) | peak RSS |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in sorted(rows, key=lambda r: (r["k"], r["threads"], r["sites"])):
-        lines.append("| %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f MiB |" % (
+    lines = ["Series *scan*: one LiDAR scan of more and more sites (denser as it "
+             "grows); *batch*: batches of 1 to 4 scans of the same size (the same "
+             "density).", "",
+             "| series | sites | K | thr | pairs | build | compute | e2e | ns / pair (e2e) "
+             "| peak RSS |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r["series"] != "scan", r["k"], r["threads"],
+                                         r["sites"])):
+        lines.append("| %s | %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f MiB |" % (
+            r["series"] if r["series"] == "scan" else "batch of %d" % r["batch"],
             r["sites"], r["k"], r["threads"], r["pairs"], fmt_ms(r["build_ms"]),
             fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), r["e2e_ms"] * 1e6 / r["pairs"],
             r["rss_mib"]))
     lines += ["", "Least-squares fits, log(time) = a + b log(sites) (b below), and of the "
               "peak RSS against the sites (linear):", "",
-              "| K | thr | b: e2e | b: build | b: compute | b: pairs | e2e vs pairs "
+              "| series | K | thr | b: e2e | b: build | b: compute | b: pairs | e2e vs pairs "
               "| peak RSS: MiB per 100k sites | at 0 sites |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for f in fits:
-        lines.append("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f |" % (
-            f["k"], f["threads"], f["e2e_ms_exponent"], f["build_ms_exponent"],
+        lines.append("| %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f |" % (
+            f["series"], f["k"], f["threads"], f["e2e_ms_exponent"], f["build_ms_exponent"],
             f["compute_ms_exponent"], f["pairs_exponent"], f["e2e_ms_vs_pairs_exponent"],
             f["rss_mib_per_100k"], f["rss_mib_at_0"]))
     lines += ["", "Kernel size, K = 5 over K = 3 at the same sites:", "",
               "| sites | thr | pairs | build | compute | e2e | peak RSS |",
               "|---:|---:|---:|---:|---:|---:|---:|"]
-    by_key = {(r["sites"], r["threads"], r["k"]): r for r in rows}
+    by_key = {(r["sites"], r["threads"], r["k"]): r for r in rows if r["series"] == "scan"}
     for sites, threads, k in sorted(by_key):
         if k != 3 or (sites, threads, 5) not in by_key:
             continue
@@ -524,7 +540,7 @@ def grid_memory_table(rows):
     return "\n".join(lines)
 
 
-def goals(sweep_rows, grid_rows):
+def goals(sweep_rows, grid_rows, fits=()):
     """The goals of issue 6, each with its measured figure and whether it is
     met, on the lidar workload closest to 100k sites."""
     found = []
@@ -547,6 +563,11 @@ def goals(sweep_rows, grid_rows):
                               r["v1_total_ms"] / r["e2e_ms"], ">= 3x", True))
                 found.append(("subm 64->64 compute / sgemm on the gathered pairs", where,
                               r["compute_ms"] / r["sgemm_hot_ms"], "<= 1.3x", False))
+    for fit in fits:
+        if fit["series"] == "batch" and fit["k"] == 3:
+            found.append(("time against sites at a fixed density (b of e2e ~ sites^b)",
+                          "batches of lidar scans, %d thr" % fit["threads"],
+                          fit["e2e_ms_exponent"], "<= 1.1", False))
     if len(grid_rows) > 1:
         rss = [r["rss_mib"] for r in grid_rows]
         found.append(("peak RSS, largest / smallest grid (volume x%.0f)"
@@ -562,8 +583,9 @@ def goals_table(found):
     for name, where, value, target, at_least in found:
         bound = float(target.strip("<>= x"))
         met = value >= bound if at_least else value <= bound
-        lines.append("| %s | %s | %.2fx | %s | %s |" % (name, where, value, target,
-                                                      "yes" if met else "**no**"))
+        unit = "x" if target.endswith("x") else ""
+        lines.append("| %s | %s | %.2f%s | %s | %s |" % (name, where, value, unit, target,
+                                                       "yes" if met else "**no**"))
     return "\n".join(lines)
 
 
@@ -638,18 +660,19 @@ def plot_scaling(plt, rows, fits, key, ylabel, path, loglog):
     the fitted power law (log-log) or line."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for fit in fits:
-        sel = sorted((r for r in rows if r["k"] == fit["k"] and r["threads"] == fit["threads"]),
-                     key=lambda r: r["sites"])
+        sel = sorted((r for r in rows if r["k"] == fit["k"] and r["threads"] == fit["threads"]
+                      and r["series"] == fit["series"]), key=lambda r: r["sites"])
         x = np.array([r["sites"] for r in sel], float)
         y = np.array([r[key] for r in sel])
         if loglog:
             b, a = np.polyfit(np.log(x), np.log(y), 1)
-            label = "K=%d, %d thr: ~ N^%.2f" % (fit["k"], fit["threads"], b)
+            label = "%s K=%d, %d thr: ~ N^%.2f" % (fit["series"], fit["k"], fit["threads"], b)
             line = ax.loglog(x, y, "o", label=label)[0]
             ax.loglog(x, np.exp(a) * x ** b, "--", color=line.get_color(), alpha=0.7)
         else:
-            label = "K=%d, %d thr: %.0f + %.1f MiB / 100k" % (
-                fit["k"], fit["threads"], fit["rss_mib_at_0"], fit["rss_mib_per_100k"])
+            label = "%s K=%d, %d thr: %.0f + %.1f MiB / 100k" % (
+                fit["series"], fit["k"], fit["threads"], fit["rss_mib_at_0"],
+                fit["rss_mib_per_100k"])
             line = ax.plot(x, y, "o", label=label)[0]
             ax.plot(x, fit["rss_mib_at_0"] + fit["rss_mib_per_100k"] * x / 1e5, "--",
                     color=line.get_color(), alpha=0.7)
@@ -733,6 +756,11 @@ def parse_args():
                         default=list(gen_layers.SWEEP + gen_layers.GOALS),
                         help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")
     parser.add_argument("--scaling-sites", type=parse_ints, default=[10000, 30000, 100000, 300000])
+    parser.add_argument("--density-sites", type=int, default=100000,
+                        help="sites per scan of the fixed-density scaling (default 100000)")
+    parser.add_argument("--density-batches", type=parse_ints, default=[1, 2, 3, 4],
+                        help="batch sizes of the fixed-density scaling (default 1,2,3,4; "
+                             "the generator makes at most 4)")
     parser.add_argument("--no-sweep", action="store_true")
     parser.add_argument("--no-scaling", action="store_true")
     parser.add_argument("--no-network", action="store_true")
@@ -785,7 +813,7 @@ def main():
                   opts.repeat, opts.calls, opts.target, time.monotonic() - start), "",
               "Workloads: " + ", ".join("%s (%d sites, grid %s)" % (w.name, w.n, list(w.grid))
                                         for w in workloads), ""]
-    found = goals(sweep_rows, grid_rows)
+    found = goals(sweep_rows, grid_rows, fits)
     if found:
         report += ["## Goals", "", goals_table(found), ""]
     if sweep_rows:
