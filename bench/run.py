@@ -149,16 +149,19 @@ def phase_ms(stderr, phase):
 class Workload:
     """A generated set of sites and the grid the layers run on."""
 
-    def __init__(self, kind, sites, path, grid):
+    def __init__(self, kind, sites, path, grid, batch=1):
         self.kind = kind
         self.sites = sites
+        self.batch = batch
         self.coords = path
         self.grid = grid
         self.n = len(np.load(path))
 
     @property
     def name(self):
-        return "%s_%d" % (self.kind, self.sites)
+        # Inputs are cached by this name: batches must not share it.
+        suffix = "x%d" % self.batch if self.batch > 1 else ""
+        return "%s_%d%s" % (self.kind, self.sites, suffix)
 
     @property
     def on_kitti(self):
@@ -180,7 +183,7 @@ def generate_workload(spec, seed, work, batch=1):
     grid = KITTI
     if kind == "indoor":
         grid = tuple(int(v) for v in np.load(path)[:, 1:].max(axis=0) + 1)
-    return Workload(kind, int(sites), path, grid)
+    return Workload(kind, int(sites), path, grid, batch)
 
 
 def layer_module(cin, cout, k, grid, work):

@@ -159,6 +159,18 @@ static Value finish(OpBuilder &b, Location loc, Value acc, Value rows,
   return castTo(b, loc, result, resultType);
 }
 
+/// A builder inside `scf.if (features has one row per site)`: the pair
+/// loops read feature rows by the rulebook's indices, so features of any
+/// other length are reported (through the runtime) and not read; the result
+/// is then the initial accumulator.
+static OpBuilder guardFeatureRows(LoweringContext &ctx, OpBuilder &b,
+                                  Location loc, Value features,
+                                  Value expected, int64_t what) {
+  Value ok = checkFeatureRows(ctx, b, loc, features, expected, what);
+  auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+  return OpBuilder(guard.thenBlock()->getTerminator());
+}
+
 static MemRefType resultBufferType(Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   return MemRefType::get(type.getShape(), type.getElementType());
@@ -321,8 +333,11 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   auto weightType = cast<MemRefType>(weight.getType());
   std::string role =
       computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
+  OpBuilder pairs = guardFeatureRows(ctx, b, loc, features,
+                                     inverse ? rulebook.numOut : rulebook.numIn,
+                                     inverse ? 1 : 0);
   if (ctx.getTarget() == LoopTarget::GPU) {
-    emitPairChannelConv(b, loc, rulebook, volume, inverse, acc, features,
+    emitPairChannelConv(pairs, loc, rulebook, volume, inverse, acc, features,
                         weight, channelsIn, channelsOut, accType, role);
     return finish(b, loc, acc, rows, channelsOut,
                   resultBufferType(op.getOutFeatures()));
@@ -334,7 +349,7 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   // write the same row, so a group's updates are independent).
   int64_t groupSize = staticChannelsOut ? kPairsPerGroup : 1;
   forEachPair(
-      b, loc, rulebook, volume, inverse, groupSize, role,
+      pairs, loc, rulebook, volume, inverse, groupSize, role,
       [&](OpBuilder &pb, Location ploc, Value offset, ArrayRef<Value> srcs,
           ArrayRef<Value> dsts) {
         // acc[dst, :] += features[src, :] @ weight[offset]
@@ -389,8 +404,10 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
   std::string role;
   llvm::raw_string_ostream(role)
       << (isMax ? "max_pool_" : "avg_pool_") << elementType;
+  OpBuilder pairs =
+      guardFeatureRows(ctx, b, loc, features, rulebook.numIn, /*what=*/0);
   forEachPair(
-      b, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1, role,
+      pairs, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1, role,
       [&](OpBuilder &pb, Location ploc, Value, ArrayRef<Value> srcs,
           ArrayRef<Value> dsts) {
         Value src = srcs[0], dst = dsts[0];

@@ -223,6 +223,27 @@ void lowering::reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                                   convertScalar(b, loc, bound, i64)});
 }
 
+Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,
+                                 Location loc, Value features, Value expected,
+                                 int64_t what) {
+  Value rows = memref::DimOp::create(b, loc, features, 0);
+  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rows,
+                                   expected);
+  Value bad = arith::XOrIOp::create(
+      b, loc, ok, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  scf::IfOp::create(b, loc, bad, [&](OpBuilder &tb, Location tloc) {
+    Type i64 = tb.getI64Type();
+    func::FuncOp function = ctx.getRuntimeFunction(
+        "spconv_rt_report_row_mismatch", {i64, i64, i64}, {tb.getI32Type()});
+    func::CallOp::create(tb, tloc, function,
+                         ValueRange{convertScalar(tb, tloc, rows, i64),
+                                    convertScalar(tb, tloc, expected, i64),
+                                    i64Const(tb, tloc, what)});
+    scf::YieldOp::create(tb, tloc);
+  });
+  return ok;
+}
+
 Value lowering::linearKey(OpBuilder &b, Location loc, Value batch,
                           ArrayRef<Value> spatial, ArrayRef<int64_t> shape) {
   Value key = batch;

@@ -125,6 +125,12 @@ Value i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
 void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                     Value position, Value value, Value bound);
 
+/// Whether `features` has `expected` rows (i1); reports the mismatch through
+/// the runtime when it does not (`what`: 0 input sites, 1 output sites of
+/// an inverted convolution).
+Value checkFeatureRows(LoweringContext &ctx, OpBuilder &b, Location loc,
+                       Value features, Value expected, int64_t what);
+
 /// The home slot of `key` (i64) in a table of capacity `mask + 1`
 /// (HashTableLayout.h).
 Value hashHomeSlot(OpBuilder &b, Location loc, Value key, Value mask);

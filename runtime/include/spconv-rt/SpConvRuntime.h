@@ -76,6 +76,15 @@ SPCONV_RT_EXPORT void spconv_rt_clear_error(void);
 SPCONV_RT_EXPORT int spconv_rt_report_bad_index(int64_t position, int64_t value,
                                                 int64_t bound);
 
+/* Records "features have <rows> rows but <expected> sites (<what>)" and
+ * returns SPCONV_RT_ERR_INVALID_ARGUMENT. Lowered code calls it when the
+ * features of a convolution or pooling do not have one row per site of the
+ * coordinates they belong to (what: 0 input sites, 1 output sites of the
+ * inverted convolution). */
+SPCONV_RT_EXPORT int spconv_rt_report_row_mismatch(int64_t rows,
+                                                   int64_t expected,
+                                                   int64_t what);
+
 /* Name of a status code, e.g. "SPCONV_RT_ERR_DUPLICATE_KEY". */
 SPCONV_RT_EXPORT const char *spconv_rt_status_name(int status);
 
@@ -305,6 +314,8 @@ extern "C" {
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_report_bad_index(int64_t position,
                                                              int64_t value,
                                                              int64_t bound);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_report_row_mismatch(
+    int64_t rows, int64_t expected, int64_t what);
 /* coords: N x (1 + D), spatialShape: D, keys: >= N. */
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_linearize_coords(
     StridedMemRefType<int32_t, 2> *coords,

@@ -54,6 +54,15 @@ int spconv_rt_report_bad_index(int64_t position, int64_t value,
                               static_cast<long long>(bound));
 }
 
+int spconv_rt_report_row_mismatch(int64_t rows, int64_t expected,
+                                  int64_t what) {
+  return spconv::rt::setError(
+      SPCONV_RT_ERR_INVALID_ARGUMENT,
+      "features have %lld rows but there are %lld %s", static_cast<long long>(rows),
+      static_cast<long long>(expected),
+      what == 0 ? "input sites" : "output sites of the inverted convolution");
+}
+
 int spconv_rt_internal_set_error(int status, const char *message) {
   std::snprintf(lastError, sizeof(lastError), "%s", message ? message : "");
   return status;

@@ -128,6 +128,12 @@ extern "C" int _mlir_ciface_spconv_rt_report_bad_index(int64_t position,
   return spconv_rt_report_bad_index(position, value, bound);
 }
 
+extern "C" int _mlir_ciface_spconv_rt_report_row_mismatch(int64_t rows,
+                                                          int64_t expected,
+                                                          int64_t what) {
+  return spconv_rt_report_row_mismatch(rows, expected, what);
+}
+
 extern "C" int _mlir_ciface_spconv_rt_memref_hash_capacity(
     int64_t n, StridedMemRefType<int64_t, 1> *capacity) {
   const char *fn = "spconv_rt_memref_hash_capacity";

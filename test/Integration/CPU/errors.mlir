@@ -47,6 +47,15 @@
 // RUN: not spconv-run %s --entry f --target gpu-emulator --subm-search hash --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=SEARCH
 // SEARCH: spconv-run: error: --subm-search applies to --target cpu only
 
+// Features with a row count other than the coordinates' (the types cannot
+// say: both are dynamic). Neither target reads past the features.
+// RUN: not spconv-run %s --entry f --input %t/ok.npy --input %t/feats3.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not spconv-run %s --entry f --input %t/ok.npy --input %t/feats3.npy --input %t/weight.npy --output-dir %t/out --target gpu-emulator 2>&1 | FileCheck %s --check-prefix=ROWS
+// ROWS: spconv-run: error: @f: features have 3 rows but there are 2 input sites
+// RUN: %python %S/Inputs/make_npy.py %t/feats1.npy float32 "zeros:1x4"
+// RUN: not spconv-run %s --entry up --input %t/ok.npy --input %t/feats.npy --input %t/weight8.npy --input %t/feats1.npy --input %t/weight8.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=ROWS-INVERSE
+// ROWS-INVERSE: spconv-run: error: @up: features have 1 rows but there are 2 output sites of the inverted convolution
+
 // And with good inputs it runs.
 // RUN: spconv-run %s --entry f --input %t/ok.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out
 // RUN: ls %t/out | FileCheck %s --check-prefix=OUT
@@ -66,6 +75,19 @@ func.func @down(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %x: tensor<?x4xf32
       : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<8x4x4xf32>
       -> tensor<?x4xi32, #spconv.grid<[4, 4, 4]>>, tensor<?x4xf32>
   return %of : tensor<?x4xf32>
+}
+
+// The inverse conv reads its forward conv's output sites: its features
+// must have one row per output site.
+func.func @up(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %x: tensor<?x4xf32>, %w: tensor<8x4x4xf32>,
+              %y: tensor<?x4xf32>, %wi: tensor<8x4x4xf32>) -> tensor<?x4xf32> {
+  %oc, %of = spconv.conv <regular, kernel = [2, 2, 2], stride = [2, 2, 2]> %c, %x, %w
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<8x4x4xf32>
+      -> tensor<?x4xi32, #spconv.grid<[4, 4, 4]>>, tensor<?x4xf32>
+  %up = spconv.inverse_conv <inverse, kernel = [2, 2, 2], stride = [2, 2, 2]> %c, %oc, %y, %wi
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xi32, #spconv.grid<[4, 4, 4]>>,
+        tensor<?x4xf32>, tensor<8x4x4xf32> -> tensor<?x4xf32>
+  return %up : tensor<?x4xf32>
 }
 
 // --profile prints one line per timed op: id, ms, rows produced, label.
