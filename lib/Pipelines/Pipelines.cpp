@@ -70,7 +70,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   addFrontEnd(pm, options.profile);
   // Loops specialised per geometry, then buffers.
   pm.addPass(createConvertSpConvToSCFPass(
-      ConvertSpConvToSCFPassOptions{options.blockSize, options.submSearch}));
+      ConvertSpConvToSCFPassOptions{options.blockSize, options.submSearch,
+                                    /*target=*/"cpu", options.chunkBytes}));
   // The hash probe is called inside the builders' innermost loops: inline
   // it (and the builders into their callers).
   pm.addPass(createInlinerPass());

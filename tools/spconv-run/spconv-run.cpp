@@ -88,6 +88,11 @@ static llvm::cl::opt<std::string> target(
                    "memory) or gpu-emulator (the CUDA target's kernels run "
                    "on the CPU, for testing: spconv-to-gpu-emulator)"),
     llvm::cl::init("cpu"));
+static llvm::cl::opt<int64_t> chunkBytes(
+    "chunk-bytes",
+    llvm::cl::desc("--target cpu: feature and accumulator bytes per chunk of "
+                   "sites of the compute (cache blocking; default 2 MiB)"),
+    llvm::cl::init(2 << 20));
 static llvm::cl::opt<int64_t> gpuBlockSize(
     "gpu-block-size",
     llvm::cl::desc("Threads per block of the GPU targets' kernels"),
@@ -198,6 +203,7 @@ void buildPipeline(PassManager &pm) {
   mlir::spconv::SpConvToCPUPipelineOptions options;
   options.profile = profile;
   options.submSearch = submSearch;
+  options.chunkBytes = chunkBytes;
   mlir::spconv::buildSpConvToCPUPipeline(pm, options);
 }
 } // namespace
@@ -219,6 +225,10 @@ int main(int argc, char **argv) {
   if (target != "cpu" && submSearch.getNumOccurrences())
     return fail("--subm-search applies to --target cpu only (the GPU "
                 "targets probe the hash table)");
+  if (target != "cpu" && chunkBytes.getNumOccurrences())
+    return fail("--chunk-bytes applies to --target cpu only");
+  if (chunkBytes < 1)
+    return fail("--chunk-bytes must be positive");
   if (submSearch != "sorted" && submSearch != "hash")
     return fail("--subm-search must be sorted or hash, got '" + submSearch +
                 "'");

@@ -53,7 +53,9 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     input row.
 
     The compute loops over offsets in order and, within an offset, over
-    pairs in parallel: no two pairs of one offset share an output, so the
+    pairs in parallel (on the CPU, in chunks of about `chunk-bytes` of
+    feature and accumulator rows, each chunk over all offsets, so that the
+    offsets revisit rows still in cache): no two pairs of one offset share an output, so the
     scatter-add needs no atomics and the accumulation order is fixed. With a
     static number of output channels, pairs are taken in groups of 8 whose
     row updates keep chunks of their output rows in vector registers
@@ -98,7 +100,11 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "sites, vectorized row updates) or `gpu` (loops shaped for one "
            "GPU thread per item: scalar dot products per (pair, output "
            "channel), no prefetch hints; needs `subm-search=hash` and is "
-           "meant to be followed by `spconv-parallel-loops-to-gpu`)">
+           "meant to be followed by `spconv-parallel-loops-to-gpu`)">,
+    Option<"chunkBytes", "chunk-bytes", "int64_t", /*default=*/"2097152",
+           "CPU compute: feature and accumulator bytes per chunk of sites "
+           "whose pairs are taken over all offsets before the next chunk "
+           "(cache blocking; the sums keep a fixed order)">
   ];
 }
 

@@ -28,6 +28,11 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("How subm rulebook builders find neighbours: sorted "
                      "(merge sorted keys) or hash (probe the hash table)"),
       llvm::cl::init("sorted")};
+  PassOptions::Option<int64_t> chunkBytes{
+      *this, "chunk-bytes",
+      llvm::cl::desc("Feature and accumulator bytes per chunk of sites of the "
+                     "compute (cache blocking; convert-spconv-to-scf)"),
+      llvm::cl::init(2 << 20)};
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run scf.parallel loops on OpenMP threads (needs libomp "

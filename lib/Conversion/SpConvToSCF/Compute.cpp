@@ -65,20 +65,59 @@ static void forEachOffset(
       });
 }
 
+/// How many chunks the pairs of `rows` sites with `bytesPerRow` bytes of
+/// features and accumulator per site are taken in: chunks of about
+/// `chunkBytes` (convert-spconv-to-scf's chunk-bytes), what one pass over the
+/// offsets should find in cache.
+static Value pairChunks(OpBuilder &b, Location loc, Value rows,
+                        Value bytesPerRow, int64_t chunkBytes) {
+  Value chunkRows = arith::MaxSIOp::create(
+      b, loc, indexConst(b, loc, 1),
+      arith::DivSIOp::create(b, loc, indexConst(b, loc, chunkBytes),
+                             bytesPerRow));
+  return arith::MaxSIOp::create(
+      b, loc, indexConst(b, loc, 1),
+      arith::CeilDivSIOp::create(b, loc, rows, chunkRows));
+}
+
+/// for c in chunks: for j in offsets: parallel over the c-th of `chunks`
+/// equal pieces of the pairs of j, in groups of `groupSize`: body(j, src
+/// rows, dst rows) gets a full group, or one pair at a time at the end of a
+/// piece. Pairs are sorted by row within an offset, so piece c of every
+/// offset touches about the same rows: a chunk's offsets revisit rows that
+/// are still in cache, where a pass over all the pairs of one offset at a
+/// time would stream every row from memory 27 times. Chunks run one after
+/// the other, so each output row still sums in a fixed order.
 static void forEachPair(OpBuilder &b, Location loc,
                         const RulebookBuffers &rulebook, int64_t volume,
-                        bool inverse, int64_t groupSize, StringRef role,
+                        bool inverse, int64_t groupSize, Value chunks,
+                        StringRef role,
                         function_ref<void(OpBuilder &, Location, Value,
                                           ArrayRef<Value>, ArrayRef<Value>)>
                             body) {
-  Value one = indexConst(b, loc, 1);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value group = indexConst(b, loc, groupSize);
   auto rowsOf = [&](OpBuilder &pb, Location ploc, Value pair) {
     return ::rowsOf(pb, ploc, rulebook, inverse, pair);
   };
+  auto chunkLoop = scf::ForOp::create(b, loc, zero, chunks, one);
+  OpBuilder cb(chunkLoop.getBody()->getTerminator());
+  Value chunk = chunkLoop.getInductionVar();
   forEachOffset(
-      b, loc, rulebook, volume,
-      [&](OpBuilder &ob, Location oloc, Value offset, Value begin, Value end) {
+      cb, loc, rulebook, volume,
+      [&](OpBuilder &ob, Location oloc, Value offset, Value offsetBegin,
+          Value offsetEnd) {
+        // The chunk-th piece [begin, end) of [offsetBegin, offsetEnd).
+        Value count = arith::SubIOp::create(ob, oloc, offsetEnd, offsetBegin);
+        auto boundary = [&](Value c) {
+          return arith::AddIOp::create(
+              ob, oloc, offsetBegin,
+              arith::DivSIOp::create(
+                  ob, oloc, arith::MulIOp::create(ob, oloc, count, c),
+                  chunks));
+        };
+        Value begin = boundary(chunk);
+        Value end = boundary(arith::AddIOp::create(ob, oloc, chunk, one));
         markKernel(
             scf::ParallelOp::create(
                 ob, oloc, ValueRange{begin}, ValueRange{end}, ValueRange{group},
@@ -348,8 +387,22 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   // Groups of pairs share each weight load (no two pairs of one offset
   // write the same row, so a group's updates are independent).
   int64_t groupSize = staticChannelsOut ? kPairsPerGroup : 1;
+  // Bytes per site that a pass over the offsets touches: a feature row and
+  // an accumulator row.
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t accBytes = accType.getIntOrFloatBitWidth() / 8;
+  Value bytesPerRow = arith::AddIOp::create(
+      pairs, loc,
+      arith::MulIOp::create(pairs, loc, channelsIn,
+                            indexConst(pairs, loc, elementBytes)),
+      arith::MulIOp::create(pairs, loc, channelsOut,
+                            indexConst(pairs, loc, accBytes)));
+  Value chunks = pairChunks(
+      pairs, loc,
+      arith::MaxSIOp::create(pairs, loc, rulebook.numIn, rulebook.numOut),
+      bytesPerRow, ctx.getChunkBytes());
   forEachPair(
-      pairs, loc, rulebook, volume, inverse, groupSize, role,
+      pairs, loc, rulebook, volume, inverse, groupSize, chunks, role,
       [&](OpBuilder &pb, Location ploc, Value offset, ArrayRef<Value> srcs,
           ArrayRef<Value> dsts) {
         // acc[dst, :] += features[src, :] @ weight[offset]
@@ -406,8 +459,19 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
       << (isMax ? "max_pool_" : "avg_pool_") << elementType;
   OpBuilder pairs =
       guardFeatureRows(ctx, b, loc, features, rulebook.numIn, /*what=*/0);
+  Value chunks = pairChunks(
+      pairs, loc,
+      arith::MaxSIOp::create(pairs, loc, rulebook.numIn, rulebook.numOut),
+      arith::MulIOp::create(
+          pairs, loc, channels,
+          indexConst(pairs, loc,
+                     (elementType.getIntOrFloatBitWidth() +
+                      accType.getIntOrFloatBitWidth()) /
+                         8)),
+      ctx.getChunkBytes());
   forEachPair(
-      pairs, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1, role,
+      pairs, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1, chunks,
+      role,
       [&](OpBuilder &pb, Location ploc, Value, ArrayRef<Value> srcs,
           ArrayRef<Value> dsts) {
         Value src = srcs[0], dst = dsts[0];

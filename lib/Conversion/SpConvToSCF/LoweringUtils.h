@@ -51,14 +51,15 @@ enum class LoopTarget {
 class LoweringContext {
 public:
   LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch,
-                  LoopTarget target)
+                  LoopTarget target, int64_t chunkBytes)
       : module(module), blockSize(blockSize), submSearch(submSearch),
-        target(target) {}
+        target(target), chunkBytes(chunkBytes) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
   SubmSearch getSubmSearch() const { return submSearch; }
   LoopTarget getTarget() const { return target; }
+  int64_t getChunkBytes() const { return chunkBytes; }
 
   /// Declares the runtime entry point `name` once (C interface, so memrefs
   /// are passed as descriptor pointers) and returns it.
@@ -81,6 +82,7 @@ private:
   int64_t blockSize;
   SubmSearch submSearch;
   LoopTarget target;
+  int64_t chunkBytes;
 };
 
 //===----------------------------------------------------------------------===//

@@ -131,6 +131,12 @@ LogicalResult ConvertSpConvToSCFPass::lowerOp(LoweringContext &ctx,
 
 void ConvertSpConvToSCFPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (chunkBytes < 1) {
+    module.emitError("convert-spconv-to-scf: chunk-bytes must be positive, "
+                     "got ")
+        << chunkBytes.getValue();
+    return signalPassFailure();
+  }
   if (blockSize < 1) {
     module.emitError("convert-spconv-to-scf: block-size must be positive, got ")
         << blockSize.getValue();
@@ -179,7 +185,7 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   LoweringContext ctx(
       module, blockSize,
       submSearch == "hash" ? SubmSearch::Hash : SubmSearch::Sorted,
-      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU);
+      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU, chunkBytes);
   for (Operation *op : ops) {
     OpBuilder b(op);
     if (failed(lowerOp(ctx, b, op)))

@@ -1,4 +1,7 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
+// RUN: spconv-opt %s -convert-spconv-to-scf="chunk-bytes=64" -split-input-file | FileCheck %s --check-prefix=CHUNK
+// CHUNK-LABEL: func.func @conv
+// CHUNK: arith.constant 64 : index
 
 // The compute: offsets in order, the pairs of one offset in parallel (no two
 // share an output row) in groups of 8 that share each weight load; each
@@ -9,10 +12,26 @@
 // CHECK: %[[ACC:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[ACC]]
+// The features must have one row per site: otherwise the runtime reports it
+// and no pair is read.
+// CHECK: %[[ROWS:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x4xf32
+// CHECK: %[[OK:.*]] = arith.cmpi eq, %[[ROWS]]
+// CHECK: call @spconv_rt_report_row_mismatch
+// CHECK: scf.if %[[OK]] {
+// Chunks of sites of about chunk-bytes (2 MiB by default) of feature and
+// accumulator rows (4 + 4 channels x 4 bytes = 32 per site), one after the
+// other; each takes its piece of every offset's pairs.
+// CHECK: %[[CHUNK_BYTES:.*]] = arith.constant 2097152 : index
+// CHECK: %[[CHUNK_ROWS:.*]] = arith.divsi %[[CHUNK_BYTES]], %{{.*}} : index
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %[[CHUNKS:.*]] step
 // CHECK: %[[K:.*]] = arith.constant 3 : index
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[K]]
-// CHECK: %[[BEGIN:.*]] = memref.load %[[RB]]#2[%[[J]]] : memref<4xindex>
-// CHECK: %[[END:.*]] = memref.load %[[RB]]#2[%{{.*}}] : memref<4xindex>
+// CHECK: %[[FIRST:.*]] = memref.load %[[RB]]#2[%[[J]]] : memref<4xindex>
+// CHECK: %[[LAST:.*]] = memref.load %[[RB]]#2[%{{.*}}] : memref<4xindex>
+// CHECK: %[[COUNT:.*]] = arith.subi %[[LAST]], %[[FIRST]]
+// CHECK: arith.muli %[[COUNT]], %[[C]]
+// CHECK: %[[BEGIN:.*]] = arith.addi %[[FIRST]]
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]]
 // CHECK: scf.parallel (%[[P:.*]]) = (%[[BEGIN]]) to (%[[END]]) step (%[[GROUP:.*]])
 // CHECK: %[[FULL:.*]] = arith.cmpi ule, %{{.*}}, %[[END]] : index
 // CHECK: scf.if %[[FULL]] {

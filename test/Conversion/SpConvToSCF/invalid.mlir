@@ -2,6 +2,12 @@
 // RUN: not spconv-opt %s -convert-spconv-to-scf="block-size=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // BLOCK: convert-spconv-to-scf: block-size must be positive, got 0
+// RUN: not spconv-opt %s -convert-spconv-to-scf="chunk-bytes=0" 2>&1 | FileCheck %s --check-prefix=CHUNK
+// CHUNK: convert-spconv-to-scf: chunk-bytes must be positive, got 0
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=tpu" 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: convert-spconv-to-scf: target must be cpu or gpu, got 'tpu'
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu" 2>&1 | FileCheck %s --check-prefix=GPU-SORTED
+// GPU-SORTED: convert-spconv-to-scf: target=gpu needs subm-search=hash
 // RUN: not spconv-opt %s -convert-spconv-to-scf="subm-search=bsearch" 2>&1 | FileCheck %s --check-prefix=SEARCH
 // SEARCH: convert-spconv-to-scf: subm-search must be sorted or hash, got 'bsearch'
 

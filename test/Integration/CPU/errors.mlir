@@ -46,6 +46,10 @@
 // TARGET: spconv-run: error: --target must be cpu, cuda or gpu-emulator, got 'tpu'
 // RUN: not spconv-run %s --entry f --target gpu-emulator --subm-search hash --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=SEARCH
 // SEARCH: spconv-run: error: --subm-search applies to --target cpu only
+// RUN: not spconv-run %s --entry f --target gpu-emulator --chunk-bytes 64 --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=CHUNK-TARGET
+// CHUNK-TARGET: spconv-run: error: --chunk-bytes applies to --target cpu only
+// RUN: not spconv-run %s --entry f --chunk-bytes 0 --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=CHUNK
+// CHUNK: spconv-run: error: --chunk-bytes must be positive
 
 // Features with a row count other than the coordinates' (the types cannot
 // say: both are dynamic). Neither target reads past the features.
