@@ -91,8 +91,8 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
             auto sum = scf::ForOp::create(
                 b, ploc, zero, depth, one, ValueRange{initial},
                 [&](OpBuilder &fb, Location floc, Value k, ValueRange acc) {
-                  Value a = memref::LoadOp::create(fb, floc, lhs,
-                                                   ValueRange{row, k});
+                  Value a =
+                      memref::LoadOp::create(fb, floc, lhs, ValueRange{row, k});
                   Value w = vector::LoadOp::create(fb, floc, chunkType, rhs,
                                                    ValueRange{k, column});
                   Value next = vector::FMAOp::create(

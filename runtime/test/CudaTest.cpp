@@ -98,9 +98,9 @@ TEST(CudaNoDevice, EntryPointsFailCleanly) {
             SPCONV_RT_ERR_CUDA);
   EXPECT_NE(lastError().find("spconv_rt_cuda_hash_build"), std::string::npos);
   int64_t numUnique;
-  EXPECT_EQ(spconv_rt_cuda_unique(keys, 2, tk, nullptr, nullptr, &numUnique,
-                                  nullptr),
-            SPCONV_RT_ERR_CUDA);
+  EXPECT_EQ(
+      spconv_rt_cuda_unique(keys, 2, tk, nullptr, nullptr, &numUnique, nullptr),
+      SPCONV_RT_ERR_CUDA);
   // Argument errors are reported before the device is needed.
   EXPECT_EQ(spconv_rt_cuda_hash_build(keys, 2, tk, tv, 12, &dup, nullptr),
             SPCONV_RT_ERR_CAPACITY);
@@ -143,9 +143,8 @@ TEST(CudaDevice, HashTableMatchesCpu) {
       dQueries(queries);
   DeviceVector<int32_t> dTv(size_t(cpu.capacity)), dOut(queries.size());
   int64_t dup = 0;
-  ASSERT_EQ(spconv_rt_cuda_hash_build(dKeys.ptr, int64_t(keys.size()),
-                                      dTk.ptr, dTv.ptr, cpu.capacity, &dup,
-                                      nullptr),
+  ASSERT_EQ(spconv_rt_cuda_hash_build(dKeys.ptr, int64_t(keys.size()), dTk.ptr,
+                                      dTv.ptr, cpu.capacity, &dup, nullptr),
             0)
       << lastError();
   EXPECT_EQ(dup, -1);
@@ -193,8 +192,8 @@ TEST(CudaDevice, SortUniqueScanMatchCpu) {
   std::vector<int64_t> u(keys.size());
   std::vector<int32_t> first(keys.size()), inv(keys.size());
   int64_t count;
-  ASSERT_EQ(spconv_rt_unique(keys.data(), n, u.data(), first.data(),
-                             inv.data(), &count),
+  ASSERT_EQ(spconv_rt_unique(keys.data(), n, u.data(), first.data(), inv.data(),
+                             &count),
             0);
   DeviceVector<int64_t> dIn(keys), dU(keys.size());
   DeviceVector<int32_t> dFirst(keys.size()), dInv(keys.size());
@@ -215,9 +214,9 @@ TEST(CudaDevice, SortUniqueScanMatchCpu) {
     counts[i] = int32_t(keys[i] % 50);
   std::vector<int32_t> offsets(counts.size());
   int32_t total;
-  ASSERT_EQ(spconv_rt_exclusive_scan_i32(counts.data(), n, offsets.data(),
-                                         &total),
-            0);
+  ASSERT_EQ(
+      spconv_rt_exclusive_scan_i32(counts.data(), n, offsets.data(), &total),
+      0);
   DeviceVector<int32_t> dCounts(counts);
   int32_t dTotal = -1;
   ASSERT_EQ(spconv_rt_cuda_exclusive_scan_i32(dCounts.ptr, n, dCounts.ptr,
@@ -274,9 +273,9 @@ TEST(CudaMemRef, BadDescriptorsFailBeforeTheDevice) {
   std::vector<int32_t> in(6), out(6), total(1);
   StridedMemRefType<int32_t, 1> strided = {in.data(), in.data(), 0, {3}, {2}};
   auto o = view(out.data(), 6), t = view(total.data(), 1);
-  EXPECT_EQ(_mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(&strided, &o,
-                                                                  &t),
-            SPCONV_RT_ERR_UNSUPPORTED);
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(&strided, &o, &t),
+      SPCONV_RT_ERR_UNSUPPORTED);
   EXPECT_NE(lastError().find("only unit stride"), std::string::npos)
       << lastError();
 
@@ -330,8 +329,8 @@ TEST(CudaDevice, MemRefTwinsMatchCpu) {
   ASSERT_EQ(_mlir_ciface_spconv_rt_memref_exclusive_scan_i32(&ci, &co, &ct), 0);
   ManagedVector<int32_t> mCounts(counts), mTotal(std::vector<int32_t>(1));
   auto mc = mCounts.memref(), mt = mTotal.memref();
-  ASSERT_EQ(_mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(&mc, &mc, &mt),
-            0)
+  ASSERT_EQ(
+      _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(&mc, &mc, &mt), 0)
       << lastError();
   EXPECT_TRUE(mCounts.toHost() == offsets);
   EXPECT_EQ(mTotal.ptr[0], total[0]);

@@ -64,13 +64,15 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<bool>
     printIR("print-ir-after-all",
             llvm::cl::desc("Print the IR after every pass of the pipeline"));
-static llvm::cl::opt<int> numThreads(
-    "num-threads", llvm::cl::desc("Threads for parallel loops and the runtime "
+static llvm::cl::opt<int>
+    numThreads("num-threads",
+               llvm::cl::desc("Threads for parallel loops and the runtime "
                               "(default: OpenMP's choice)"),
-    llvm::cl::init(0));
-static llvm::cl::opt<bool> profile(
-    "profile", llvm::cl::desc("Time every rulebook build and compute and print "
-                              "a table (ms, rows produced, op) to stdout"));
+               llvm::cl::init(0));
+static llvm::cl::opt<bool>
+    profile("profile",
+            llvm::cl::desc("Time every rulebook build and compute and print "
+                           "a table (ms, rows produced, op) to stdout"));
 static llvm::cl::opt<std::string> submSearch(
     "subm-search",
     llvm::cl::desc("How subm rulebooks find neighbours: sorted (default) or "
@@ -102,9 +104,9 @@ static llvm::cl::opt<int64_t> gpuMaxBlocks(
     llvm::cl::desc("Most blocks per launch of the GPU targets (0: no cap); "
                    "grid-stride loops cover the rest"),
     llvm::cl::init(65535));
-static llvm::cl::opt<std::string> gpuChip(
-    "gpu-chip", llvm::cl::desc("GPU architecture of --target cuda"),
-    llvm::cl::init("sm_80"));
+static llvm::cl::opt<std::string>
+    gpuChip("gpu-chip", llvm::cl::desc("GPU architecture of --target cuda"),
+            llvm::cl::init("sm_80"));
 
 namespace {
 /// Reports an error and returns exit code 1.
@@ -169,7 +171,8 @@ int checkInput(unsigned index, const std::string &path,
   if (array.dtype != *expected)
     return fail(name + ": dtype " + npy::dtypeName(array.dtype) +
                 " does not match argument " + std::to_string(index) + " (" +
-                describe(tensor) + ", dtype " + npy::dtypeName(*expected) + ")");
+                describe(tensor) + ", dtype " + npy::dtypeName(*expected) +
+                ")");
   if (array.rank() != tensor.getRank())
     return fail(name + ": rank " + std::to_string(array.rank()) +
                 " does not match argument " + std::to_string(index) + " (" +
@@ -272,8 +275,9 @@ int main(int argc, char **argv) {
       if (!f.isExternal() && f.isPublic())
         names += (names.empty() ? "" : ", ") + f.getSymName().str();
     });
-    return fail("unknown entry function '" + entryName +
-                "'; the module defines: " + (names.empty() ? "nothing" : names));
+    return fail(
+        "unknown entry function '" + entryName +
+        "'; the module defines: " + (names.empty() ? "nothing" : names));
   }
   FunctionType entryType = entry.getFunctionType();
   if (inputs.size() != entryType.getNumInputs())
@@ -297,7 +301,8 @@ int main(int argc, char **argv) {
   std::vector<npy::NpyArray> arrays(inputs.size());
   for (auto [i, path] : llvm::enumerate(inputs)) {
     if (!npy::readNpy(path, arrays[i], error))
-      return fail("--input #" + std::to_string(i) + " (" + path + "): " + error);
+      return fail("--input #" + std::to_string(i) + " (" + path +
+                  "): " + error);
     if (int status = checkInput(i, path, arrays[i], entryType.getInput(i)))
       return status;
   }
@@ -315,7 +320,8 @@ int main(int argc, char **argv) {
     return fail("lowering " + inputFile + " failed");
   // The labels are for this tool, not for the LLVM translation.
   std::vector<std::string> profileLabels;
-  if (auto labels = (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
+  if (auto labels =
+          (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
     for (Attribute label : labels)
       profileLabels.push_back(cast<StringAttr>(label).str());
     (*module)->removeAttr("spconv.profile_labels");
@@ -327,7 +333,8 @@ int main(int argc, char **argv) {
   engineOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
-    return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
+    return fail("JIT compilation failed: " +
+                llvm::toString(engine.takeError()));
   // Code is generated on the first lookup: do it here, not in "run".
   std::string symbol = "_mlir_ciface_" + entryName;
   if (auto compiled = (*engine)->lookupPacked(symbol); !compiled)
@@ -350,7 +357,8 @@ int main(int argc, char **argv) {
     void *copy = copyToManaged(array.data.data(), array.data.size());
     if (!copy && !array.data.empty())
       return fail("--target cuda: cannot allocate managed memory for an "
-                  "input: " + std::string(spconv_rt_last_error()));
+                  "input: " +
+                  std::string(spconv_rt_last_error()));
     managedInputs.push_back(copy);
     descriptors.back()[0] = descriptors.back()[1] =
         reinterpret_cast<int64_t>(copy);
@@ -399,8 +407,8 @@ int main(int argc, char **argv) {
     spconv_rt_clear_error();
     spconv_rt_profile_reset();
     if (llvm::Error callError = (*engine)->invokePacked(symbol, packed))
-      return fail("calling @" + entryName + " failed: " +
-                  llvm::toString(std::move(callError)));
+      return fail("calling @" + entryName +
+                  " failed: " + llvm::toString(std::move(callError)));
     timer.stop(repetition + 1 == repeat ? "run" : nullptr);
     runtimeError = spconv_rt_last_error();
     if (!runtimeError.empty())
@@ -428,7 +436,8 @@ int main(int argc, char **argv) {
   timer.stop("write");
 
   if (profile) {
-    llvm::outs() << llvm::format("%4s %10s %10s  %s\n", "#", "ms", "rows", "op");
+    llvm::outs() << llvm::format("%4s %10s %10s  %s\n", "#", "ms", "rows",
+                                 "op");
     double total = 0;
     for (auto [id, label] : llvm::enumerate(profileLabels)) {
       double ms = 0;
@@ -437,8 +446,7 @@ int main(int argc, char **argv) {
         continue;
       total += ms;
       llvm::outs() << llvm::format("%4d %10.3f %10lld  %s\n", int(id), ms,
-                                   static_cast<long long>(rows),
-                                   label.c_str());
+                                   static_cast<long long>(rows), label.c_str());
     }
     llvm::outs() << llvm::format("%4s %10.3f %10s  %s\n", "", total, "",
                                  "total of the timed ops");

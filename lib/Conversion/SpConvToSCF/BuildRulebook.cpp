@@ -24,11 +24,10 @@ using namespace mlir::spconv::lowering;
 
 /// `k3x3x3`-style rendering of a list for symbol names.
 static std::string joinDims(StringRef prefix, ArrayRef<int64_t> values) {
-  return (prefix + llvm::join(llvm::map_range(values,
-                                              [](int64_t v) {
-                                                return std::to_string(v);
-                                              }),
-                              "x"))
+  return (prefix +
+          llvm::join(llvm::map_range(
+                         values, [](int64_t v) { return std::to_string(v); }),
+                     "x"))
       .str();
 }
 
@@ -166,9 +165,10 @@ Value RulebookBuilder::probe(OpBuilder &b, Location loc, Value key) {
       .getResult(0);
 }
 
-std::pair<Value, Value> RulebookBuilder::findPair(
-    OpBuilder &b, Location loc,
-    const std::pair<Value, SmallVector<Value>> &site, int64_t offset) {
+std::pair<Value, Value>
+RulebookBuilder::findPair(OpBuilder &b, Location loc,
+                          const std::pair<Value, SmallVector<Value>> &site,
+                          int64_t offset) {
   Value key = pairedKey(b, loc, site, offset);
   if (geometry.getKind() == ConvKind::Subm) {
     Value slot = probe(b, loc, key);
@@ -219,10 +219,10 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
       StridedLayoutAttr::get(context, ShapedType::kDynamic,
                              {ShapedType::kDynamic, ShapedType::kDynamic}));
   Value keys = alloc1d(b, loc, i64, n);
-  Value ok = callRuntime(
-      ctx, b, loc, "spconv_rt_memref_linearize_coords",
-      {castTo(b, loc, coords, dynCoordsType), i64Array(b, loc, inShape),
-       i64Const(b, loc, batchSize), keys});
+  Value ok = callRuntime(ctx, b, loc, "spconv_rt_memref_linearize_coords",
+                         {castTo(b, loc, coords, dynCoordsType),
+                          i64Array(b, loc, inShape),
+                          i64Const(b, loc, batchSize), keys});
   Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
 
   // The input table: subm probes it inline for every neighbour; for every
@@ -243,10 +243,11 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   table.values = alloc1d(b, loc, i32, capacity);
   Value duplicate = memref::AllocaOp::create(b, loc, scalar);
   Value sitesKeys = prefix(b, loc, keys, sites);
-  Value built = callRuntime(
-      ctx, b, loc, "spconv_rt_memref_hash_build",
-      {sitesKeys, table.keys, table.values,
-       castTo(b, loc, duplicate, MemRefType::get({ShapedType::kDynamic}, i64))});
+  Value built =
+      callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build",
+                  {sitesKeys, table.keys, table.values,
+                   castTo(b, loc, duplicate,
+                          MemRefType::get({ShapedType::kDynamic}, i64))});
   Value duplicateRow =
       memref::LoadOp::create(b, loc, duplicate, ValueRange{zero});
   Value isDuplicate = arith::AndIOp::create(
@@ -258,9 +259,9 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                             i64Const(b, loc, 0)));
   scf::IfOp::create(b, loc, isDuplicate, [&](OpBuilder &tb, Location tloc) {
     // Say which site repeats, in coordinates rather than keys.
-    callRuntime(ctx, tb, tloc, "spconv_rt_memref_report_duplicate_site",
-                {castTo(tb, tloc, coords, dynCoordsType), sitesKeys,
-                 duplicateRow});
+    callRuntime(
+        ctx, tb, tloc, "spconv_rt_memref_report_duplicate_site",
+        {castTo(tb, tloc, coords, dynCoordsType), sitesKeys, duplicateRow});
     scf::YieldOp::create(tb, tloc);
   });
   sites = arith::SelectOp::create(b, loc, built, sites, zero);
@@ -273,7 +274,8 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   auto blockRange = [&](OpBuilder &nb, Location nloc, Value block) {
     Value start = arith::MulIOp::create(nb, nloc, block, blockSizeValue);
     Value end = arith::MinUIOp::create(
-        nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSizeValue), sites);
+        nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSizeValue),
+        sites);
     return std::make_pair(start, end);
   };
   SubmSearchPlan plan(geometry, subm);
@@ -285,10 +287,11 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   // probes only those (about a quarter on LiDAR data) instead of all.
   Value hits;
   if (subm)
-    hits = alloc1d(b, loc, b.getI8Type(),
-                   arith::MulIOp::create(
-                       b, loc, sites,
-                       indexConst(b, loc, static_cast<int64_t>(searched.size()))));
+    hits =
+        alloc1d(b, loc, b.getI8Type(),
+                arith::MulIOp::create(
+                    b, loc, sites,
+                    indexConst(b, loc, static_cast<int64_t>(searched.size()))));
   int64_t numSearched = searched.size();
   auto hitIndex = [&](OpBuilder &nb, Location nloc, size_t searchedIndex,
                       Value row) {
@@ -298,62 +301,69 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
         indexConst(nb, nloc, searchedIndex));
   };
 
-  markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        // Site by site (its coordinates loaded once), all searched offsets
-        // unrolled, one counter per offset.
-        SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
-        auto count = scf::ForOp::create(
-            nb, nloc, start, end, one, zeros,
-            [&](OpBuilder &fb, Location floc, Value row, ValueRange counters) {
-              auto site = loadSite(fb, floc, coords, row);
-              // The probes of one site are independent: start fetching all
-              // their home slots before the first search waits on one (a
-              // CPU hint: a GPU thread's loads are already in flight
-              // together).
-              if (subm && ctx.getTarget() == LoopTarget::CPU)
-                for (int64_t offset : searched) {
-                  Value key = pairedKey(fb, floc, site, offset);
-                  Value home = arith::IndexCastOp::create(
-                      fb, floc, index,
-                      hashHomeSlot(fb, floc,
-                                   arith::MaxSIOp::create(
-                                       fb, floc, key, i64Const(fb, floc, 0)),
-                                   tableMask));
-                  memref::PrefetchOp::create(fb, floc, table.keys,
-                                             ValueRange{home},
-                                             /*isWrite=*/false,
-                                             /*localityHint=*/3,
-                                             /*isDataCache=*/true);
-                }
-              SmallVector<Value> next;
-              for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-                Value found = findPair(fb, floc, site, offset).first;
-                if (subm)
-                  memref::StoreOp::create(
-                      fb, floc,
-                      arith::ExtUIOp::create(fb, floc, fb.getI8Type(), found),
-                      hits, ValueRange{hitIndex(fb, floc, searchedIndex, row)});
-                next.push_back(arith::AddIOp::create(
-                    fb, floc, counters[searchedIndex],
-                    arith::ExtUIOp::create(fb, floc, i32, found)));
-              }
-              scf::YieldOp::create(fb, floc, next);
-            });
-        for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-          Value counted = count.getResult(searchedIndex);
-          counts.store(nb, nloc, counted, offset, ivs[0]);
-          if (symmetric)
-            counts.store(nb, nloc, counted, plan.mirror(offset), ivs[0]);
-        }
-        if (symmetric) {
-          Value size = arith::IndexCastOp::create(
-              nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
-          counts.store(nb, nloc, size, plan.centre, ivs[0]);
-        }
-      }), "count_pairs");
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            auto [start, end] = blockRange(nb, nloc, ivs[0]);
+            // Site by site (its coordinates loaded once), all searched offsets
+            // unrolled, one counter per offset.
+            SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+            auto count = scf::ForOp::create(
+                nb, nloc, start, end, one, zeros,
+                [&](OpBuilder &fb, Location floc, Value row,
+                    ValueRange counters) {
+                  auto site = loadSite(fb, floc, coords, row);
+                  // The probes of one site are independent: start fetching all
+                  // their home slots before the first search waits on one (a
+                  // CPU hint: a GPU thread's loads are already in flight
+                  // together).
+                  if (subm && ctx.getTarget() == LoopTarget::CPU)
+                    for (int64_t offset : searched) {
+                      Value key = pairedKey(fb, floc, site, offset);
+                      Value home = arith::IndexCastOp::create(
+                          fb, floc, index,
+                          hashHomeSlot(
+                              fb, floc,
+                              arith::MaxSIOp::create(fb, floc, key,
+                                                     i64Const(fb, floc, 0)),
+                              tableMask));
+                      memref::PrefetchOp::create(fb, floc, table.keys,
+                                                 ValueRange{home},
+                                                 /*isWrite=*/false,
+                                                 /*localityHint=*/3,
+                                                 /*isDataCache=*/true);
+                    }
+                  SmallVector<Value> next;
+                  for (auto [searchedIndex, offset] :
+                       llvm::enumerate(searched)) {
+                    Value found = findPair(fb, floc, site, offset).first;
+                    if (subm)
+                      memref::StoreOp::create(
+                          fb, floc,
+                          arith::ExtUIOp::create(fb, floc, fb.getI8Type(),
+                                                 found),
+                          hits,
+                          ValueRange{hitIndex(fb, floc, searchedIndex, row)});
+                    next.push_back(arith::AddIOp::create(
+                        fb, floc, counters[searchedIndex],
+                        arith::ExtUIOp::create(fb, floc, i32, found)));
+                  }
+                  scf::YieldOp::create(fb, floc, next);
+                });
+            for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
+              Value counted = count.getResult(searchedIndex);
+              counts.store(nb, nloc, counted, offset, ivs[0]);
+              if (symmetric)
+                counts.store(nb, nloc, counted, plan.mirror(offset), ivs[0]);
+            }
+            if (symmetric) {
+              Value size = arith::IndexCastOp::create(
+                  nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
+              counts.store(nb, nloc, size, plan.centre, ivs[0]);
+            }
+          }),
+      "count_pairs");
 
   Value total = counts.scan(ctx, b, loc);
 
@@ -365,79 +375,88 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                    Value slot) {
     memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
   };
-  markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        auto [start, end] = blockRange(nb, nloc, ivs[0]);
-        SmallVector<Value> first, firstMirrored;
-        for (int64_t offset : searched) {
-          first.push_back(counts.firstSlot(nb, nloc, offset, ivs[0]));
-          if (symmetric)
-            firstMirrored.push_back(
-                counts.firstSlot(nb, nloc, plan.mirror(offset), ivs[0]));
-        }
-        Value firstCentre =
-            symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0]) : Value();
-        // `written[k]`: this block's pairs at searched offset k so far.
-        SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-        scf::ForOp::create(
-            nb, nloc, start, end, one, zeros,
-            [&](OpBuilder &fb, Location floc, Value row, ValueRange written) {
-              auto site = loadSite(fb, floc, coords, row);
-              Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
-              SmallVector<Value> next;
-              for (auto [k, offset] : llvm::enumerate(searched)) {
-                Value found, partner;
-                if (subm) {
-                  Value hit = memref::LoadOp::create(
-                      fb, floc, hits, ValueRange{hitIndex(fb, floc, k, row)});
-                  found = arith::TruncIOp::create(fb, floc, fb.getI1Type(), hit);
-                } else {
-                  std::tie(found, partner) = findPair(fb, floc, site, offset);
-                }
-                auto write = scf::IfOp::create(
-                    fb, floc, found,
-                    [&](OpBuilder &tb, Location tloc) {
-                      // Subm probes again, only for the pairs that exist.
-                      if (subm)
-                        partner = memref::LoadOp::create(
-                            tb, tloc, table.values,
-                            ValueRange{findPair(tb, tloc, site, offset).second});
-                      Value slot =
-                          arith::AddIOp::create(tb, tloc, first[k], written[k]);
-                      if (subm) {
-                        Value mirrored =
-                            symmetric ? arith::AddIOp::create(
-                                            tb, tloc, firstMirrored[k],
-                                            written[k])
-                                      : Value();
-                        storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
-                                       mirrored, partner, rowI32);
-                      } else {
-                        store(tb, tloc, rowI32, pairIn, slot);
-                        store(tb, tloc, partner, candidateKeys, slot);
-                      }
-                      scf::YieldOp::create(
-                          tb, tloc,
-                          ValueRange{arith::AddIOp::create(
-                              tb, tloc, written[k], indexConst(tb, tloc, 1))});
-                    },
-                    [&](OpBuilder &eb, Location eloc) {
-                      scf::YieldOp::create(eb, eloc, written[k]);
-                    });
-                next.push_back(write.getResult(0));
-              }
-              if (symmetric) {
-                // The centre: every site feeds itself.
-                Value slot = arith::AddIOp::create(
-                    fb, floc, firstCentre,
-                    arith::SubIOp::create(fb, floc, row, start));
-                storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(), rowI32,
-                               rowI32);
-              }
-              scf::YieldOp::create(fb, floc, next);
-            });
-      }), "write_pairs");
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            auto [start, end] = blockRange(nb, nloc, ivs[0]);
+            SmallVector<Value> first, firstMirrored;
+            for (int64_t offset : searched) {
+              first.push_back(counts.firstSlot(nb, nloc, offset, ivs[0]));
+              if (symmetric)
+                firstMirrored.push_back(
+                    counts.firstSlot(nb, nloc, plan.mirror(offset), ivs[0]));
+            }
+            Value firstCentre =
+                symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0])
+                          : Value();
+            // `written[k]`: this block's pairs at searched offset k so far.
+            SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
+            scf::ForOp::create(
+                nb, nloc, start, end, one, zeros,
+                [&](OpBuilder &fb, Location floc, Value row,
+                    ValueRange written) {
+                  auto site = loadSite(fb, floc, coords, row);
+                  Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+                  SmallVector<Value> next;
+                  for (auto [k, offset] : llvm::enumerate(searched)) {
+                    Value found, partner;
+                    if (subm) {
+                      Value hit = memref::LoadOp::create(
+                          fb, floc, hits,
+                          ValueRange{hitIndex(fb, floc, k, row)});
+                      found = arith::TruncIOp::create(fb, floc, fb.getI1Type(),
+                                                      hit);
+                    } else {
+                      std::tie(found, partner) =
+                          findPair(fb, floc, site, offset);
+                    }
+                    auto write = scf::IfOp::create(
+                        fb, floc, found,
+                        [&](OpBuilder &tb, Location tloc) {
+                          // Subm probes again, only for the pairs that exist.
+                          if (subm)
+                            partner = memref::LoadOp::create(
+                                tb, tloc, table.values,
+                                ValueRange{
+                                    findPair(tb, tloc, site, offset).second});
+                          Value slot = arith::AddIOp::create(tb, tloc, first[k],
+                                                             written[k]);
+                          if (subm) {
+                            Value mirrored =
+                                symmetric
+                                    ? arith::AddIOp::create(tb, tloc,
+                                                            firstMirrored[k],
+                                                            written[k])
+                                    : Value();
+                            storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
+                                           mirrored, partner, rowI32);
+                          } else {
+                            store(tb, tloc, rowI32, pairIn, slot);
+                            store(tb, tloc, partner, candidateKeys, slot);
+                          }
+                          scf::YieldOp::create(tb, tloc,
+                                               ValueRange{arith::AddIOp::create(
+                                                   tb, tloc, written[k],
+                                                   indexConst(tb, tloc, 1))});
+                        },
+                        [&](OpBuilder &eb, Location eloc) {
+                          scf::YieldOp::create(eb, eloc, written[k]);
+                        });
+                    next.push_back(write.getResult(0));
+                  }
+                  if (symmetric) {
+                    // The centre: every site feeds itself.
+                    Value slot = arith::AddIOp::create(
+                        fb, floc, firstCentre,
+                        arith::SubIOp::create(fb, floc, row, start));
+                    storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(),
+                                   rowI32, rowI32);
+                  }
+                  scf::YieldOp::create(fb, floc, next);
+                });
+          }),
+      "write_pairs");
 
   Value valid = counts.getScanned();
   SmallVector<Value> returned;
@@ -447,18 +466,20 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
     Value unique = alloc1d(b, loc, i64, total);
     Value first = alloc1d(b, loc, i32, total);
     pairOut = alloc1d(b, loc, i32, total);
-    Value numUnique = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i64));
-    Value uniqued = callRuntime(
-        ctx, b, loc, "spconv_rt_memref_unique",
-        {candidateKeys, unique, first, pairOut,
-         castTo(b, loc, numUnique, MemRefType::get({ShapedType::kDynamic}, i64))});
+    Value numUnique =
+        memref::AllocaOp::create(b, loc, MemRefType::get({1}, i64));
+    Value uniqued =
+        callRuntime(ctx, b, loc, "spconv_rt_memref_unique",
+                    {candidateKeys, unique, first, pairOut,
+                     castTo(b, loc, numUnique,
+                            MemRefType::get({ShapedType::kDynamic}, i64))});
     valid = arith::AndIOp::create(b, loc, valid, uniqued);
     Value outputs = arith::IndexCastOp::create(
         b, loc, index,
         memref::LoadOp::create(b, loc, numUnique, ValueRange{zero}));
     outputs = arith::SelectOp::create(b, loc, valid, outputs, zero);
-    Value outCoords = memref::AllocOp::create(b, loc, outCoordsType,
-                                              ValueRange{outputs});
+    Value outCoords =
+        memref::AllocOp::create(b, loc, outCoordsType, ValueRange{outputs});
     callRuntime(ctx, b, loc, "spconv_rt_memref_delinearize_keys",
                 {prefix(b, loc, unique, outputs), i64Array(b, loc, outShape),
                  i64Const(b, loc, batchSize),
@@ -473,9 +494,10 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   return function;
 }
 
-FailureOr<RulebookBuffers>
-lowering::lowerBuildRulebook(LoweringContext &ctx, OpBuilder &b,
-                             BuildRulebookOp op, Value coordsBuffer) {
+FailureOr<RulebookBuffers> lowering::lowerBuildRulebook(LoweringContext &ctx,
+                                                        OpBuilder &b,
+                                                        BuildRulebookOp op,
+                                                        Value coordsBuffer) {
   RulebookType type = op.getRulebook().getType();
   bool sorted = type.getGeometry().getKind() == ConvKind::Subm &&
                 ctx.getSubmSearch() == SubmSearch::Sorted;
@@ -486,8 +508,8 @@ lowering::lowerBuildRulebook(LoweringContext &ctx, OpBuilder &b,
                      : RulebookBuilder(ctx, type).create(name);
 
   Location loc = op.getLoc();
-  Value argument = castTo(b, loc, coordsBuffer,
-                          builder.getFunctionType().getInput(0));
+  Value argument =
+      castTo(b, loc, coordsBuffer, builder.getFunctionType().getInput(0));
   auto call = func::CallOp::create(b, loc, builder, ValueRange{argument});
   RulebookBuffers buffers;
   buffers.numIn = memref::DimOp::create(b, loc, coordsBuffer, 0);

@@ -113,8 +113,7 @@ static void forEachPair(OpBuilder &b, Location loc,
           return arith::AddIOp::create(
               ob, oloc, offsetBegin,
               arith::DivSIOp::create(
-                  ob, oloc, arith::MulIOp::create(ob, oloc, count, c),
-                  chunks));
+                  ob, oloc, arith::MulIOp::create(ob, oloc, count, c), chunks));
         };
         Value begin = boundary(chunk);
         Value end = boundary(arith::AddIOp::create(ob, oloc, chunk, one));
@@ -203,8 +202,8 @@ static Value finish(OpBuilder &b, Location loc, Value acc, Value rows,
 /// other length are reported (through the runtime) and not read; the result
 /// is then the initial accumulator.
 static OpBuilder guardFeatureRows(LoweringContext &ctx, OpBuilder &b,
-                                  Location loc, Value features,
-                                  Value expected, int64_t what) {
+                                  Location loc, Value features, Value expected,
+                                  int64_t what) {
   Value ok = checkFeatureRows(ctx, b, loc, features, expected, what);
   auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
   return OpBuilder(guard.thenBlock()->getTerminator());
@@ -462,12 +461,11 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
   Value chunks = pairChunks(
       pairs, loc,
       arith::MaxSIOp::create(pairs, loc, rulebook.numIn, rulebook.numOut),
-      arith::MulIOp::create(
-          pairs, loc, channels,
-          indexConst(pairs, loc,
-                     (elementType.getIntOrFloatBitWidth() +
-                      accType.getIntOrFloatBitWidth()) /
-                         8)),
+      arith::MulIOp::create(pairs, loc, channels,
+                            indexConst(pairs, loc,
+                                       (elementType.getIntOrFloatBitWidth() +
+                                        accType.getIntOrFloatBitWidth()) /
+                                           8)),
       ctx.getChunkBytes());
   forEachPair(
       pairs, loc, rulebook, volume, /*inverse=*/false, /*groupSize=*/1, chunks,

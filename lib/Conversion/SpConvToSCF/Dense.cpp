@@ -38,10 +38,10 @@ static SmallVector<Value> windowPositions(OpBuilder &b, Location loc,
                                           ArrayRef<Value> spatial) {
   SmallVector<Value> positions;
   for (unsigned d = 0; d < g.getRank(); ++d) {
-    int64_t shrink = 2 * g.getPadding()[d] -
-                     g.getDilation()[d] * (g.getKernel()[d] - 1) - 1;
-    Value num = arith::AddIOp::create(b, loc, spatial[d],
-                                      indexConst(b, loc, shrink));
+    int64_t shrink =
+        2 * g.getPadding()[d] - g.getDilation()[d] * (g.getKernel()[d] - 1) - 1;
+    Value num =
+        arith::AddIOp::create(b, loc, spatial[d], indexConst(b, loc, shrink));
     // A dynamic extent too small for the window gives no positions.
     num = arith::MaxSIOp::create(b, loc, num, indexConst(b, loc, -1));
     Value blocks = arith::AddIOp::create(
@@ -96,51 +96,57 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
   Value result = allocLike(b, loc, op.getOutput(), {batch, rows, columns});
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero, zero, zero}, ValueRange{batch, rows, columns},
-      ValueRange{one, one, one},
-      [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-        // Row c * K + j, column = window position.
-        Value channel = arith::DivUIOp::create(pb, ploc, ivs[1], volume);
-        SmallVector<Value> j = unravel(
-            pb, ploc, arith::RemUIOp::create(pb, ploc, ivs[1], volume), kernel);
-        SmallVector<Value> block = unravel(pb, ploc, ivs[2], blocks);
-        Value inside = arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
-        SmallVector<Value> indices = {ivs[0], channel};
-        for (unsigned d = 0; d < g.getRank(); ++d) {
-          // x = block * s - p + j * dilation
-          Value x = arith::AddIOp::create(
-              pb, ploc,
-              arith::MulIOp::create(pb, ploc, block[d],
-                                    indexConst(pb, ploc, g.getStride()[d])),
-              arith::MulIOp::create(pb, ploc, j[d],
-                                    indexConst(pb, ploc, g.getDilation()[d])));
-          x = arith::SubIOp::create(pb, ploc, x,
-                                    indexConst(pb, ploc, g.getPadding()[d]));
-          inside = arith::AndIOp::create(
-              pb, ploc, inside,
-              arith::AndIOp::create(
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero, zero, zero},
+          ValueRange{batch, rows, columns}, ValueRange{one, one, one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            // Row c * K + j, column = window position.
+            Value channel = arith::DivUIOp::create(pb, ploc, ivs[1], volume);
+            SmallVector<Value> j = unravel(
+                pb, ploc, arith::RemUIOp::create(pb, ploc, ivs[1], volume),
+                kernel);
+            SmallVector<Value> block = unravel(pb, ploc, ivs[2], blocks);
+            Value inside =
+                arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
+            SmallVector<Value> indices = {ivs[0], channel};
+            for (unsigned d = 0; d < g.getRank(); ++d) {
+              // x = block * s - p + j * dilation
+              Value x = arith::AddIOp::create(
                   pb, ploc,
-                  arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge, x,
-                                        indexConst(pb, ploc, 0)),
-                  arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt, x,
-                                        spatial[d])));
-          indices.push_back(x);
-        }
-        auto value = scf::IfOp::create(
-            pb, ploc, inside,
-            [&](OpBuilder &tb, Location tloc) {
-              scf::YieldOp::create(
-                  tb, tloc,
-                  ValueRange{memref::LoadOp::create(tb, tloc, input, indices)});
-            },
-            [&](OpBuilder &eb, Location eloc) {
-              scf::YieldOp::create(eb, eloc,
-                                   ValueRange{arith::ConstantOp::create(
-                                       eb, eloc, eb.getZeroAttr(elementType))});
-            });
-        memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
-      }), "unfold");
+                  arith::MulIOp::create(pb, ploc, block[d],
+                                        indexConst(pb, ploc, g.getStride()[d])),
+                  arith::MulIOp::create(
+                      pb, ploc, j[d],
+                      indexConst(pb, ploc, g.getDilation()[d])));
+              x = arith::SubIOp::create(
+                  pb, ploc, x, indexConst(pb, ploc, g.getPadding()[d]));
+              inside = arith::AndIOp::create(
+                  pb, ploc, inside,
+                  arith::AndIOp::create(
+                      pb, ploc,
+                      arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge,
+                                            x, indexConst(pb, ploc, 0)),
+                      arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
+                                            x, spatial[d])));
+              indices.push_back(x);
+            }
+            auto value = scf::IfOp::create(
+                pb, ploc, inside,
+                [&](OpBuilder &tb, Location tloc) {
+                  scf::YieldOp::create(tb, tloc,
+                                       ValueRange{memref::LoadOp::create(
+                                           tb, tloc, input, indices)});
+                },
+                [&](OpBuilder &eb, Location eloc) {
+                  scf::YieldOp::create(
+                      eb, eloc,
+                      ValueRange{arith::ConstantOp::create(
+                          eb, eloc, eb.getZeroAttr(elementType))});
+                });
+            memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
+          }),
+      "unfold");
   return {result};
 }
 
@@ -158,77 +164,82 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
   SmallVector<Value> blocks = windowPositions(b, loc, g, spatial);
   int64_t volume = g.getKernelVolume();
   Value batch = memref::DimOp::create(b, loc, input, 0);
-  Value channels = arith::DivUIOp::create(
-      b, loc, memref::DimOp::create(b, loc, input, 1),
-      indexConst(b, loc, volume));
+  Value channels =
+      arith::DivUIOp::create(b, loc, memref::DimOp::create(b, loc, input, 1),
+                             indexConst(b, loc, volume));
   SmallVector<Value> sizes = {batch, channels};
   sizes.append(spatial);
   Value result = allocLike(b, loc, op.getOutput(), sizes);
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   SmallVector<Value> lbs(sizes.size(), zero), steps(sizes.size(), one);
-  markKernel(scf::ParallelOp::create(
-      b, loc, lbs, sizes, steps,
-      [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-        // Sum, in offset order, the columns whose window covers this site.
-        Value sum = arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
-        for (int64_t offset = 0; offset < volume; ++offset) {
-          SmallVector<int64_t> j(g.getRank());
-          for (int d = g.getRank() - 1, rest = offset; d >= 0; --d) {
-            j[d] = rest % g.getKernel()[d];
-            rest /= g.getKernel()[d];
-          }
-          Value covered = arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
-          Value column = indexConst(pb, ploc, 0);
-          for (unsigned d = 0; d < g.getRank(); ++d) {
-            // block = (x + p - j * dilation) / s, exactly and in range.
-            Value t = arith::AddIOp::create(
-                pb, ploc, ivs[2 + d],
-                indexConst(pb, ploc,
-                           g.getPadding()[d] - j[d] * g.getDilation()[d]));
-            Value s = indexConst(pb, ploc, g.getStride()[d]);
-            Value block = arith::DivSIOp::create(pb, ploc, t, s);
-            Value ok = arith::AndIOp::create(
-                pb, ploc,
-                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge, t,
-                                      indexConst(pb, ploc, 0)),
-                arith::CmpIOp::create(
-                    pb, ploc, arith::CmpIPredicate::eq,
-                    arith::RemSIOp::create(pb, ploc, t, s),
-                    indexConst(pb, ploc, 0)));
-            ok = arith::AndIOp::create(
-                pb, ploc, ok,
-                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
-                                      block, blocks[d]));
-            covered = arith::AndIOp::create(pb, ploc, covered, ok);
-            column = arith::AddIOp::create(
-                pb, ploc, arith::MulIOp::create(pb, ploc, column, blocks[d]),
-                block);
-          }
-          Value row = arith::AddIOp::create(
-              pb, ploc,
-              arith::MulIOp::create(pb, ploc, ivs[1],
-                                    indexConst(pb, ploc, volume)),
-              indexConst(pb, ploc, offset));
-          auto term = scf::IfOp::create(
-              pb, ploc, covered,
-              [&](OpBuilder &tb, Location tloc) {
-                scf::YieldOp::create(
-                    tb, tloc,
-                    ValueRange{loadAs(tb, tloc, input, {ivs[0], row, column},
-                                      accType)});
-              },
-              [&](OpBuilder &eb, Location eloc) {
-                scf::YieldOp::create(eb, eloc,
-                                     ValueRange{arith::ConstantOp::create(
-                                         eb, eloc, eb.getZeroAttr(accType))});
-              });
-          sum = arith::AddFOp::create(pb, ploc, sum, term.getResult(0));
-        }
-        memref::StoreOp::create(pb, ploc,
-                                convertScalar(pb, ploc, sum, elementType),
-                                result, ivs);
-      }), "fold");
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, lbs, sizes, steps,
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            // Sum, in offset order, the columns whose window covers this site.
+            Value sum =
+                arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
+            for (int64_t offset = 0; offset < volume; ++offset) {
+              SmallVector<int64_t> j(g.getRank());
+              for (int d = g.getRank() - 1, rest = offset; d >= 0; --d) {
+                j[d] = rest % g.getKernel()[d];
+                rest /= g.getKernel()[d];
+              }
+              Value covered =
+                  arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
+              Value column = indexConst(pb, ploc, 0);
+              for (unsigned d = 0; d < g.getRank(); ++d) {
+                // block = (x + p - j * dilation) / s, exactly and in range.
+                Value t = arith::AddIOp::create(
+                    pb, ploc, ivs[2 + d],
+                    indexConst(pb, ploc,
+                               g.getPadding()[d] - j[d] * g.getDilation()[d]));
+                Value s = indexConst(pb, ploc, g.getStride()[d]);
+                Value block = arith::DivSIOp::create(pb, ploc, t, s);
+                Value ok = arith::AndIOp::create(
+                    pb, ploc,
+                    arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge,
+                                          t, indexConst(pb, ploc, 0)),
+                    arith::CmpIOp::create(
+                        pb, ploc, arith::CmpIPredicate::eq,
+                        arith::RemSIOp::create(pb, ploc, t, s),
+                        indexConst(pb, ploc, 0)));
+                ok = arith::AndIOp::create(
+                    pb, ploc, ok,
+                    arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
+                                          block, blocks[d]));
+                covered = arith::AndIOp::create(pb, ploc, covered, ok);
+                column = arith::AddIOp::create(
+                    pb, ploc,
+                    arith::MulIOp::create(pb, ploc, column, blocks[d]), block);
+              }
+              Value row = arith::AddIOp::create(
+                  pb, ploc,
+                  arith::MulIOp::create(pb, ploc, ivs[1],
+                                        indexConst(pb, ploc, volume)),
+                  indexConst(pb, ploc, offset));
+              auto term = scf::IfOp::create(
+                  pb, ploc, covered,
+                  [&](OpBuilder &tb, Location tloc) {
+                    scf::YieldOp::create(
+                        tb, tloc,
+                        ValueRange{loadAs(tb, tloc, input,
+                                          {ivs[0], row, column}, accType)});
+                  },
+                  [&](OpBuilder &eb, Location eloc) {
+                    scf::YieldOp::create(
+                        eb, eloc,
+                        ValueRange{arith::ConstantOp::create(
+                            eb, eloc, eb.getZeroAttr(accType))});
+                  });
+              sum = arith::AddFOp::create(pb, ploc, sum, term.getResult(0));
+            }
+            memref::StoreOp::create(pb, ploc,
+                                    convertScalar(pb, ploc, sum, elementType),
+                                    result, ivs);
+          }),
+      "fold");
   return {result};
 }
 
@@ -274,71 +285,77 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   Type elementType = cast<MemRefType>(data.getType()).getElementType();
   Value zeroValue =
       arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
-  markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero, zero}, ValueRange{batch, channels},
-      ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-        Value bi = ivs[0], ci = ivs[1];
-        // Empty segments: value 0, position -1.
-        scf::ForOp::create(
-            pb, ploc, zero, segments, one, ValueRange{},
-            [&](OpBuilder &fb, Location floc, Value m, ValueRange) {
-              memref::StoreOp::create(fb, floc, zeroValue, values,
-                                      ValueRange{bi, ci, m});
-              memref::StoreOp::create(fb, floc, i32Const(fb, floc, -1),
-                                      positions, ValueRange{bi, ci, m});
-              scf::YieldOp::create(fb, floc);
-            });
-        // In point order: a point replaces the segment's best if the segment
-        // is empty, if it is NaN and the best is not, or if it is greater.
-        scf::ForOp::create(
-            pb, ploc, zero, points, one, ValueRange{},
-            [&](OpBuilder &fb, Location floc, Value p, ValueRange) {
-              Value m = loadAs(fb, floc, index, {bi, p}, indexType);
-              Value valid = arith::AndIOp::create(
-                  fb, floc,
-                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, m,
-                                        zero),
-                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, m,
-                                        segments));
-              scf::IfOp::create(fb, floc, valid, [&](OpBuilder &tb,
-                                                     Location tloc) {
-                Value v = memref::LoadOp::create(tb, tloc, data,
-                                                 ValueRange{bi, ci, p});
-                Value best = memref::LoadOp::create(tb, tloc, values,
-                                                    ValueRange{bi, ci, m});
-                Value at = memref::LoadOp::create(tb, tloc, positions,
-                                                  ValueRange{bi, ci, m});
-                Value empty = arith::CmpIOp::create(
-                    tb, tloc, arith::CmpIPredicate::slt, at,
-                    i32Const(tb, tloc, 0));
-                Value vNaN = arith::CmpFOp::create(
-                    tb, tloc, arith::CmpFPredicate::UNO, v, v);
-                Value bestNaN = arith::CmpFOp::create(
-                    tb, tloc, arith::CmpFPredicate::UNO, best, best);
-                Value greater = arith::CmpFOp::create(
-                    tb, tloc, arith::CmpFPredicate::OGT, v, best);
-                Value notBestNaN = arith::XOrIOp::create(
-                    tb, tloc, bestNaN,
-                    arith::ConstantOp::create(tb, tloc, tb.getBoolAttr(true)));
-                Value take = arith::OrIOp::create(
-                    tb, tloc, empty,
-                    arith::AndIOp::create(
-                        tb, tloc, notBestNaN,
-                        arith::OrIOp::create(tb, tloc, vNaN, greater)));
-                scf::IfOp::create(tb, tloc, take, [&](OpBuilder &ub,
-                                                      Location uloc) {
-                  memref::StoreOp::create(ub, uloc, v, values,
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero, zero}, ValueRange{batch, channels},
+          ValueRange{one, one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value bi = ivs[0], ci = ivs[1];
+            // Empty segments: value 0, position -1.
+            scf::ForOp::create(
+                pb, ploc, zero, segments, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value m, ValueRange) {
+                  memref::StoreOp::create(fb, floc, zeroValue, values,
                                           ValueRange{bi, ci, m});
-                  memref::StoreOp::create(
-                      ub, uloc, arith::IndexCastOp::create(ub, uloc, i32, p),
-                      positions, ValueRange{bi, ci, m});
-                  scf::YieldOp::create(ub, uloc);
+                  memref::StoreOp::create(fb, floc, i32Const(fb, floc, -1),
+                                          positions, ValueRange{bi, ci, m});
+                  scf::YieldOp::create(fb, floc);
                 });
-                scf::YieldOp::create(tb, tloc);
-              });
-              scf::YieldOp::create(fb, floc);
-            });
-      }), "segment_max");
+            // In point order: a point replaces the segment's best if the
+            // segment is empty, if it is NaN and the best is not, or if it is
+            // greater.
+            scf::ForOp::create(
+                pb, ploc, zero, points, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value p, ValueRange) {
+                  Value m = loadAs(fb, floc, index, {bi, p}, indexType);
+                  Value valid = arith::AndIOp::create(
+                      fb, floc,
+                      arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
+                                            m, zero),
+                      arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
+                                            m, segments));
+                  scf::IfOp::create(
+                      fb, floc, valid, [&](OpBuilder &tb, Location tloc) {
+                        Value v = memref::LoadOp::create(tb, tloc, data,
+                                                         ValueRange{bi, ci, p});
+                        Value best = memref::LoadOp::create(
+                            tb, tloc, values, ValueRange{bi, ci, m});
+                        Value at = memref::LoadOp::create(
+                            tb, tloc, positions, ValueRange{bi, ci, m});
+                        Value empty = arith::CmpIOp::create(
+                            tb, tloc, arith::CmpIPredicate::slt, at,
+                            i32Const(tb, tloc, 0));
+                        Value vNaN = arith::CmpFOp::create(
+                            tb, tloc, arith::CmpFPredicate::UNO, v, v);
+                        Value bestNaN = arith::CmpFOp::create(
+                            tb, tloc, arith::CmpFPredicate::UNO, best, best);
+                        Value greater = arith::CmpFOp::create(
+                            tb, tloc, arith::CmpFPredicate::OGT, v, best);
+                        Value notBestNaN = arith::XOrIOp::create(
+                            tb, tloc, bestNaN,
+                            arith::ConstantOp::create(tb, tloc,
+                                                      tb.getBoolAttr(true)));
+                        Value take = arith::OrIOp::create(
+                            tb, tloc, empty,
+                            arith::AndIOp::create(
+                                tb, tloc, notBestNaN,
+                                arith::OrIOp::create(tb, tloc, vNaN, greater)));
+                        scf::IfOp::create(
+                            tb, tloc, take, [&](OpBuilder &ub, Location uloc) {
+                              memref::StoreOp::create(ub, uloc, v, values,
+                                                      ValueRange{bi, ci, m});
+                              memref::StoreOp::create(
+                                  ub, uloc,
+                                  arith::IndexCastOp::create(ub, uloc, i32, p),
+                                  positions, ValueRange{bi, ci, m});
+                              scf::YieldOp::create(ub, uloc);
+                            });
+                        scf::YieldOp::create(tb, tloc);
+                      });
+                  scf::YieldOp::create(fb, floc);
+                });
+          }),
+      "segment_max");
   return {values, positions};
 }
 

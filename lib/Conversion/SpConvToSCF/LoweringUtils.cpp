@@ -26,8 +26,8 @@ func::FuncOp LoweringContext::getRuntimeFunction(StringRef name,
   if (func::FuncOp existing = lookupFunction(name))
     return existing;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto function = func::FuncOp::create(
-      b, module.getLoc(), name, b.getFunctionType(arguments, results));
+  auto function = func::FuncOp::create(b, module.getLoc(), name,
+                                       b.getFunctionType(arguments, results));
   function.setPrivate();
   function->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   return function;
@@ -38,7 +38,8 @@ Value lowering::hashHomeSlot(OpBuilder &b, Location loc, Value key,
   // HashTableLayout.h: home = splitmix64(key) & (capacity - 1); the search
   // then probes linearly and stops at the key or at an empty (-1) slot.
   auto shr = [&](Value v, int64_t bits) {
-    return arith::ShRUIOp::create(b, loc, v, i64Const(b, loc, bits)).getResult();
+    return arith::ShRUIOp::create(b, loc, v, i64Const(b, loc, bits))
+        .getResult();
   };
   auto mix = [&](Value z, int64_t shift, int64_t multiplier) {
     Value x = arith::XOrIOp::create(b, loc, z, shr(z, shift));
@@ -81,8 +82,8 @@ func::FuncOp LoweringContext::getHashFindSlotFunction() {
         Value stored = memref::LoadOp::create(nb, nloc, keys, slot);
         Value hit = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
                                           stored, key);
-        Value empty = arith::CmpIOp::create(
-            nb, nloc, arith::CmpIPredicate::eq, stored, i64Const(nb, nloc, -1));
+        Value empty = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
+                                            stored, i64Const(nb, nloc, -1));
         Value exhausted = arith::CmpIOp::create(
             nb, nloc, arith::CmpIPredicate::sge, args[1], capacity);
         Value stop = arith::OrIOp::create(
@@ -96,7 +97,8 @@ func::FuncOp LoweringContext::getHashFindSlotFunction() {
       },
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value next = arith::AndIOp::create(
-            nb, nloc, arith::AddIOp::create(nb, nloc, args[0], i64Const(nb, nloc, 1)),
+            nb, nloc,
+            arith::AddIOp::create(nb, nloc, args[0], i64Const(nb, nloc, 1)),
             mask);
         Value probes =
             arith::AddIOp::create(nb, nloc, args[1], i64Const(nb, nloc, 1));
@@ -112,8 +114,7 @@ func::FuncOp LoweringContext::getHashFindSlotFunction() {
 }
 
 scf::ParallelOp lowering::markKernel(scf::ParallelOp loop, StringRef role) {
-  loop->setAttr(kKernelRoleAttrName,
-                StringAttr::get(loop.getContext(), role));
+  loop->setAttr(kKernelRoleAttrName, StringAttr::get(loop.getContext(), role));
   return loop;
 }
 
@@ -131,8 +132,8 @@ Value lowering::i32Const(OpBuilder &b, Location loc, int32_t value) {
 
 MemRefType lowering::getAnyLayoutMemRefType(RankedTensorType type) {
   SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  auto layout = StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic,
-                                       strides);
+  auto layout =
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
   return MemRefType::get(type.getShape(), type.getElementType(), layout);
 }
 
@@ -175,8 +176,8 @@ Value lowering::prefix(OpBuilder &b, Location loc, Value buffer, Value size) {
 }
 
 Value lowering::i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
-  auto type = MemRefType::get({static_cast<int64_t>(values.size())},
-                              b.getI64Type());
+  auto type =
+      MemRefType::get({static_cast<int64_t>(values.size())}, b.getI64Type());
   Value array = memref::AllocaOp::create(b, loc, type);
   for (auto [i, value] : llvm::enumerate(values))
     memref::StoreOp::create(b, loc, i64Const(b, loc, value), array,
@@ -187,8 +188,8 @@ Value lowering::i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
 
 Value lowering::callRuntime(LoweringContext &ctx, OpBuilder &b, Location loc,
                             StringRef name, ValueRange arguments) {
-  func::FuncOp function = ctx.getRuntimeFunction(
-      name, TypeRange(arguments), TypeRange{b.getI32Type()});
+  func::FuncOp function = ctx.getRuntimeFunction(name, TypeRange(arguments),
+                                                 TypeRange{b.getI32Type()});
   Value status = func::CallOp::create(b, loc, function, arguments).getResult(0);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, status,
                                i32Const(b, loc, 0));
@@ -201,10 +202,11 @@ Value lowering::findFirst(
   auto loop = scf::ForOp::create(
       b, loc, begin, end, indexConst(b, loc, 1), ValueRange{none},
       [&](OpBuilder &fb, Location floc, Value position, ValueRange found) {
-        Value unseen = arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
-                                             found[0], indexConst(fb, floc, 0));
-        Value take = arith::AndIOp::create(fb, floc, unseen,
-                                           holds(fb, floc, position));
+        Value unseen =
+            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, found[0],
+                                  indexConst(fb, floc, 0));
+        Value take =
+            arith::AndIOp::create(fb, floc, unseen, holds(fb, floc, position));
         scf::YieldOp::create(fb, floc,
                              ValueRange{arith::SelectOp::create(
                                  fb, floc, take, position, found[0])});
@@ -227,8 +229,8 @@ Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,
                                  Location loc, Value features, Value expected,
                                  int64_t what) {
   Value rows = memref::DimOp::create(b, loc, features, 0);
-  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rows,
-                                   expected);
+  Value ok =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rows, expected);
   Value bad = arith::XOrIOp::create(
       b, loc, ok, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
   scf::IfOp::create(b, loc, bad, [&](OpBuilder &tb, Location tloc) {

@@ -13,8 +13,7 @@ using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 
-PairCounts::PairCounts(OpBuilder &b, Location loc, int64_t volume,
-                       Value blocks)
+PairCounts::PairCounts(OpBuilder &b, Location loc, int64_t volume, Value blocks)
     : volume(volume), blocks(blocks) {
   Value one = indexConst(b, loc, 1);
   Value size = arith::AddIOp::create(
@@ -49,8 +48,7 @@ Value PairCounts::scan(LoweringContext &ctx, OpBuilder &b, Location loc) {
   Value pairs = arith::IndexCastOp::create(
       b, loc, b.getIndexType(),
       memref::LoadOp::create(b, loc, counts, ValueRange{last}));
-  return arith::SelectOp::create(b, loc, scanned, pairs,
-                                 indexConst(b, loc, 0));
+  return arith::SelectOp::create(b, loc, scanned, pairs, indexConst(b, loc, 0));
 }
 
 Value PairCounts::firstSlot(OpBuilder &b, Location loc, int64_t offset,

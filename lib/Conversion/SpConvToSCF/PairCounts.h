@@ -1,4 +1,5 @@
-//===- PairCounts.h - Per-(offset, block) pair counts of a builder -*- C++ -*-===//
+//===- PairCounts.h - Per-(offset, block) pair counts of a builder -*- C++
+//-*-===//
 //
 // Part of the spconv-mlir project.
 //

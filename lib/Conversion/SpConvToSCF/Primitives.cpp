@@ -45,7 +45,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
 }
 
 static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
-                               DelinearizeOp op, ArrayRef<Value> operands) {
+                                DelinearizeOp op, ArrayRef<Value> operands) {
   Location loc = op.getLoc();
   GridAttr grid = getGrid(op.getCoords().getType());
   Value n = memref::DimOp::create(b, loc, operands[0], 0);
@@ -75,8 +75,8 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   Value numUnique = arith::IndexCastOp::create(
       b, loc, b.getIndexType(),
       memref::LoadOp::create(b, loc, count, ValueRange{indexConst(b, loc, 0)}));
-  numUnique = arith::SelectOp::create(b, loc, ok, numUnique,
-                                      indexConst(b, loc, 0));
+  numUnique =
+      arith::SelectOp::create(b, loc, ok, numUnique, indexConst(b, loc, 0));
   return {prefix(b, loc, unique, numUnique), prefix(b, loc, first, numUnique),
           inverse};
 }
@@ -141,8 +141,8 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                 arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, row,
                                       sourceRows)));
       });
-  Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                      firstBad, zero);
+  Value found =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, firstBad, zero);
   scf::IfOp::create(b, loc, found, [&](OpBuilder &tb, Location tloc) {
     reportBadIndex(ctx, tb, tloc, firstBad,
                    loadAs(tb, tloc, rows, firstBad, index), sourceRows);
@@ -155,32 +155,35 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
       {ShapedType::kDynamic, ShapedType::kDynamic}, elementType);
   Value result =
       memref::AllocOp::create(b, loc, bufferType, ValueRange{n, channels});
-  markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero, zero}, ValueRange{n, channels},
-      ValueRange{one, one}, [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-        Value row = loadAs(pb, ploc, rows, ivs[0], index);
-        Value inside = arith::AndIOp::create(
-            pb, ploc,
-            arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge, row,
-                                  indexConst(pb, ploc, 0)),
-            arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt, row,
-                                  sourceRows));
-        auto value = scf::IfOp::create(
-            pb, ploc, inside,
-            [&](OpBuilder &tb, Location tloc) {
-              scf::YieldOp::create(
-                  tb, tloc,
-                  ValueRange{memref::LoadOp::create(tb, tloc, features,
-                                                    ValueRange{row, ivs[1]})});
-            },
-            [&](OpBuilder &eb, Location eloc) {
-              scf::YieldOp::create(
-                  eb, eloc,
-                  ValueRange{arith::ConstantOp::create(
-                      eb, eloc, eb.getZeroAttr(elementType))});
-            });
-        memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
-      }), "gather_rows");
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero, zero}, ValueRange{n, channels},
+          ValueRange{one, one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value row = loadAs(pb, ploc, rows, ivs[0], index);
+            Value inside = arith::AndIOp::create(
+                pb, ploc,
+                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge, row,
+                                      indexConst(pb, ploc, 0)),
+                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt, row,
+                                      sourceRows));
+            auto value = scf::IfOp::create(
+                pb, ploc, inside,
+                [&](OpBuilder &tb, Location tloc) {
+                  scf::YieldOp::create(
+                      tb, tloc,
+                      ValueRange{memref::LoadOp::create(
+                          tb, tloc, features, ValueRange{row, ivs[1]})});
+                },
+                [&](OpBuilder &eb, Location eloc) {
+                  scf::YieldOp::create(
+                      eb, eloc,
+                      ValueRange{arith::ConstantOp::create(
+                          eb, eloc, eb.getZeroAttr(elementType))});
+                });
+            memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
+          }),
+      "gather_rows");
   return {castTo(b, loc, result,
                  MemRefType::get(resultType.getShape(), elementType))};
 }
@@ -189,7 +192,7 @@ SmallVector<Value> lowering::lowerPrimitive(LoweringContext &ctx, OpBuilder &b,
                                             Operation *op,
                                             ArrayRef<Value> operands) {
   return llvm::TypeSwitch<Operation *, SmallVector<Value>>(op)
-      .Case<LinearizeOp, DelinearizeOp, SortUniqueOp, HashBuildOp,
-            HashLookupOp, GatherRowsOp>(
+      .Case<LinearizeOp, DelinearizeOp, SortUniqueOp, HashBuildOp, HashLookupOp,
+            GatherRowsOp>(
           [&](auto typed) { return lower(ctx, b, typed, operands); });
 }

@@ -86,19 +86,18 @@ static Value advance(OpBuilder &b, Location loc, Value sorted, Value size,
   auto loop = scf::WhileOp::create(
       b, loc, TypeRange{b.getIndexType()}, ValueRange{position},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value inside = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ult,
-                                             args[0], size);
-        Value below =
-            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
-                                  keyAt(nb, nloc, sorted, size, args[0]), target);
+        Value inside = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::ult, args[0], size);
+        Value below = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::slt,
+            keyAt(nb, nloc, sorted, size, args[0]), target);
         scf::ConditionOp::create(
             nb, nloc, arith::AndIOp::create(nb, nloc, inside, below), args);
       },
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        scf::YieldOp::create(
-            nb, nloc,
-            ValueRange{arith::AddIOp::create(nb, nloc, args[0],
-                                             indexConst(nb, nloc, 1))});
+        scf::YieldOp::create(nb, nloc,
+                             ValueRange{arith::AddIOp::create(
+                                 nb, nloc, args[0], indexConst(nb, nloc, 1))});
       });
   return loop.getResult(0);
 }
@@ -172,44 +171,48 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
 
   // Keys, validated by the runtime; then sorted, carrying their rows.
   Value keys = alloc1d(b, loc, i64, n);
-  int64_t batchSize =
-      effectiveBatchSize(grid, {*checkedProduct(shape)});
-  Value ok = callRuntime(ctx, b, loc, "spconv_rt_memref_linearize_coords",
-                         {castTo(b, loc, coords, dynCoords),
-                          i64Array(b, loc, shape), i64Const(b, loc, batchSize),
-                          keys});
+  int64_t batchSize = effectiveBatchSize(grid, {*checkedProduct(shape)});
+  Value ok =
+      callRuntime(ctx, b, loc, "spconv_rt_memref_linearize_coords",
+                  {castTo(b, loc, coords, dynCoords), i64Array(b, loc, shape),
+                   i64Const(b, loc, batchSize), keys});
   Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
   Value sorted = alloc1d(b, loc, i64, sites);
   Value rows = alloc1d(b, loc, i32, sites);
   markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero}, ValueRange{sites}, ValueRange{one},
-      [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-        memref::StoreOp::create(
-            pb, ploc, memref::LoadOp::create(pb, ploc, keys, ivs), sorted, ivs);
-        memref::StoreOp::create(
-            pb, ploc, arith::IndexCastOp::create(pb, ploc, i32, ivs[0]), rows,
-            ivs);
-      }), "load_keys");
-  Value sortedOk = callRuntime(ctx, b, loc, "spconv_rt_memref_sort_pairs",
-                               {sorted, rows});
+                 b, loc, ValueRange{zero}, ValueRange{sites}, ValueRange{one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   memref::StoreOp::create(
+                       pb, ploc, memref::LoadOp::create(pb, ploc, keys, ivs),
+                       sorted, ivs);
+                   memref::StoreOp::create(
+                       pb, ploc,
+                       arith::IndexCastOp::create(pb, ploc, i32, ivs[0]), rows,
+                       ivs);
+                 }),
+             "load_keys");
+  Value sortedOk =
+      callRuntime(ctx, b, loc, "spconv_rt_memref_sort_pairs", {sorted, rows});
   sites = arith::SelectOp::create(b, loc, sortedOk, sites, zero);
 
   // Duplicate sites are neighbours once sorted; report the first pair.
-  Value repeatAt = findFirst(
-      b, loc, one, arith::MaxUIOp::create(b, loc, sites, one),
-      [&](OpBuilder &fb, Location floc, Value p) -> Value {
-        Value previous = memref::LoadOp::create(
-            fb, floc, sorted, ValueRange{arith::SubIOp::create(fb, floc, p, one)});
-        Value current = memref::LoadOp::create(fb, floc, sorted, p);
-        return arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::eq,
-                                     previous, current);
-      });
+  Value repeatAt =
+      findFirst(b, loc, one, arith::MaxUIOp::create(b, loc, sites, one),
+                [&](OpBuilder &fb, Location floc, Value p) -> Value {
+                  Value previous = memref::LoadOp::create(
+                      fb, floc, sorted,
+                      ValueRange{arith::SubIOp::create(fb, floc, p, one)});
+                  Value current = memref::LoadOp::create(fb, floc, sorted, p);
+                  return arith::CmpIOp::create(
+                      fb, floc, arith::CmpIPredicate::eq, previous, current);
+                });
   Value hasRepeat =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, repeatAt, zero);
   scf::IfOp::create(b, loc, hasRepeat, [&](OpBuilder &tb, Location tloc) {
     // The later of the two rows is the one that repeats an earlier site.
     Value a = memref::LoadOp::create(
-        tb, tloc, rows, ValueRange{arith::SubIOp::create(tb, tloc, repeatAt, one)});
+        tb, tloc, rows,
+        ValueRange{arith::SubIOp::create(tb, tloc, repeatAt, one)});
     Value c = memref::LoadOp::create(tb, tloc, rows, repeatAt);
     Value later = arith::ExtSIOp::create(
         tb, tloc, i64, arith::MaxSIOp::create(tb, tloc, a, c));
@@ -229,189 +232,190 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   // `block`: found[k] says whether searched offset k has a neighbour, at
   // sorted position positions[k]. One merge pointer per row of offsets,
   // started by a binary search; `state` is threaded through the site loop.
-  auto mergeBlock =
-      [&](OpBuilder &nb, Location nloc, Value block, ValueRange init,
-          function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
-                                          ArrayRef<Value>, ArrayRef<Value>,
-                                          ValueRange)>
-              visit) {
-        Value start = arith::MulIOp::create(nb, nloc, block, blockSize);
-        Value end = arith::MinUIOp::create(
-            nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize), sites);
-        Value firstKey = memref::LoadOp::create(nb, nloc, sorted, start);
-        SmallVector<Value> iterArgs;
-        for (const SearchedRow &row : searchedRows)
-          iterArgs.push_back(lowerBound(
-              nb, nloc, sorted, sites,
-              arith::AddIOp::create(nb, nloc, firstKey,
-                                    i64Const(nb, nloc, row.base))));
-        iterArgs.append(init.begin(), init.end());
-        return scf::ForOp::create(
-            nb, nloc, start, end, one, iterArgs,
-            [&](OpBuilder &fb, Location floc, Value q, ValueRange iter) {
-              Value key = memref::LoadOp::create(fb, floc, sorted, q);
-              // The site's coordinates, decoded from its key.
-              SmallVector<Value> x(rank);
-              Value rest = key;
-              for (int d = rank - 1; d >= 0; --d) {
-                Value extent = i64Const(fb, floc, shape[d]);
-                x[d] = arith::RemSIOp::create(fb, floc, rest, extent);
-                rest = arith::DivSIOp::create(fb, floc, rest, extent);
+  auto mergeBlock = [&](OpBuilder &nb, Location nloc, Value block,
+                        ValueRange init,
+                        function_ref<SmallVector<Value>(
+                            OpBuilder &, Location, Value, ArrayRef<Value>,
+                            ArrayRef<Value>, ValueRange)>
+                            visit) {
+    Value start = arith::MulIOp::create(nb, nloc, block, blockSize);
+    Value end = arith::MinUIOp::create(
+        nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize), sites);
+    Value firstKey = memref::LoadOp::create(nb, nloc, sorted, start);
+    SmallVector<Value> iterArgs;
+    for (const SearchedRow &row : searchedRows)
+      iterArgs.push_back(
+          lowerBound(nb, nloc, sorted, sites,
+                     arith::AddIOp::create(nb, nloc, firstKey,
+                                           i64Const(nb, nloc, row.base))));
+    iterArgs.append(init.begin(), init.end());
+    return scf::ForOp::create(
+        nb, nloc, start, end, one, iterArgs,
+        [&](OpBuilder &fb, Location floc, Value q, ValueRange iter) {
+          Value key = memref::LoadOp::create(fb, floc, sorted, q);
+          // The site's coordinates, decoded from its key.
+          SmallVector<Value> x(rank);
+          Value rest = key;
+          for (int d = rank - 1; d >= 0; --d) {
+            Value extent = i64Const(fb, floc, shape[d]);
+            x[d] = arith::RemSIOp::create(fb, floc, rest, extent);
+            rest = arith::DivSIOp::create(fb, floc, rest, extent);
+          }
+          SmallVector<Value> pointers, found(numSearched),
+              positions(numSearched);
+          for (auto [r, row] : llvm::enumerate(searchedRows)) {
+            Value p = advance(fb, floc, sorted, sites, iter[r],
+                              arith::AddIOp::create(
+                                  fb, floc, key, i64Const(fb, floc, row.base)));
+            pointers.push_back(p);
+            for (size_t k : row.members) {
+              const SearchedOffset &s = searched[k];
+              Value valid =
+                  arith::ConstantOp::create(fb, floc, fb.getBoolAttr(true));
+              for (unsigned d = 0; d < rank; ++d) {
+                if (s.shift[d] == 0)
+                  continue;
+                Value moved = arith::AddIOp::create(
+                    fb, floc, x[d], i64Const(fb, floc, s.shift[d]));
+                Value inside = arith::AndIOp::create(
+                    fb, floc,
+                    arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
+                                          moved, i64Const(fb, floc, 0)),
+                    arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
+                                          moved, i64Const(fb, floc, shape[d])));
+                valid = arith::AndIOp::create(fb, floc, valid, inside);
               }
-              SmallVector<Value> pointers, found(numSearched),
-                  positions(numSearched);
-              for (auto [r, row] : llvm::enumerate(searchedRows)) {
-                Value p = advance(fb, floc, sorted, sites, iter[r],
-                                  arith::AddIOp::create(
-                                      fb, floc, key,
-                                      i64Const(fb, floc, row.base)));
-                pointers.push_back(p);
-                for (size_t k : row.members) {
-                  const SearchedOffset &s = searched[k];
-                  Value valid =
-                      arith::ConstantOp::create(fb, floc, fb.getBoolAttr(true));
-                  for (unsigned d = 0; d < rank; ++d) {
-                    if (s.shift[d] == 0)
-                      continue;
-                    Value moved = arith::AddIOp::create(
-                        fb, floc, x[d], i64Const(fb, floc, s.shift[d]));
-                    Value inside = arith::AndIOp::create(
-                        fb, floc,
-                        arith::CmpIOp::create(fb, floc,
-                                              arith::CmpIPredicate::sge, moved,
-                                              i64Const(fb, floc, 0)),
-                        arith::CmpIOp::create(fb, floc,
-                                              arith::CmpIPredicate::slt, moved,
-                                              i64Const(fb, floc, shape[d])));
-                    valid = arith::AndIOp::create(fb, floc, valid, inside);
-                  }
-                  // Keys in [key + base, target) take at most span
-                  // positions before the neighbour.
-                  Value target = arith::AddIOp::create(
-                      fb, floc, key, i64Const(fb, floc, s.delta));
-                  Value hit =
-                      arith::ConstantOp::create(fb, floc, fb.getBoolAttr(false));
-                  Value at = p;
-                  for (int64_t i = 0, span = s.delta - row.base; i <= span;
-                       ++i) {
-                    Value candidate = arith::AddIOp::create(
-                        fb, floc, p, indexConst(fb, floc, i));
-                    Value match = arith::AndIOp::create(
-                        fb, floc,
-                        arith::CmpIOp::create(fb, floc,
-                                              arith::CmpIPredicate::ult,
-                                              candidate, sites),
-                        arith::CmpIOp::create(
-                            fb, floc, arith::CmpIPredicate::eq,
-                            keyAt(fb, floc, sorted, sites, candidate), target));
-                    at = arith::SelectOp::create(fb, floc, match, candidate, at);
-                    hit = arith::OrIOp::create(fb, floc, hit, match);
-                  }
-                  found[k] = arith::AndIOp::create(fb, floc, valid, hit);
-                  positions[k] = at;
-                }
+              // Keys in [key + base, target) take at most span
+              // positions before the neighbour.
+              Value target = arith::AddIOp::create(fb, floc, key,
+                                                   i64Const(fb, floc, s.delta));
+              Value hit =
+                  arith::ConstantOp::create(fb, floc, fb.getBoolAttr(false));
+              Value at = p;
+              for (int64_t i = 0, span = s.delta - row.base; i <= span; ++i) {
+                Value candidate =
+                    arith::AddIOp::create(fb, floc, p, indexConst(fb, floc, i));
+                Value match = arith::AndIOp::create(
+                    fb, floc,
+                    arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::ult,
+                                          candidate, sites),
+                    arith::CmpIOp::create(
+                        fb, floc, arith::CmpIPredicate::eq,
+                        keyAt(fb, floc, sorted, sites, candidate), target));
+                at = arith::SelectOp::create(fb, floc, match, candidate, at);
+                hit = arith::OrIOp::create(fb, floc, hit, match);
               }
-              SmallVector<Value> next(pointers);
-              SmallVector<Value> state = visit(fb, floc, q, found, positions,
-                                               iter.drop_front(numRows));
-              next.append(state);
-              scf::YieldOp::create(fb, floc, next);
-            });
-      };
+              found[k] = arith::AndIOp::create(fb, floc, valid, hit);
+              positions[k] = at;
+            }
+          }
+          SmallVector<Value> next(pointers);
+          SmallVector<Value> state =
+              visit(fb, floc, q, found, positions, iter.drop_front(numRows));
+          next.append(state);
+          scf::YieldOp::create(fb, floc, next);
+        });
+  };
 
   // Pass 1: count.
-  markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
-        auto loop = mergeBlock(
-            nb, nloc, ivs[0], zeros,
-            [&](OpBuilder &fb, Location floc, Value, ArrayRef<Value> found,
-                ArrayRef<Value>, ValueRange counters) {
-              SmallVector<Value> next;
-              for (auto [hit, counter] : llvm::zip_equal(found, counters))
-                next.push_back(arith::AddIOp::create(
-                    fb, floc, counter,
-                    arith::ExtUIOp::create(fb, floc, i32, hit)));
-              return next;
-            });
-        Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
-        Value end = arith::MinUIOp::create(
-            nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize), sites);
-        for (auto [k, s] : llvm::enumerate(searched)) {
-          Value counted = loop.getResult(numRows + k);
-          counts.store(nb, nloc, counted, s.offset, ivs[0]);
-          if (symmetric)
-            counts.store(nb, nloc, counted, plan.mirror(s.offset), ivs[0]);
-        }
-        if (symmetric)
-          counts.store(nb, nloc,
-                       arith::IndexCastOp::create(
-                           nb, nloc, i32,
-                           arith::SubIOp::create(nb, nloc, end, start)),
-                       plan.centre, ivs[0]);
-      }), "count_pairs");
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+            auto loop = mergeBlock(
+                nb, nloc, ivs[0], zeros,
+                [&](OpBuilder &fb, Location floc, Value, ArrayRef<Value> found,
+                    ArrayRef<Value>, ValueRange counters) {
+                  SmallVector<Value> next;
+                  for (auto [hit, counter] : llvm::zip_equal(found, counters))
+                    next.push_back(arith::AddIOp::create(
+                        fb, floc, counter,
+                        arith::ExtUIOp::create(fb, floc, i32, hit)));
+                  return next;
+                });
+            Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
+            Value end = arith::MinUIOp::create(
+                nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize),
+                sites);
+            for (auto [k, s] : llvm::enumerate(searched)) {
+              Value counted = loop.getResult(numRows + k);
+              counts.store(nb, nloc, counted, s.offset, ivs[0]);
+              if (symmetric)
+                counts.store(nb, nloc, counted, plan.mirror(s.offset), ivs[0]);
+            }
+            if (symmetric)
+              counts.store(nb, nloc,
+                           arith::IndexCastOp::create(
+                               nb, nloc, i32,
+                               arith::SubIOp::create(nb, nloc, end, start)),
+                           plan.centre, ivs[0]);
+          }),
+      "count_pairs");
 
   Value total = counts.scan(ctx, b, loc);
 
   // Pass 2: write, with the same merge.
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = alloc1d(b, loc, i32, total);
-  markKernel(scf::ParallelOp::create(
-      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        SmallVector<Value> first, mirrored;
-        for (const SearchedOffset &s : searched) {
-          first.push_back(counts.firstSlot(nb, nloc, s.offset, ivs[0]));
-          if (symmetric)
-            mirrored.push_back(
-                counts.firstSlot(nb, nloc, plan.mirror(s.offset), ivs[0]));
-        }
-        Value centreSlot =
-            symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0]) : Value();
-        Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
-        SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-        mergeBlock(
-            nb, nloc, ivs[0], zeros,
-            [&](OpBuilder &fb, Location floc, Value q, ArrayRef<Value> found,
-                ArrayRef<Value> positions, ValueRange written) {
-              Value row = memref::LoadOp::create(fb, floc, rows, q);
-              SmallVector<Value> next;
-              for (int64_t k = 0; k < numSearched; ++k) {
-                auto write = scf::IfOp::create(
-                    fb, floc, found[k],
-                    [&](OpBuilder &tb, Location tloc) {
-                      Value neighbour =
-                          memref::LoadOp::create(tb, tloc, rows, positions[k]);
-                      Value slot =
-                          arith::AddIOp::create(tb, tloc, first[k], written[k]);
-                      Value other =
-                          symmetric ? arith::AddIOp::create(
-                                          tb, tloc, mirrored[k], written[k])
-                                    : Value();
-                      storeSubmPairs(tb, tloc, pairIn, pairOut, slot, other,
-                                     neighbour, row);
-                      scf::YieldOp::create(
-                          tb, tloc,
-                          ValueRange{arith::AddIOp::create(tb, tloc, written[k],
-                                                           one)});
-                    },
-                    [&](OpBuilder &eb, Location eloc) {
-                      scf::YieldOp::create(eb, eloc, written[k]);
-                    });
-                next.push_back(write.getResult(0));
-              }
-              if (symmetric) {
-                // The centre: every site feeds itself.
-                Value slot = arith::AddIOp::create(
-                    fb, floc, centreSlot,
-                    arith::SubIOp::create(fb, floc, q, start));
-                storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(), row,
-                               row);
-              }
-              return next;
-            });
-      }), "write_pairs");
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            SmallVector<Value> first, mirrored;
+            for (const SearchedOffset &s : searched) {
+              first.push_back(counts.firstSlot(nb, nloc, s.offset, ivs[0]));
+              if (symmetric)
+                mirrored.push_back(
+                    counts.firstSlot(nb, nloc, plan.mirror(s.offset), ivs[0]));
+            }
+            Value centreSlot =
+                symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0])
+                          : Value();
+            Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
+            SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
+            mergeBlock(
+                nb, nloc, ivs[0], zeros,
+                [&](OpBuilder &fb, Location floc, Value q,
+                    ArrayRef<Value> found, ArrayRef<Value> positions,
+                    ValueRange written) {
+                  Value row = memref::LoadOp::create(fb, floc, rows, q);
+                  SmallVector<Value> next;
+                  for (int64_t k = 0; k < numSearched; ++k) {
+                    auto write = scf::IfOp::create(
+                        fb, floc, found[k],
+                        [&](OpBuilder &tb, Location tloc) {
+                          Value neighbour = memref::LoadOp::create(
+                              tb, tloc, rows, positions[k]);
+                          Value slot = arith::AddIOp::create(tb, tloc, first[k],
+                                                             written[k]);
+                          Value other =
+                              symmetric ? arith::AddIOp::create(
+                                              tb, tloc, mirrored[k], written[k])
+                                        : Value();
+                          storeSubmPairs(tb, tloc, pairIn, pairOut, slot, other,
+                                         neighbour, row);
+                          scf::YieldOp::create(tb, tloc,
+                                               ValueRange{arith::AddIOp::create(
+                                                   tb, tloc, written[k], one)});
+                        },
+                        [&](OpBuilder &eb, Location eloc) {
+                          scf::YieldOp::create(eb, eloc, written[k]);
+                        });
+                    next.push_back(write.getResult(0));
+                  }
+                  if (symmetric) {
+                    // The centre: every site feeds itself.
+                    Value slot = arith::AddIOp::create(
+                        fb, floc, centreSlot,
+                        arith::SubIOp::create(fb, floc, q, start));
+                    storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(),
+                                   row, row);
+                  }
+                  return next;
+                });
+          }),
+      "write_pairs");
 
   // CSR offsets; an empty rulebook if a runtime step failed.
   Value offsets = counts.buildOffsets(b, loc, counts.getScanned());

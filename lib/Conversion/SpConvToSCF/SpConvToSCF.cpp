@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConv/Conversion/Passes.h"
 #include "SpConvToSCF.h"
+#include "SpConv/Conversion/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -45,7 +45,8 @@ static void stripGridEncodings(ModuleOp module) {
           argument.setType(stripGrid(argument.getType()));
     if (auto function = dyn_cast<FunctionOpInterface>(op)) {
       auto type = cast<FunctionType>(function.getFunctionType());
-      SmallVector<Type> inputs = llvm::map_to_vector(type.getInputs(), stripGrid);
+      SmallVector<Type> inputs =
+          llvm::map_to_vector(type.getInputs(), stripGrid);
       SmallVector<Type> results =
           llvm::map_to_vector(type.getResults(), stripGrid);
       function.setType(FunctionType::get(op->getContext(), inputs, results));
@@ -101,18 +102,16 @@ LogicalResult ConvertSpConvToSCFPass::lowerOp(LoweringContext &ctx,
     if (failed(rulebook))
       return failure();
     ctx.rulebooks[build.getRulebook()] = *rulebook;
-    if (build.getRulebook().getType().getGeometry().getKind() ==
-        ConvKind::Subm)
+    if (build.getRulebook().getType().getGeometry().getKind() == ConvKind::Subm)
       build.getOutCoords().replaceAllUsesWith(build.getCoords());
     else
       replaceTensors(rulebook->outCoords);
     return success();
   }
   if (auto conv = dyn_cast<RulebookConvOp>(op)) {
-    Value result =
-        lowerRulebookConv(ctx, b, conv, ctx.rulebooks.at(conv.getRulebook()),
-                          buffers[1], buffers[2],
-                          conv.getBias() ? buffers[3] : Value());
+    Value result = lowerRulebookConv(
+        ctx, b, conv, ctx.rulebooks.at(conv.getRulebook()), buffers[1],
+        buffers[2], conv.getBias() ? buffers[3] : Value());
     replaceTensors(result);
     return success();
   }

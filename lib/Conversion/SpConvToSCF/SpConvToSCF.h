@@ -39,8 +39,8 @@ SmallVector<Value> lowerPrimitive(LoweringContext &ctx, OpBuilder &b,
                                   Operation *op, ArrayRef<Value> operands);
 
 /// Dense unfold, fold and segment max. Each returns its result buffers.
-SmallVector<Value> lowerDense(LoweringContext &ctx, OpBuilder &b,
-                              Operation *op, ArrayRef<Value> operands);
+SmallVector<Value> lowerDense(LoweringContext &ctx, OpBuilder &b, Operation *op,
+                              ArrayRef<Value> operands);
 
 } // namespace mlir::spconv::lowering
 

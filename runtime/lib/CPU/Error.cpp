@@ -45,21 +45,20 @@ const char *spconv_rt_status_name(int status) {
   }
 }
 
-int spconv_rt_report_bad_index(int64_t position, int64_t value,
-                               int64_t bound) {
-  return spconv::rt::setError(SPCONV_RT_ERR_OUT_OF_RANGE,
-                              "index %lld at position %lld is outside [0, %lld)",
-                              static_cast<long long>(value),
-                              static_cast<long long>(position),
-                              static_cast<long long>(bound));
+int spconv_rt_report_bad_index(int64_t position, int64_t value, int64_t bound) {
+  return spconv::rt::setError(
+      SPCONV_RT_ERR_OUT_OF_RANGE,
+      "index %lld at position %lld is outside [0, %lld)",
+      static_cast<long long>(value), static_cast<long long>(position),
+      static_cast<long long>(bound));
 }
 
 int spconv_rt_report_row_mismatch(int64_t rows, int64_t expected,
                                   int64_t what) {
   return spconv::rt::setError(
       SPCONV_RT_ERR_INVALID_ARGUMENT,
-      "features have %lld rows but there are %lld %s", static_cast<long long>(rows),
-      static_cast<long long>(expected),
+      "features have %lld rows but there are %lld %s",
+      static_cast<long long>(rows), static_cast<long long>(expected),
       what == 0 ? "input sites" : "output sites of the inverted convolution");
 }
 
