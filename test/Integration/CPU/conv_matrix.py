@@ -16,6 +16,8 @@ usage: conv_matrix.py --bin DIR --work DIR [--shard I/N] [--list]
 --target runs the compiled side on another spconv-run target (the GPU
 kernels emulated on the CPU, or a GPU); --run-arg passes extra options to
 spconv-run (e.g. --gpu-max-blocks=2, so that grid-stride loops wrap).
+--compile-cuda compiles every case with spconv-opt --spconv-to-cuda (kernels
+assembled by ptxas) instead of running it.
 """
 
 import argparse
@@ -235,6 +237,16 @@ class Runner:
                 result.stdout, result.stderr))
         return result
 
+    def compile_cuda(self, case, options):
+        """Lowers the case's function through spconv-to-cuda."""
+        d = os.path.join(self.work, case.name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "f.mlir")
+        with open(path, "w") as f:
+            f.write(case.mlir())
+        self.run([self.tool("spconv-opt"), path, "--spconv-to-cuda=" + options,
+                  "-o", os.path.join(d, "f.cuda.mlir")], case)
+
     def compare(self, case, actual, expected, exact=False):
         args = [self.tool("spconv-npy-compare"), actual, expected]
         if not exact:
@@ -418,6 +430,9 @@ def main():
     parser.add_argument("--target", default="cpu", choices=["cpu", "gpu-emulator", "cuda"])
     parser.add_argument("--run-arg", action="append", default=[],
                         help="an extra spconv-run option (repeatable)")
+    parser.add_argument("--compile-cuda", metavar="OPTIONS",
+                        help="only compile each case with spconv-to-cuda=OPTIONS "
+                             "(e.g. 'format=bin chip=sm_90')")
     args = parser.parse_args()
     index, count = (int(v) for v in args.shard.split("/"))
     selected = [c for i, c in enumerate(cases())
@@ -430,7 +445,10 @@ def main():
     failures = 0
     for case in selected:
         try:
-            runner.check(case)
+            if args.compile_cuda is not None:
+                runner.compile_cuda(case, args.compile_cuda)
+            else:
+                runner.check(case)
             print("PASS", case.name)
         except RuntimeError as error:
             failures += 1
