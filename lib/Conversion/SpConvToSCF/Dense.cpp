@@ -80,7 +80,6 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
   Location loc = op.getLoc();
   GeometryAttr g = op.getGeometry();
   Value input = operands[0];
-  Type elementType = cast<MemRefType>(input.getType()).getElementType();
   SmallVector<Value> spatial = dims(b, loc, input, 2);
   SmallVector<Value> blocks = windowPositions(b, loc, g, spatial);
   SmallVector<Value> kernel;
@@ -131,20 +130,9 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
                                             x, spatial[d])));
               indices.push_back(x);
             }
-            auto value = scf::IfOp::create(
-                pb, ploc, inside,
-                [&](OpBuilder &tb, Location tloc) {
-                  scf::YieldOp::create(tb, tloc,
-                                       ValueRange{memref::LoadOp::create(
-                                           tb, tloc, input, indices)});
-                },
-                [&](OpBuilder &eb, Location eloc) {
-                  scf::YieldOp::create(
-                      eb, eloc,
-                      ValueRange{arith::ConstantOp::create(
-                          eb, eloc, eb.getZeroAttr(elementType))});
-                });
-            memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
+            memref::StoreOp::create(
+                pb, ploc, loadOrZero(pb, ploc, inside, input, indices), result,
+                ivs);
           }),
       "unfold");
   return {result};

@@ -214,15 +214,20 @@ Value lowering::findFirst(
   return loop.getResult(0);
 }
 
+/// Records an error through the runtime report `name`, whose arguments are
+/// all i64 (its status is not needed: the report is the failure).
+static void reportError(LoweringContext &ctx, OpBuilder &b, Location loc,
+                        StringRef name, ArrayRef<Value> scalars) {
+  SmallVector<Value> arguments;
+  for (Value scalar : scalars)
+    arguments.push_back(convertScalar(b, loc, scalar, b.getI64Type()));
+  callRuntime(ctx, b, loc, name, arguments);
+}
+
 void lowering::reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                               Value position, Value value, Value bound) {
-  Type i64 = b.getI64Type();
-  func::FuncOp function = ctx.getRuntimeFunction(
-      "spconv_rt_report_bad_index", {i64, i64, i64}, {b.getI32Type()});
-  func::CallOp::create(b, loc, function,
-                       ValueRange{convertScalar(b, loc, position, i64),
-                                  convertScalar(b, loc, value, i64),
-                                  convertScalar(b, loc, bound, i64)});
+  reportError(ctx, b, loc, "spconv_rt_report_bad_index",
+              {position, value, bound});
 }
 
 Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,
@@ -231,19 +236,33 @@ Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,
   Value rows = memref::DimOp::create(b, loc, features, 0);
   Value ok =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rows, expected);
-  Value bad = arith::XOrIOp::create(
-      b, loc, ok, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  scf::IfOp::create(b, loc, bad, [&](OpBuilder &tb, Location tloc) {
-    Type i64 = tb.getI64Type();
-    func::FuncOp function = ctx.getRuntimeFunction(
-        "spconv_rt_report_row_mismatch", {i64, i64, i64}, {tb.getI32Type()});
-    func::CallOp::create(tb, tloc, function,
-                         ValueRange{convertScalar(tb, tloc, rows, i64),
-                                    convertScalar(tb, tloc, expected, i64),
-                                    i64Const(tb, tloc, what)});
-    scf::YieldOp::create(tb, tloc);
-  });
+  scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location tloc) { scf::YieldOp::create(tb, tloc); },
+      [&](OpBuilder &eb, Location eloc) {
+        reportError(ctx, eb, eloc, "spconv_rt_report_row_mismatch",
+                    {rows, expected, i64Const(eb, eloc, what)});
+        scf::YieldOp::create(eb, eloc);
+      });
   return ok;
+}
+
+Value lowering::loadOrZero(OpBuilder &b, Location loc, Value inside,
+                           Value buffer, ValueRange indices) {
+  Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+  auto value = scf::IfOp::create(
+      b, loc, inside,
+      [&](OpBuilder &tb, Location tloc) {
+        scf::YieldOp::create(
+            tb, tloc,
+            ValueRange{memref::LoadOp::create(tb, tloc, buffer, indices)});
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        scf::YieldOp::create(eb, eloc,
+                             ValueRange{arith::ConstantOp::create(
+                                 eb, eloc, eb.getZeroAttr(elementType))});
+      });
+  return value.getResult(0);
 }
 
 Value lowering::linearKey(OpBuilder &b, Location loc, Value batch,

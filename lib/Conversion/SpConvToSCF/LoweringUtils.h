@@ -133,6 +133,11 @@ void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
 Value checkFeatureRows(LoweringContext &ctx, OpBuilder &b, Location loc,
                        Value features, Value expected, int64_t what);
 
+/// `buffer[indices]` where `inside` (i1) holds, zero elsewhere (padding,
+/// missing rows); the load happens only inside.
+Value loadOrZero(OpBuilder &b, Location loc, Value inside, Value buffer,
+                 ValueRange indices);
+
 /// The home slot of `key` (i64) in a table of capacity `mask + 1`
 /// (HashTableLayout.h).
 Value hashHomeSlot(OpBuilder &b, Location loc, Value key, Value mask);

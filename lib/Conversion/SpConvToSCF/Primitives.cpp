@@ -167,21 +167,10 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                                       indexConst(pb, ploc, 0)),
                 arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt, row,
                                       sourceRows));
-            auto value = scf::IfOp::create(
-                pb, ploc, inside,
-                [&](OpBuilder &tb, Location tloc) {
-                  scf::YieldOp::create(
-                      tb, tloc,
-                      ValueRange{memref::LoadOp::create(
-                          tb, tloc, features, ValueRange{row, ivs[1]})});
-                },
-                [&](OpBuilder &eb, Location eloc) {
-                  scf::YieldOp::create(
-                      eb, eloc,
-                      ValueRange{arith::ConstantOp::create(
-                          eb, eloc, eb.getZeroAttr(elementType))});
-                });
-            memref::StoreOp::create(pb, ploc, value.getResult(0), result, ivs);
+            memref::StoreOp::create(
+                pb, ploc,
+                loadOrZero(pb, ploc, inside, features, ValueRange{row, ivs[1]}),
+                result, ivs);
           }),
       "gather_rows");
   return {castTo(b, loc, result,
