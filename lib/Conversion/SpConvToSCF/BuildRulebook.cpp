@@ -411,17 +411,15 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                       std::tie(found, partner) =
                           findPair(fb, floc, site, offset);
                     }
-                    auto write = scf::IfOp::create(
-                        fb, floc, found,
-                        [&](OpBuilder &tb, Location tloc) {
+                    next.push_back(writePairIfFound(
+                        fb, floc, found, first[k], written[k],
+                        [&](OpBuilder &tb, Location tloc, Value slot) {
                           // Subm probes again, only for the pairs that exist.
                           if (subm)
                             partner = memref::LoadOp::create(
                                 tb, tloc, table.values,
                                 ValueRange{
                                     findPair(tb, tloc, site, offset).second});
-                          Value slot = arith::AddIOp::create(tb, tloc, first[k],
-                                                             written[k]);
                           if (subm) {
                             Value mirrored =
                                 symmetric
@@ -435,24 +433,12 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                             store(tb, tloc, rowI32, pairIn, slot);
                             store(tb, tloc, partner, candidateKeys, slot);
                           }
-                          scf::YieldOp::create(tb, tloc,
-                                               ValueRange{arith::AddIOp::create(
-                                                   tb, tloc, written[k],
-                                                   indexConst(tb, tloc, 1))});
-                        },
-                        [&](OpBuilder &eb, Location eloc) {
-                          scf::YieldOp::create(eb, eloc, written[k]);
-                        });
-                    next.push_back(write.getResult(0));
+                        }));
                   }
-                  if (symmetric) {
-                    // The centre: every site feeds itself.
-                    Value slot = arith::AddIOp::create(
-                        fb, floc, firstCentre,
-                        arith::SubIOp::create(fb, floc, row, start));
-                    storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(),
-                                   rowI32, rowI32);
-                  }
+                  // The centre: every site feeds itself.
+                  if (symmetric)
+                    storeCentrePair(fb, floc, pairIn, pairOut, firstCentre, row,
+                                    start, rowI32);
                   scf::YieldOp::create(fb, floc, next);
                 });
           }),

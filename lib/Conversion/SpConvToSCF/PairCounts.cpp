@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::spconv;
@@ -81,6 +82,31 @@ SubmSearchPlan::SubmSearchPlan(GeometryAttr geometry, bool subm)
   centre = (volume - 1) / 2;
   for (int64_t offset = 0; offset < (symmetric ? centre : volume); ++offset)
     searched.push_back(offset);
+}
+
+void lowering::storeCentrePair(OpBuilder &b, Location loc, Value pairIn,
+                               Value pairOut, Value firstCentre, Value position,
+                               Value start, Value row) {
+  Value slot = arith::AddIOp::create(
+      b, loc, firstCentre, arith::SubIOp::create(b, loc, position, start));
+  storeSubmPairs(b, loc, pairIn, pairOut, slot, Value(), row, row);
+}
+
+Value lowering::writePairIfFound(
+    OpBuilder &b, Location loc, Value found, Value first, Value written,
+    function_ref<void(OpBuilder &, Location, Value)> write) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, found,
+      [&](OpBuilder &tb, Location tloc) {
+        write(tb, tloc, arith::AddIOp::create(tb, tloc, first, written));
+        scf::YieldOp::create(tb, tloc,
+                             ValueRange{arith::AddIOp::create(
+                                 tb, tloc, written, indexConst(tb, tloc, 1))});
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        scf::YieldOp::create(eb, eloc, written);
+      });
+  return ifOp.getResult(0);
 }
 
 void lowering::storeSubmPairs(OpBuilder &b, Location loc, Value pairIn,

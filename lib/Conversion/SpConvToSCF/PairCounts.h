@@ -72,6 +72,19 @@ struct SubmSearchPlan {
 void storeSubmPairs(OpBuilder &b, Location loc, Value pairIn, Value pairOut,
                     Value slot, Value mirroredSlot, Value neighbour, Value row);
 
+/// The centre pair of a symmetric subm rulebook: `row` (i32) feeds itself,
+/// at slot `firstCentre + (position - start)` of the centre offset, where
+/// `position` counts the sites of the block that starts at `start`.
+void storeCentrePair(OpBuilder &b, Location loc, Value pairIn, Value pairOut,
+                     Value firstCentre, Value position, Value start, Value row);
+
+/// When `found`, `write(slot)` stores one offset's next pair at slot
+/// `first + written`. Returns the pairs written for that offset so far
+/// (index), counting this one.
+Value writePairIfFound(OpBuilder &b, Location loc, Value found, Value first,
+                       Value written,
+                       function_ref<void(OpBuilder &, Location, Value)> write);
+
 } // namespace mlir::spconv::lowering
 
 #endif // SPCONV_LIB_CONVERSION_SPCONVTOSCF_PAIRCOUNTS_H

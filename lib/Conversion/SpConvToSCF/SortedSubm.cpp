@@ -374,46 +374,33 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
                           : Value();
             Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
             SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-            mergeBlock(
-                nb, nloc, ivs[0], zeros,
-                [&](OpBuilder &fb, Location floc, Value q,
-                    ArrayRef<Value> found, ArrayRef<Value> positions,
-                    ValueRange written) {
-                  Value row = memref::LoadOp::create(fb, floc, rows, q);
-                  SmallVector<Value> next;
-                  for (int64_t k = 0; k < numSearched; ++k) {
-                    auto write = scf::IfOp::create(
-                        fb, floc, found[k],
-                        [&](OpBuilder &tb, Location tloc) {
-                          Value neighbour = memref::LoadOp::create(
-                              tb, tloc, rows, positions[k]);
-                          Value slot = arith::AddIOp::create(tb, tloc, first[k],
-                                                             written[k]);
-                          Value other =
-                              symmetric ? arith::AddIOp::create(
-                                              tb, tloc, mirrored[k], written[k])
-                                        : Value();
-                          storeSubmPairs(tb, tloc, pairIn, pairOut, slot, other,
-                                         neighbour, row);
-                          scf::YieldOp::create(tb, tloc,
-                                               ValueRange{arith::AddIOp::create(
-                                                   tb, tloc, written[k], one)});
-                        },
-                        [&](OpBuilder &eb, Location eloc) {
-                          scf::YieldOp::create(eb, eloc, written[k]);
-                        });
-                    next.push_back(write.getResult(0));
-                  }
-                  if (symmetric) {
-                    // The centre: every site feeds itself.
-                    Value slot = arith::AddIOp::create(
-                        fb, floc, centreSlot,
-                        arith::SubIOp::create(fb, floc, q, start));
-                    storeSubmPairs(fb, floc, pairIn, pairOut, slot, Value(),
-                                   row, row);
-                  }
-                  return next;
-                });
+            mergeBlock(nb, nloc, ivs[0], zeros,
+                       [&](OpBuilder &fb, Location floc, Value q,
+                           ArrayRef<Value> found, ArrayRef<Value> positions,
+                           ValueRange written) {
+                         Value row = memref::LoadOp::create(fb, floc, rows, q);
+                         SmallVector<Value> next;
+                         for (int64_t k = 0; k < numSearched; ++k) {
+                           next.push_back(writePairIfFound(
+                               fb, floc, found[k], first[k], written[k],
+                               [&](OpBuilder &tb, Location tloc, Value slot) {
+                                 Value neighbour = memref::LoadOp::create(
+                                     tb, tloc, rows, positions[k]);
+                                 Value other = symmetric
+                                                   ? arith::AddIOp::create(
+                                                         tb, tloc, mirrored[k],
+                                                         written[k])
+                                                   : Value();
+                                 storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
+                                                other, neighbour, row);
+                               }));
+                         }
+                         // The centre: every site feeds itself.
+                         if (symmetric)
+                           storeCentrePair(fb, floc, pairIn, pairOut,
+                                           centreSlot, q, start, row);
+                         return next;
+                       });
           }),
       "write_pairs");
 
