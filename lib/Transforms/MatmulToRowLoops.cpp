@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpConv/Transforms/Passes.h"
+#include "SpConv/Support/VectorWidth.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -40,13 +41,6 @@ bool hasContiguousRows(MemRefType type) {
          strides.back() == 1;
 }
 
-/// The widest vector of at most 16 lanes that tiles `columns` exactly.
-int64_t chunkWidth(int64_t columns) {
-  for (int64_t width = std::min<int64_t>(columns, 16); width > 1; --width)
-    if (columns % width == 0)
-      return width;
-  return 1;
-}
 
 struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -74,7 +68,7 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
 
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
-    int64_t width = chunkWidth(columns);
+    int64_t width = exactVectorWidth(columns, /*maxWidth=*/16);
     auto chunkType = VectorType::get({width}, element);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpConvToSCF.h"
+#include "SpConv/Support/VectorWidth.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -217,14 +218,8 @@ static MemRefType resultBufferType(Value tensor) {
 /// Pairs whose row updates share each weight vector load.
 static constexpr int64_t kPairsPerGroup = 8;
 
-/// The widest vector, of at most `maxWidth` lanes, that tiles `channels`
-/// exactly (so odd channel counts need no masking).
-static int64_t vectorWidth(int64_t channels, int64_t maxWidth = 32) {
-  for (int64_t width = std::min(channels, maxWidth); width > 1; --width)
-    if (channels % width == 0)
-      return width;
-  return 1;
-}
+/// Most lanes of the vector chunks of a row update.
+static constexpr int64_t kMaxChunkLanes = 32;
 
 /// acc[dsts[g], :] += features[srcs[g], :] @ weight[offset] for a static
 /// output width: each chunk of output channels is a vector register per
@@ -235,7 +230,7 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc, Value acc,
                                 ArrayRef<Value> srcs, Value weight,
                                 Value offset, Value channelsIn,
                                 int64_t channelsOut, Type accType) {
-  int64_t width = vectorWidth(channelsOut);
+  int64_t width = exactVectorWidth(channelsOut, kMaxChunkLanes);
   auto accVector = VectorType::get({width}, accType);
   Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
   auto weightVector = VectorType::get({width}, weightElement);
