@@ -65,10 +65,8 @@ int spconv::rt::linearizeCoords(const int32_t *coords, int64_t n,
   int64_t volume;
   if (int status = checkGrid(fn, dims, shape, batchSize, &volume))
     return status;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of sites %lld", fn,
-                    static_cast<long long>(n));
+  if (int status = checkCount(fn, n, "sites"))
+    return status;
   if (n == 0)
     return SPCONV_RT_OK;
   if (!coords || !keys)
@@ -123,10 +121,8 @@ int spconv::rt::delinearizeKeys(const int64_t *keys, int64_t n, int32_t dims,
   int64_t volume;
   if (int status = checkGrid(fn, dims, shape, batchSize, &volume))
     return status;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of keys %lld", fn,
-                    static_cast<long long>(n));
+  if (int status = checkCount(fn, n, "keys"))
+    return status;
   if (n == 0)
     return SPCONV_RT_OK;
   if (!coords || !keys)

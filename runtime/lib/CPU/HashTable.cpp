@@ -105,10 +105,8 @@ int spconv::rt::hashBuild(const int64_t *keys, int64_t n, int64_t *tableKeys,
   const char *fn = "spconv_rt_hash_build";
   if (duplicateIndex)
     *duplicateIndex = -1;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of keys %lld", fn,
-                    static_cast<long long>(n));
+  if (int status = checkCount(fn, n, "keys"))
+    return status;
   if (n > SPCONV_HT_MAX_ENTRIES)
     return setError(SPCONV_RT_ERR_CAPACITY,
                     "%s: %lld keys exceed the table limit of %lld (int32 "
@@ -270,10 +268,8 @@ int spconv::rt::hashLookup(const int64_t *tableKeys,
   const char *fn = "spconv_rt_hash_lookup";
   if (int status = checkCapacity(fn, capacity))
     return status;
-  if (m < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of queries %lld", fn,
-                    static_cast<long long>(m));
+  if (int status = checkCount(fn, m, "queries"))
+    return status;
   if (!tableKeys || !tableValues)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: %s is a null pointer", fn,
@@ -297,10 +293,8 @@ extern "C" int spconv_rt_hash_capacity(int64_t n, int64_t *capacity) {
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "spconv_rt_hash_capacity: null output pointer");
   *capacity = -1;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "spconv_rt_hash_capacity: negative number of keys %lld",
-                    static_cast<long long>(n));
+  if (int status = checkCount("spconv_rt_hash_capacity", n, "keys"))
+    return status;
   int64_t c = spconv_ht_capacity_for(n);
   if (c < 0)
     return setError(SPCONV_RT_ERR_CAPACITY,

@@ -19,10 +19,8 @@ template <typename T, typename Wide>
 int exclusiveScan(const char *fn, const T *in, int64_t n, T *out, T *total) {
   if (total)
     *total = 0;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of elements %lld", fn,
-                    static_cast<long long>(n));
+  if (int status = checkCount(fn, n, "elements"))
+    return status;
   if (n == 0)
     return SPCONV_RT_OK;
   if (!in || !out)

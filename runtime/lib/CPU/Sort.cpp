@@ -28,10 +28,8 @@ struct KeyStats {
 
 int spconv::rt::sortPairs(int64_t *keys, int32_t *values, int64_t n) {
   const char *fn = values ? "spconv_rt_sort_pairs" : "spconv_rt_sort_keys";
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of keys %lld", fn,
-                    static_cast<long long>(n));
+  if (int status = checkCount(fn, n, "keys"))
+    return status;
   if (n == 0)
     return SPCONV_RT_OK;
   if (!keys)

@@ -43,6 +43,16 @@ __attribute__((format(printf, 2, 3))) inline int setError(int status,
   return spconv_rt_internal_set_error(status, message);
 }
 
+/// Fails with SPCONV_RT_ERR_INVALID_ARGUMENT when `n`, a number of `what`
+/// (keys, sites, ...), is negative.
+inline int checkCount(const char *fn, int64_t n, const char *what) {
+  if (n < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: negative number of %s %lld", fn, what,
+                    static_cast<long long>(n));
+  return SPCONV_RT_OK;
+}
+
 /// Number of threads to use for `work` items of roughly equal cost: 1 below
 /// a threshold where spawning threads costs more than it saves.
 int threadsFor(int64_t work, int64_t minPerThread = 1 << 15);

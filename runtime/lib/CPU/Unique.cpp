@@ -22,10 +22,8 @@ int spconv::rt::unique(const int64_t *keys, int64_t n, int64_t *uniqueKeys,
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: numUnique is a null pointer", fn);
   *numUnique = 0;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of keys %lld", fn,
-                    static_cast<long long>(n));
+  if (int status = checkCount(fn, n, "keys"))
+    return status;
   if (n > INT32_MAX)
     return setError(SPCONV_RT_ERR_OVERFLOW,
                     "%s: %lld keys do not fit int32 indices", fn,

@@ -277,9 +277,8 @@ int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
                cudaStream_t stream) {
   if (total)
     *total = 0;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of elements %lld", fn, (long long)n);
+  if (int status = checkCount(fn, n, "elements"))
+    return status;
   if (n == 0)
     return SPCONV_RT_OK;
   if (!dIn || !dOut)
@@ -352,9 +351,8 @@ int spconv_rt_cuda_hash_build(const int64_t *dKeys, int64_t n,
   auto stream = static_cast<cudaStream_t>(streamPtr);
   if (duplicateIndex)
     *duplicateIndex = -1;
-  if (n < 0)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: negative number of keys %lld", fn, (long long)n);
+  if (int status = checkCount(fn, n, "keys"))
+    return status;
   if (n > SPCONV_HT_MAX_ENTRIES)
     return setError(SPCONV_RT_ERR_CAPACITY,
                     "%s: %lld keys exceed the table limit", fn, (long long)n);
