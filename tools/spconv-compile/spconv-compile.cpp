@@ -15,18 +15,14 @@
 #include "CHeader.h"
 #include "EntryPoints.h"
 #include "ObjectEmitter.h"
-#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -238,10 +234,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
-  registry.insert<mlir::spconv::SpConvDialect>();
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
+  mlir::spconv::registerSpConvToolDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

@@ -9,15 +9,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpConv/Conversion/Passes.h"
-#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -27,11 +23,7 @@ int main(int argc, char **argv) {
   mlir::spconv::registerSpConvPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::spconv::SpConvDialect>();
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  // gpu-module-to-binary (spconv-to-cuda) translates kernels to LLVM IR.
-  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  mlir::spconv::registerSpConvToolDialects(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "spconv-mlir optimizer driver\n", registry));

@@ -15,7 +15,6 @@
 
 #include "CudaMemory.h"
 #include "MemRefArgs.h"
-#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
 #include "spconv-rt/SpConvRuntime.h"
@@ -24,12 +23,9 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -247,11 +243,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
-  registry.insert<mlir::spconv::SpConvDialect>();
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  registerAllGPUToLLVMIRTranslations(registry);
+  mlir::spconv::registerSpConvToolDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

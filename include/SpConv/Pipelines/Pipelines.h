@@ -10,6 +10,7 @@
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
+class DialectRegistry;
 class OpPassManager;
 } // namespace mlir
 
@@ -120,6 +121,11 @@ struct SpConvToGPUEmulatorPipelineOptions
 /// (spconv-gpu-kernels-to-cpu): a test target for machines without a GPU.
 void buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options);
+
+/// Registers what the spconv tools load: the spconv dialect, every upstream
+/// dialect and extension the pipelines produce, and the translations to
+/// LLVM IR, GPU kernels included.
+void registerSpConvToolDialects(DialectRegistry &registry);
 
 /// Registers `spconv-to-cpu`, `spconv-to-cuda` and `spconv-to-gpu-emulator`
 /// with the pass registry.
