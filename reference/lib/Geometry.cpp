@@ -94,7 +94,8 @@ bool spconv::ref::normalizeGeometry(Geometry &g, std::string &error) {
   for (int64_t k : g.kernel) {
     volume *= k;
     if (volume > kMaxExtent) {
-      error = "kernel " + listToString(g.kernel) + " has more than 2^31 offsets";
+      error =
+          "kernel " + listToString(g.kernel) + " has more than 2^31 offsets";
       return false;
     }
   }
@@ -135,28 +136,32 @@ int64_t spconv::ref::kernelVolume(const Geometry &g) {
   return volume;
 }
 
+std::vector<int64_t>
+spconv::ref::rowMajorIndex(int64_t flat, const std::vector<int64_t> &extents) {
+  std::vector<int64_t> index(extents.size());
+  for (int64_t i = static_cast<int64_t>(extents.size()) - 1; i >= 0; --i) {
+    index[i] = flat % extents[i];
+    flat /= extents[i];
+  }
+  return index;
+}
+
 std::vector<int64_t> spconv::ref::kernelIndex(const Geometry &g,
                                               int64_t offset) {
-  std::vector<int64_t> j(g.rank());
-  for (int64_t i = g.rank() - 1; i >= 0; --i) {
-    j[i] = offset % g.kernel[i];
-    offset /= g.kernel[i];
-  }
-  return j;
+  return rowMajorIndex(offset, g.kernel);
 }
 
 bool spconv::ref::checkGrid(const std::vector<int64_t> &grid,
                             std::string &error) {
   if (grid.empty() || grid.size() > 4) {
-    error = "grid must have 1 to 4 dimensions, got " +
-            std::to_string(grid.size());
+    error =
+        "grid must have 1 to 4 dimensions, got " + std::to_string(grid.size());
     return false;
   }
   int64_t volume = 1;
   for (int64_t s : grid) {
     if (s < 1 || s > kMaxExtent) {
-      error = "grid " + listToString(grid) +
-              " must have extents in [1, 2^31]";
+      error = "grid " + listToString(grid) + " must have extents in [1, 2^31]";
       return false;
     }
     if (volume > std::numeric_limits<int64_t>::max() / s) {

@@ -14,17 +14,6 @@
 
 using namespace spconv::ref;
 
-/// Row-major multi-index of `flat` in `extents`.
-static std::vector<int64_t> unravel(int64_t flat,
-                                    const std::vector<int64_t> &extents) {
-  std::vector<int64_t> index(extents.size());
-  for (int64_t i = static_cast<int64_t>(extents.size()) - 1; i >= 0; --i) {
-    index[i] = flat % extents[i];
-    flat /= extents[i];
-  }
-  return index;
-}
-
 /// Flat row-major offset of input position l*s - p + j*d within `spatial`,
 /// or -1 when it falls in the padding.
 static int64_t windowSource(const Geometry &g, const std::vector<int64_t> &l,
@@ -83,7 +72,7 @@ bool spconv::ref::unfold(const Geometry &geometry, const Tensor &input,
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t j = 0; j < k; ++j)
         for (int64_t pos = 0; pos < l; ++pos) {
-          int64_t src = windowSource(g, unravel(pos, positions),
+          int64_t src = windowSource(g, rowMajorIndex(pos, positions),
                                      kernelIndex(g, j), spatial);
           if (src >= 0)
             output.at(b, ch * k + j, pos) =
@@ -119,7 +108,7 @@ bool spconv::ref::fold(const Geometry &geometry,
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t j = 0; j < k; ++j)
         for (int64_t pos = 0; pos < l; ++pos) {
-          int64_t dst = windowSource(g, unravel(pos, positions),
+          int64_t dst = windowSource(g, rowMajorIndex(pos, positions),
                                      kernelIndex(g, j), outputSize);
           if (dst >= 0)
             output.data[(b * c + ch) * volume + dst] +=

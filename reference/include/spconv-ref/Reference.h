@@ -117,6 +117,9 @@ int64_t kernelVolume(const Geometry &geometry);
 
 /// Row-major kernel index of flat offset `offset`: `j0*k1*k2 + j1*k2 + j2`.
 std::vector<int64_t> kernelIndex(const Geometry &geometry, int64_t offset);
+/// Row-major multi-index of `flat` in `extents`.
+std::vector<int64_t> rowMajorIndex(int64_t flat,
+                                  const std::vector<int64_t> &extents);
 
 /// Checks a spatial grid: rank 1..4, positive extents of at most 2^31
 /// (coordinates are int32), volume within int64.
