@@ -256,10 +256,9 @@ LogicalResult KernelOutliner::outline(scf::ParallelOp loop) {
     kernel = existing;
   } else {
     // A different kernel of the same role (other channel counts, say).
+    // (Not yet in the table, the new kernel cannot collide with itself.)
     std::string unique = name;
-    for (unsigned i = 1;
-         kernelTable.lookup(unique) && kernelTable.lookup(unique) != kernel;
-         ++i)
+    for (unsigned i = 1; kernelTable.lookup(unique); ++i)
       unique = name + "_" + std::to_string(i);
     kernel.setName(unique);
     kernelTable.insert(kernel);

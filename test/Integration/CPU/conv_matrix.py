@@ -237,15 +237,19 @@ class Runner:
                 result.stdout, result.stderr))
         return result
 
-    def compile_cuda(self, case, options):
-        """Lowers the case's function through spconv-to-cuda."""
+    def write_case(self, case):
+        """The case's directory, holding its function as f.mlir."""
         d = os.path.join(self.work, case.name)
         os.makedirs(d, exist_ok=True)
-        path = os.path.join(d, "f.mlir")
-        with open(path, "w") as f:
+        with open(os.path.join(d, "f.mlir"), "w") as f:
             f.write(case.mlir())
-        self.run([self.tool("spconv-opt"), path, "--spconv-to-cuda=" + options,
-                  "-o", os.path.join(d, "f.cuda.mlir")], case)
+        return d
+
+    def compile_cuda(self, case, options):
+        """Lowers the case's function through spconv-to-cuda."""
+        d = self.write_case(case)
+        self.run([self.tool("spconv-opt"), os.path.join(d, "f.mlir"),
+                  "--spconv-to-cuda=" + options, "-o", os.path.join(d, "f.cuda.mlir")], case)
 
     def compare(self, case, actual, expected, exact=False):
         args = [self.tool("spconv-npy-compare"), actual, expected]
@@ -254,12 +258,9 @@ class Runner:
         self.run(args, case)
 
     def check(self, case):
-        d = os.path.join(self.work, case.name)
-        os.makedirs(d, exist_ok=True)
+        d = self.write_case(case)
         path = lambda n: os.path.join(d, n)
         rng = np.random.default_rng(case.seed)
-        with open(path("f.mlir"), "w") as f:
-            f.write(case.mlir())
         dt = case.npdtype()
         if case.op in ("unfold", "fold", "segment_max"):
             return self.check_dense(case, rng, path, dt)
