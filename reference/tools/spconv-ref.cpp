@@ -241,13 +241,21 @@ Failure parseKind(const Args &args, ConvKind &kind) {
   return {};
 }
 
+/// --kind, --grid and the geometry options of a conv or rulebook command.
+Failure parseLayer(const Args &args, ConvKind &kind, std::vector<int64_t> &grid,
+                   Geometry &g) {
+  Failure f;
+  if ((f = parseKind(args, kind)).failed() || (f = parseGrid(args, grid)).failed())
+    return f;
+  return parseGeometry(args, kind, grid.size(), g);
+}
+
 Failure runConv(const Args &args) {
   ConvKind kind;
   std::vector<int64_t> grid;
   Geometry g;
   Failure f;
-  if ((f = parseKind(args, kind)).failed() || (f = parseGrid(args, grid)).failed() ||
-      (f = parseGeometry(args, kind, grid.size(), g)).failed())
+  if ((f = parseLayer(args, kind, grid, g)).failed())
     return f;
   Coords coords;
   Tensor features, weight, bias;
@@ -326,8 +334,7 @@ Failure runRulebook(const Args &args) {
   std::vector<int64_t> grid;
   Geometry g;
   Failure f;
-  if ((f = parseKind(args, kind)).failed() || (f = parseGrid(args, grid)).failed() ||
-      (f = parseGeometry(args, kind, grid.size(), g)).failed())
+  if ((f = parseLayer(args, kind, grid, g)).failed())
     return f;
   Coords coords;
   if ((f = loadCoords(args, "coords", coords)).failed())
