@@ -57,6 +57,16 @@ void expectMatchesDense(const Case &c, const Coords &outCoords,
           << c.describe();
 }
 
+/// The reference conv of `c` (with its bias, if any).
+::testing::AssertionResult runCase(const Case &c, Coords &outCoords,
+                                   Tensor &out) {
+  std::string error;
+  if (sparseConv(c.geometry, c.grid, c.coords, c.features, c.weight,
+                 c.hasBias ? &c.bias : nullptr, outCoords, out, error))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << error << "\n" << c.describe();
+}
+
 class ConvByDims : public ::testing::TestWithParam<int64_t> {};
 
 TEST_P(ConvByDims, SubmMatchesDenseConv) {
@@ -65,12 +75,7 @@ TEST_P(ConvByDims, SubmMatchesDenseConv) {
     Case c = randomCase(rng, ConvKind::Subm, GetParam());
     Coords outCoords;
     Tensor out;
-    std::string error;
-    ASSERT_TRUE(sparseConv(c.geometry, c.grid, c.coords, c.features, c.weight,
-                           c.hasBias ? &c.bias : nullptr, outCoords, out,
-                           error))
-        << error << "\n"
-        << c.describe();
+    ASSERT_TRUE(runCase(c, outCoords, out));
     // Same sites, same order.
     ASSERT_EQ(outCoords.data, c.coords.data);
     // Inactive sites are zero in the dense input, so the dense conv with
@@ -90,12 +95,8 @@ TEST_P(ConvByDims, RegularMatchesDenseConv) {
     const Geometry &g = c.geometry;
     Coords outCoords;
     Tensor out;
+    ASSERT_TRUE(runCase(c, outCoords, out));
     std::string error;
-    ASSERT_TRUE(sparseConv(g, c.grid, c.coords, c.features, c.weight,
-                           c.hasBias ? &c.bias : nullptr, outCoords, out,
-                           error))
-        << error << "\n"
-        << c.describe();
 
     // DESIGN.md literally: o is active iff some active x = o*s - p + j*d.
     std::vector<int64_t> outGrid;
@@ -145,12 +146,8 @@ TEST_P(ConvByDims, TransposedMatchesDenseConvTranspose) {
     const Geometry &g = c.geometry;
     Coords outCoords;
     Tensor out;
+    ASSERT_TRUE(runCase(c, outCoords, out));
     std::string error;
-    ASSERT_TRUE(sparseConv(g, c.grid, c.coords, c.features, c.weight,
-                           c.hasBias ? &c.bias : nullptr, outCoords, out,
-                           error))
-        << error << "\n"
-        << c.describe();
 
     // o is active iff o = x*s - p + j*d for an active x and some j.
     std::vector<int64_t> outGrid;
