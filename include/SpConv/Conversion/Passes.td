@@ -70,6 +70,17 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     role in a `spconv.kernel` string attribute (`count_pairs`,
     `write_pairs`, `conv_f32_16x32`, ...), after which kernels are named.
 
+    It is a dialect conversion: a `!spconv.rulebook` becomes five values
+    (`index` input and output site counts, the `memref<?xi32>` input and
+    output rows of the pairs, the `memref<(K+1)xindex>` CSR offsets per
+    kernel offset) and a `!spconv.hash_table` its two arrays
+    (`memref<?xi64>` keys, `memref<?xi32>` rows). Such values may be chosen
+    by `arith.select`, carried by `scf.if` / `scf.for` / `scf.while` and `cf`
+    branches, and passed to and returned from functions (calls included):
+    the upstream structural conversions carry their buffers. An op of
+    another dialect that takes or yields one is reported, as are the
+    high-level ops that `spconv-decompose` should have removed.
+
     The lowering allocates with `memref.alloc` and frees nothing itself:
     run `buffer-deallocation-pipeline` after bufferization, as the
     `spconv-to-cpu` pipeline does.

@@ -480,13 +480,13 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   return function;
 }
 
-FailureOr<RulebookBuffers> lowering::lowerBuildRulebook(LoweringContext &ctx,
-                                                        OpBuilder &b,
-                                                        BuildRulebookOp op,
-                                                        Value coordsBuffer) {
+FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
+                                                      OpBuilder &b,
+                                                      BuildRulebookOp op,
+                                                      Value coordsBuffer) {
   RulebookType type = op.getRulebook().getType();
-  bool sorted = type.getGeometry().getKind() == ConvKind::Subm &&
-                ctx.getSubmSearch() == SubmSearch::Sorted;
+  bool subm = type.getGeometry().getKind() == ConvKind::Subm;
+  bool sorted = subm && ctx.getSubmSearch() == SubmSearch::Sorted;
   std::string name = getBuilderName(type) + (sorted ? "_sorted" : "");
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)
@@ -497,19 +497,19 @@ FailureOr<RulebookBuffers> lowering::lowerBuildRulebook(LoweringContext &ctx,
   Value argument =
       castTo(b, loc, coordsBuffer, builder.getFunctionType().getInput(0));
   auto call = func::CallOp::create(b, loc, builder, ValueRange{argument});
-  RulebookBuffers buffers;
-  buffers.numIn = memref::DimOp::create(b, loc, coordsBuffer, 0);
+  BuiltRulebook built;
+  RulebookBuffers &rulebook = built.rulebook;
+  rulebook.numIn = memref::DimOp::create(b, loc, coordsBuffer, 0);
   ValueRange results = call.getResults();
-  if (type.getGeometry().getKind() == ConvKind::Subm) {
-    buffers.outCoords = coordsBuffer;
-    buffers.numOut = buffers.numIn;
+  if (subm) {
+    rulebook.numOut = rulebook.numIn;
   } else {
-    buffers.outCoords = results.front();
+    built.outCoords = results.front();
     results = results.drop_front();
-    buffers.numOut = memref::DimOp::create(b, loc, buffers.outCoords, 0);
+    rulebook.numOut = memref::DimOp::create(b, loc, built.outCoords, 0);
   }
-  buffers.pairIn = results[0];
-  buffers.pairOut = results[1];
-  buffers.offsets = results[2];
-  return buffers;
+  rulebook.pairIn = results[0];
+  rulebook.pairOut = results[1];
+  rulebook.offsets = results[2];
+  return built;
 }

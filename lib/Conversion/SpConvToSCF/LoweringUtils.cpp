@@ -16,6 +16,32 @@ using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 
+SmallVector<Type> RulebookBuffers::getTypes(RulebookType type) {
+  MLIRContext *context = type.getContext();
+  auto index = IndexType::get(context);
+  auto pairs =
+      MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 32));
+  auto offsets =
+      MemRefType::get({type.getGeometry().getKernelVolume() + 1}, index);
+  return {index, index, pairs, pairs, offsets};
+}
+
+RulebookBuffers RulebookBuffers::fromValues(ValueRange values) {
+  assert(values.size() == 5 && "a rulebook is five values");
+  return {values[0], values[1], values[2], values[3], values[4]};
+}
+
+SmallVector<Type> HashTableBuffers::getTypes(MLIRContext *context) {
+  return {
+      MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 64)),
+      MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 32))};
+}
+
+HashTableBuffers HashTableBuffers::fromValues(ValueRange values) {
+  assert(values.size() == 2 && "a hash table is two values");
+  return {values[0], values[1]};
+}
+
 func::FuncOp LoweringContext::lookupFunction(StringRef name) {
   return module.lookupSymbol<func::FuncOp>(name);
 }

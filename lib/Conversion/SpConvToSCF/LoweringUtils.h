@@ -13,25 +13,38 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::spconv::lowering {
 
-/// The buffers a lowered rulebook lives in. Pairs are grouped by kernel
-/// offset: those of offset `j` are `[offsets[j], offsets[j + 1])`.
+/// The values a `!spconv.rulebook` becomes (its 1:N type conversion, in this
+/// order). Pairs are grouped by kernel offset: those of offset `j` are
+/// `[offsets[j], offsets[j + 1])`. The output coordinates are not part of
+/// it: `spconv.build_rulebook` returns them as a tensor of their own.
 struct RulebookBuffers {
-  Value numIn;     ///< index: number of input sites.
-  Value numOut;    ///< index: number of output sites.
-  Value outCoords; ///< memref<?x(1+D)xi32>: the output sites.
-  Value pairIn;    ///< memref<?xi32>: input row of each pair.
-  Value pairOut;   ///< memref<?xi32>: output row of each pair.
-  Value offsets;   ///< memref<(K+1)xindex>: CSR offsets per kernel offset.
+  Value numIn;   ///< index: number of input sites.
+  Value numOut;  ///< index: number of output sites.
+  Value pairIn;  ///< memref<?xi32>: input row of each pair.
+  Value pairOut; ///< memref<?xi32>: output row of each pair.
+  Value offsets; ///< memref<(K+1)xindex>: CSR offsets per kernel offset.
+
+  /// The types of those values for `type`, in order.
+  static SmallVector<Type> getTypes(RulebookType type);
+  /// Unpacks converted values (`getTypes` order).
+  static RulebookBuffers fromValues(ValueRange values);
+  SmallVector<Value> toValues() const {
+    return {numIn, numOut, pairIn, pairOut, offsets};
+  }
 };
 
-/// The two arrays of a runtime hash table (HashTableLayout.h).
+/// The two arrays of a runtime hash table (HashTableLayout.h): what a
+/// `!spconv.hash_table` becomes.
 struct HashTableBuffers {
   Value keys;   ///< memref<?xi64>, power-of-two size.
   Value values; ///< memref<?xi32>, same size.
+
+  static SmallVector<Type> getTypes(MLIRContext *context);
+  static HashTableBuffers fromValues(ValueRange values);
+  SmallVector<Value> toValues() const { return {keys, values}; }
 };
 
 /// How subm builders find neighbours.
@@ -73,9 +86,6 @@ public:
 
   /// Returns the module-level function `name`, or null.
   func::FuncOp lookupFunction(StringRef name);
-
-  llvm::DenseMap<Value, RulebookBuffers> rulebooks;
-  llvm::DenseMap<Value, HashTableBuffers> tables;
 
 private:
   ModuleOp module;

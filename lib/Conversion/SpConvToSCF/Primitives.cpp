@@ -81,12 +81,12 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
           inverse};
 }
 
-static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
-                                HashBuildOp op, ArrayRef<Value> operands) {
+HashTableBuffers lowering::lowerHashBuild(LoweringContext &ctx, OpBuilder &b,
+                                          HashBuildOp op, Value keys) {
   Location loc = op.getLoc();
   Type i64 = b.getI64Type();
-  Value n = arith::IndexCastOp::create(
-      b, loc, i64, memref::DimOp::create(b, loc, operands[0], 0));
+  Value n = arith::IndexCastOp::create(b, loc, i64,
+                                       memref::DimOp::create(b, loc, keys, 0));
   Value capacityBuffer =
       memref::AllocaOp::create(b, loc, MemRefType::get({1}, i64));
   callRuntime(ctx, b, loc, "spconv_rt_memref_hash_capacity",
@@ -99,21 +99,20 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                          alloc1d(b, loc, b.getI32Type(), capacity)};
   Value duplicate = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i64));
   callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build",
-              {operands[0], table.keys, table.values,
+              {keys, table.keys, table.values,
                castTo(b, loc, duplicate, dynamic1d(i64))});
-  ctx.tables[op.getTable()] = table;
-  return {};
+  return table;
 }
 
-static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
-                                HashLookupOp op, ArrayRef<Value> operands) {
+Value lowering::lowerHashLookup(LoweringContext &ctx, OpBuilder &b,
+                                HashLookupOp op, const HashTableBuffers &table,
+                                Value queries) {
   Location loc = op.getLoc();
-  const HashTableBuffers &table = ctx.tables.at(op.getTable());
-  Value n = memref::DimOp::create(b, loc, operands[1], 0);
+  Value n = memref::DimOp::create(b, loc, queries, 0);
   Value rows = alloc1d(b, loc, b.getI32Type(), n);
   callRuntime(ctx, b, loc, "spconv_rt_memref_hash_lookup",
-              {table.keys, table.values, operands[1], rows});
-  return {rows};
+              {table.keys, table.values, queries, rows});
+  return rows;
 }
 
 static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
@@ -181,7 +180,6 @@ SmallVector<Value> lowering::lowerPrimitive(LoweringContext &ctx, OpBuilder &b,
                                             Operation *op,
                                             ArrayRef<Value> operands) {
   return llvm::TypeSwitch<Operation *, SmallVector<Value>>(op)
-      .Case<LinearizeOp, DelinearizeOp, SortUniqueOp, HashBuildOp, HashLookupOp,
-            GatherRowsOp>(
+      .Case<LinearizeOp, DelinearizeOp, SortUniqueOp, GatherRowsOp>(
           [&](auto typed) { return lower(ctx, b, typed, operands); });
 }

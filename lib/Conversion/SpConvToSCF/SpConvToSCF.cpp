@@ -2,18 +2,25 @@
 //
 // Part of the spconv-mlir project.
 //
-// Rulebooks and hash tables are aggregates of several buffers that never
-// leave a function, so the driver lowers ops in program order and keeps the
-// buffers of each rulebook / table value in a map, instead of converting
-// their types 1:N.
+// A dialect conversion. `!spconv.rulebook` and `!spconv.hash_table` values
+// become the buffers they are made of (a 1:N type conversion), so they flow
+// through `scf.if` / `scf.for`, `arith.select`, `cf` branches and function
+// arguments, results and calls by the upstream structural conversions. The
+// op lowerings themselves live in the files beside this one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "SpConvToSCF.h"
 #include "SpConv/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/Transforms/StructuralTypeConversions.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_CONVERTSPCONVTOSCFPASS
@@ -54,11 +61,217 @@ static void stripGridEncodings(ModuleOp module) {
   });
 }
 
-static bool isSpConvType(Type type) {
-  return isa<RulebookType, HashTableType>(type);
+namespace {
+/// Rulebooks and hash tables become their buffers; every other type stays.
+class SpConvTypeConverter : public TypeConverter {
+public:
+  SpConvTypeConverter() {
+    addConversion([](Type type) { return type; });
+    addConversion([](RulebookType type, SmallVectorImpl<Type> &results) {
+      llvm::append_range(results, RulebookBuffers::getTypes(type));
+      return success();
+    });
+    addConversion([](HashTableType type, SmallVectorImpl<Type> &results) {
+      llvm::append_range(results,
+                         HashTableBuffers::getTypes(type.getContext()));
+      return success();
+    });
+  }
+};
+
+/// A pattern with access to the state shared by the op lowerings.
+template <typename OpT>
+class SpConvOpLowering : public OpConversionPattern<OpT> {
+public:
+  SpConvOpLowering(const TypeConverter &converter, LoweringContext &ctx)
+      : OpConversionPattern<OpT>(converter, ctx.getModule().getContext()),
+        ctx(ctx) {}
+
+protected:
+  LoweringContext &ctx;
+};
+} // namespace
+
+/// A tensor operand as a buffer. Coordinates may have any layout (the
+/// runtime and the builders read them with strides); everything else is
+/// contiguous, which the runtime needs and which lets features and weights
+/// be read with unit-stride vector loads.
+static Value toOperandBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return toBuffer(b, loc, tensor, /*contiguous=*/!getGrid(type));
+}
+
+/// The single value an operand of a kept type converted to.
+static Value single(ValueRange converted) {
+  assert(converted.size() == 1 && "operand of a type that is kept");
+  return converted.front();
+}
+
+/// Replaces `op`, whose results are all tensors, by `buffers` as tensors.
+static void replaceWithTensors(ConversionPatternRewriter &rewriter,
+                               Operation *op, ValueRange buffers) {
+  SmallVector<Value> tensors;
+  for (auto [result, buffer] : llvm::zip_equal(op->getResults(), buffers))
+    tensors.push_back(
+        toTensor(rewriter, op->getLoc(), buffer, result.getType()));
+  rewriter.replaceOp(op, tensors);
 }
 
 namespace {
+struct BuildRulebookLowering : SpConvOpLowering<BuildRulebookOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(BuildRulebookOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value coords = single(adaptor.getCoords());
+    FailureOr<BuiltRulebook> built = lowerBuildRulebook(
+        ctx, rewriter, op, toOperandBuffer(rewriter, loc, coords));
+    if (failed(built))
+      return failure();
+    // Subm output sites are its input sites, in their order.
+    Value outCoords = built->outCoords
+                          ? toTensor(rewriter, loc, built->outCoords,
+                                     op.getOutCoords().getType())
+                          : coords;
+    rewriter.replaceOpWithMultiple(
+        op, {built->rulebook.toValues(), SmallVector<Value>{outCoords}});
+    return success();
+  }
+};
+
+struct RulebookConvLowering : SpConvOpLowering<RulebookConvOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(RulebookConvOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value bias = op.getBias()
+                     ? toOperandBuffer(rewriter, loc, single(adaptor.getBias()))
+                     : Value();
+    Value result = lowerRulebookConv(
+        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
+        toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
+        toOperandBuffer(rewriter, loc, single(adaptor.getWeight())), bias);
+    replaceWithTensors(rewriter, op, result);
+    return success();
+  }
+};
+
+struct RulebookPoolLowering : SpConvOpLowering<RulebookPoolOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(RulebookPoolOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value result = lowerRulebookPool(
+        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
+        toOperandBuffer(rewriter, op.getLoc(), single(adaptor.getFeatures())));
+    replaceWithTensors(rewriter, op, result);
+    return success();
+  }
+};
+
+struct HashBuildLowering : SpConvOpLowering<HashBuildOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(HashBuildOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    HashTableBuffers table = lowerHashBuild(
+        ctx, rewriter, op,
+        toOperandBuffer(rewriter, op.getLoc(), single(adaptor.getKeys())));
+    rewriter.replaceOpWithMultiple(op, {table.toValues()});
+    return success();
+  }
+};
+
+struct HashLookupLowering : SpConvOpLowering<HashLookupOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(HashLookupOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value rows = lowerHashLookup(
+        ctx, rewriter, op, HashTableBuffers::fromValues(adaptor.getTable()),
+        toOperandBuffer(rewriter, op.getLoc(), single(adaptor.getQueries())));
+    replaceWithTensors(rewriter, op, rows);
+    return success();
+  }
+};
+
+/// Ops whose operands and results are all tensors: the runtime primitives
+/// and the dense ops.
+template <typename OpT> struct TensorOpLowering : SpConvOpLowering<OpT> {
+  using LowerFn = SmallVector<Value> (*)(LoweringContext &, OpBuilder &,
+                                         Operation *, ArrayRef<Value>);
+
+  TensorOpLowering(const TypeConverter &converter, LoweringContext &ctx,
+                   LowerFn lower)
+      : SpConvOpLowering<OpT>(converter, ctx), lower(lower) {}
+
+  LogicalResult matchAndRewrite(
+      OpT op,
+      typename OpT::template GenericAdaptor<ArrayRef<ValueRange>> adaptor,
+      ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> buffers;
+    for (ValueRange operand : adaptor.getOperands())
+      buffers.push_back(
+          toOperandBuffer(rewriter, op.getLoc(), single(operand)));
+    replaceWithTensors(rewriter, op, lower(this->ctx, rewriter, op, buffers));
+    return success();
+  }
+
+private:
+  LowerFn lower;
+};
+
+/// `arith.select` of rulebooks or tables selects each of their buffers.
+struct SelectLowering : OpConversionPattern<arith::SelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(arith::SelectOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> selected;
+    for (auto [whenTrue, whenFalse] :
+         llvm::zip_equal(adaptor.getTrueValue(), adaptor.getFalseValue()))
+      selected.push_back(arith::SelectOp::create(rewriter, op.getLoc(),
+                                                 single(adaptor.getCondition()),
+                                                 whenTrue, whenFalse));
+    rewriter.replaceOpWithMultiple(op, {selected});
+    return success();
+  }
+};
+
+/// Converts a function's signature and the arguments of all its blocks.
+/// (Upstream's function signature pattern converts the entry block only,
+/// leaving rulebooks passed between blocks by `cf` branches.)
+struct FuncSignatureLowering : OpConversionPattern<func::FuncOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(func::FuncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FunctionType type = op.getFunctionType();
+    TypeConverter::SignatureConversion inputs(type.getNumInputs());
+    SmallVector<Type> results;
+    if (failed(getTypeConverter()->convertSignatureArgs(type.getInputs(),
+                                                        inputs)) ||
+        failed(getTypeConverter()->convertTypes(type.getResults(), results)))
+      return failure();
+    if (!op.isExternal() && failed(rewriter.convertRegionTypes(
+                                &op.getBody(), *getTypeConverter(), &inputs)))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setType(rewriter.getFunctionType(inputs.getConvertedTypes(), results));
+    });
+    return success();
+  }
+};
+
 struct ConvertSpConvToSCFPass
     : spconv::impl::ConvertSpConvToSCFPassBase<ConvertSpConvToSCFPass> {
   using Base::Base;
@@ -66,134 +279,107 @@ struct ConvertSpConvToSCFPass
   void runOnOperation() override;
 
 private:
-  LogicalResult lowerOp(LoweringContext &ctx, OpBuilder &b, Operation *op);
+  LogicalResult checkOptions();
 };
 } // namespace
 
-LogicalResult ConvertSpConvToSCFPass::lowerOp(LoweringContext &ctx,
-                                              OpBuilder &b, Operation *op) {
-  Location loc = op->getLoc();
-  if (isa<ConvOp, InverseConvOp, PoolOp>(op))
-    return op->emitOpError("must be decomposed first (run spconv-decompose)");
-
-  // Tensor operands as buffers. Coordinates may have any layout (the
-  // runtime and the builders read them with strides); everything else is
-  // contiguous, which the runtime needs and which lets features and weights
-  // be read with unit-stride vector loads.
-  SmallVector<Value> buffers;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<RankedTensorType>(operand.getType());
-    buffers.push_back(type ? toBuffer(b, loc, operand, !getGrid(type))
-                           : Value());
-  }
-  auto replaceTensors = [&](ValueRange newBuffers) {
-    unsigned next = 0;
-    for (Value result : op->getResults()) {
-      if (!isa<RankedTensorType>(result.getType()))
-        continue;
-      result.replaceAllUsesWith(
-          toTensor(b, loc, newBuffers[next++], result.getType()));
-    }
-  };
-
-  if (auto build = dyn_cast<BuildRulebookOp>(op)) {
-    FailureOr<RulebookBuffers> rulebook =
-        lowerBuildRulebook(ctx, b, build, buffers[0]);
-    if (failed(rulebook))
-      return failure();
-    ctx.rulebooks[build.getRulebook()] = *rulebook;
-    if (build.getRulebook().getType().getGeometry().getKind() == ConvKind::Subm)
-      build.getOutCoords().replaceAllUsesWith(build.getCoords());
-    else
-      replaceTensors(rulebook->outCoords);
-    return success();
-  }
-  if (auto conv = dyn_cast<RulebookConvOp>(op)) {
-    Value result = lowerRulebookConv(
-        ctx, b, conv, ctx.rulebooks.at(conv.getRulebook()), buffers[1],
-        buffers[2], conv.getBias() ? buffers[3] : Value());
-    replaceTensors(result);
-    return success();
-  }
-  if (auto pool = dyn_cast<RulebookPoolOp>(op)) {
-    replaceTensors(lowerRulebookPool(
-        ctx, b, pool, ctx.rulebooks.at(pool.getRulebook()), buffers[1]));
-    return success();
-  }
-  if (isa<UnfoldOp, FoldOp, SegmentMaxOp>(op)) {
-    replaceTensors(lowerDense(ctx, b, op, buffers));
-    return success();
-  }
-  replaceTensors(lowerPrimitive(ctx, b, op, buffers));
+LogicalResult ConvertSpConvToSCFPass::checkOptions() {
+  ModuleOp module = getOperation();
+  if (chunkBytes < 1)
+    return module.emitError("convert-spconv-to-scf: chunk-bytes must be "
+                            "positive, got ")
+           << chunkBytes.getValue();
+  if (blockSize < 1)
+    return module.emitError(
+               "convert-spconv-to-scf: block-size must be positive, got ")
+           << blockSize.getValue();
+  if (submSearch != "sorted" && submSearch != "hash")
+    return module.emitError("convert-spconv-to-scf: subm-search must be "
+                            "sorted or hash, got '")
+           << submSearch.getValue() << "'";
+  if (target != "cpu" && target != "gpu")
+    return module.emitError(
+               "convert-spconv-to-scf: target must be cpu or gpu, got '")
+           << target.getValue() << "'";
+  // The sorted merge walks pointers site after site: a CPU algorithm.
+  if (target == "gpu" && submSearch != "hash")
+    return module.emitError("convert-spconv-to-scf: target=gpu needs "
+                            "subm-search=hash (the sorted merge is sequential "
+                            "within a block of sites)");
   return success();
 }
 
 void ConvertSpConvToSCFPass::runOnOperation() {
   ModuleOp module = getOperation();
-  if (chunkBytes < 1) {
-    module.emitError("convert-spconv-to-scf: chunk-bytes must be positive, "
-                     "got ")
-        << chunkBytes.getValue();
+  if (failed(checkOptions()))
     return signalPassFailure();
-  }
-  if (blockSize < 1) {
-    module.emitError("convert-spconv-to-scf: block-size must be positive, got ")
-        << blockSize.getValue();
-    return signalPassFailure();
-  }
-  if (submSearch != "sorted" && submSearch != "hash") {
-    module.emitError("convert-spconv-to-scf: subm-search must be sorted or "
-                     "hash, got '")
-        << submSearch.getValue() << "'";
-    return signalPassFailure();
-  }
 
-  if (target != "cpu" && target != "gpu") {
-    module.emitError("convert-spconv-to-scf: target must be cpu or gpu, got '")
-        << target.getValue() << "'";
-    return signalPassFailure();
-  }
-  // The sorted merge walks pointers site after site: a CPU algorithm.
-  if (target == "gpu" && submSearch != "hash") {
-    module.emitError("convert-spconv-to-scf: target=gpu needs "
-                     "subm-search=hash (the sorted merge is sequential "
-                     "within a block of sites)");
-    return signalPassFailure();
-  }
-
-  // Rulebooks and tables are lowered to buffers local to one function.
-  bool crossesBoundary = false;
-  module.walk([&](FunctionOpInterface function) {
-    auto type = cast<FunctionType>(function.getFunctionType());
-    if (llvm::any_of(type.getInputs(), isSpConvType) ||
-        llvm::any_of(type.getResults(), isSpConvType)) {
-      function.emitError("rulebooks and hash tables cannot be passed across "
-                         "function boundaries; build them where they are "
-                         "used");
-      crossesBoundary = true;
-    }
+  // The high-level ops have no lowering of their own: say what to run
+  // instead of reporting them as merely illegal.
+  WalkResult undecomposed = module.walk([](Operation *op) {
+    if (!isa<ConvOp, InverseConvOp, PoolOp>(op))
+      return WalkResult::advance();
+    op->emitOpError("must be decomposed first (run spconv-decompose)");
+    return WalkResult::interrupt();
   });
-  if (crossesBoundary)
+  if (undecomposed.wasInterrupted())
     return signalPassFailure();
 
-  SmallVector<Operation *> ops;
-  module.walk([&](Operation *op) {
-    if (isa<SpConvDialect>(op->getDialect()))
-      ops.push_back(op);
+  // Rulebooks and tables become several buffers, which only the structural
+  // conversions below know how to pass on.
+  SpConvTypeConverter converter;
+  WalkResult foreignUser = module.walk([&](Operation *op) {
+    Dialect *dialect = op->getDialect();
+    if (converter.isLegal(op) ||
+        isa<func::CallOp, func::ReturnOp, arith::SelectOp>(op) ||
+        isa_and_nonnull<SpConvDialect, scf::SCFDialect, cf::ControlFlowDialect>(
+            dialect))
+      return WalkResult::advance();
+    op->emitOpError("takes or yields a rulebook or hash table, which the "
+                    "lowering turns into buffers; such values may only pass "
+                    "through scf and cf control flow, func calls and returns "
+                    "and arith.select");
+    return WalkResult::interrupt();
   });
+  if (foreignUser.wasInterrupted())
+    return signalPassFailure();
+
   LoweringContext ctx(
       module, blockSize,
       submSearch == "hash" ? SubmSearch::Hash : SubmSearch::Sorted,
       target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU, chunkBytes);
-  for (Operation *op : ops) {
-    OpBuilder b(op);
-    if (failed(lowerOp(ctx, b, op)))
-      return signalPassFailure();
-  }
-  // Users first: rulebooks and tables are read until their last user.
-  for (Operation *op : llvm::reverse(ops)) {
-    op->dropAllUses();
-    op->erase();
-  }
+  MLIRContext *context = &getContext();
+
+  ConversionTarget conversionTarget(*context);
+  conversionTarget.addIllegalDialect<SpConvDialect>();
+  conversionTarget.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+    return converter.isSignatureLegal(op.getFunctionType()) &&
+           converter.isLegal(&op.getBody());
+  });
+  // Any other op is legal once no rulebook or table flows through it; one
+  // that no pattern below converts is reported as illegal.
+  conversionTarget.markUnknownOpDynamicallyLegal(
+      [&](Operation *op) { return converter.isLegal(op); });
+
+  RewritePatternSet patterns(context);
+  patterns.add<BuildRulebookLowering, RulebookConvLowering,
+               RulebookPoolLowering, HashBuildLowering, HashLookupLowering>(
+      converter, ctx);
+  patterns.add<TensorOpLowering<LinearizeOp>, TensorOpLowering<DelinearizeOp>,
+               TensorOpLowering<SortUniqueOp>, TensorOpLowering<GatherRowsOp>>(
+      converter, ctx, lowerPrimitive);
+  patterns.add<TensorOpLowering<UnfoldOp>, TensorOpLowering<FoldOp>,
+               TensorOpLowering<SegmentMaxOp>>(converter, ctx, lowerDense);
+  patterns.add<SelectLowering, FuncSignatureLowering>(converter, context);
+  populateCallOpTypeConversionPattern(patterns, converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                       conversionTarget);
+  cf::populateCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                     conversionTarget);
+
+  if (failed(applyPartialConversion(module, conversionTarget,
+                                    std::move(patterns))))
+    return signalPassFailure();
   stripGridEncodings(module);
 }

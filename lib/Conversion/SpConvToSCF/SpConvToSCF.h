@@ -15,10 +15,18 @@
 
 namespace mlir::spconv::lowering {
 
+/// What `spconv.build_rulebook` lowers to.
+struct BuiltRulebook {
+  RulebookBuffers rulebook;
+  /// memref<?x(1+D)xi32>: the output sites; null for subm, whose output
+  /// sites are its input sites.
+  Value outCoords;
+};
+
 /// Calls (creating it once per geometry) the specialised builder.
-FailureOr<RulebookBuffers> lowerBuildRulebook(LoweringContext &ctx,
-                                              OpBuilder &b, BuildRulebookOp op,
-                                              Value coordsBuffer);
+FailureOr<BuiltRulebook> lowerBuildRulebook(LoweringContext &ctx, OpBuilder &b,
+                                            BuildRulebookOp op,
+                                            Value coordsBuffer);
 
 /// Creates the subm builder `name` that finds neighbours by merging the
 /// sorted site keys (see SortedSubm.cpp).
@@ -34,7 +42,16 @@ Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
 Value lowerRulebookPool(LoweringContext &ctx, OpBuilder &b, RulebookPoolOp op,
                         const RulebookBuffers &rulebook, Value features);
 
-/// Runtime primitives. Each returns its result buffers.
+/// Builds the runtime hash table of `keys` (a buffer).
+HashTableBuffers lowerHashBuild(LoweringContext &ctx, OpBuilder &b,
+                                HashBuildOp op, Value keys);
+
+/// Looks `queries` (a buffer) up in `table`; returns the rows buffer.
+Value lowerHashLookup(LoweringContext &ctx, OpBuilder &b, HashLookupOp op,
+                      const HashTableBuffers &table, Value queries);
+
+/// The other runtime primitives (keys, sort/unique, gather), whose operands
+/// and results are all tensors. Each returns its result buffers.
 SmallVector<Value> lowerPrimitive(LoweringContext &ctx, OpBuilder &b,
                                   Operation *op, ArrayRef<Value> operands);
 

@@ -1,14 +1,14 @@
-// RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file -verify-diagnostics
-// RUN: not spconv-opt %s -convert-spconv-to-scf="block-size=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf -split-input-file -verify-diagnostics
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="block-size=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // BLOCK: convert-spconv-to-scf: block-size must be positive, got 0
-// RUN: not spconv-opt %s -convert-spconv-to-scf="chunk-bytes=0" 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="chunk-bytes=0" 2>&1 | FileCheck %s --check-prefix=CHUNK
 // CHUNK: convert-spconv-to-scf: chunk-bytes must be positive, got 0
-// RUN: not spconv-opt %s -convert-spconv-to-scf="target=tpu" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="target=tpu" 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: convert-spconv-to-scf: target must be cpu or gpu, got 'tpu'
-// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu" 2>&1 | FileCheck %s --check-prefix=GPU-SORTED
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="target=gpu" 2>&1 | FileCheck %s --check-prefix=GPU-SORTED
 // GPU-SORTED: convert-spconv-to-scf: target=gpu needs subm-search=hash
-// RUN: not spconv-opt %s -convert-spconv-to-scf="subm-search=bsearch" 2>&1 | FileCheck %s --check-prefix=SEARCH
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="subm-search=bsearch" 2>&1 | FileCheck %s --check-prefix=SEARCH
 // SEARCH: convert-spconv-to-scf: subm-search must be sorted or hash, got 'bsearch'
 
 func.func @undecomposed(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
@@ -20,13 +20,21 @@ func.func @undecomposed(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf
 
 // -----
 
-// expected-error @+1 {{rulebooks and hash tables cannot be passed across function boundaries; build them where they are used}}
-func.func @takes_rulebook(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[8]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
-  %y = spconv.rulebook_conv %rb, %f, %w : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[8]>>, tensor<?x4xf32>, tensor<3x4x4xf32> -> tensor<?x4xf32>
-  return %y : tensor<?x4xf32>
+// Rulebooks flow through scf, cf, func and arith.select (see
+// rulebook-values.mlir); an op that knows nothing of their buffers is named.
+func.func @foreign_user(%c: tensor<?x2xi32, #spconv.grid<[8]>>) {
+  %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[8]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[8]>>, tensor<?x2xi32, #spconv.grid<[8]>>
+  // expected-error @+1 {{'foreign.consume' op takes or yields a rulebook or hash table, which the lowering turns into buffers; such values may only pass through scf and cf control flow, func calls and returns and arith.select}}
+  "foreign.consume"(%rb) : (!spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[8]>>) -> ()
+  return
 }
 
 // -----
 
-// expected-error @+1 {{rulebooks and hash tables cannot be passed across function boundaries; build them where they are used}}
-func.func private @returns_table(tensor<?xi64>) -> !spconv.hash_table
+func.func @foreign_table_producer() -> tensor<?xi32> {
+  // expected-error @+1 {{'foreign.table' op takes or yields a rulebook or hash table}}
+  %t = "foreign.table"() : () -> !spconv.hash_table
+  %q = arith.constant dense<[1, 2]> : tensor<2xi64>
+  %r = spconv.hash_lookup %t, %q : !spconv.hash_table, tensor<2xi64> -> tensor<?xi32>
+  return %r : tensor<?xi32>
+}
