@@ -203,8 +203,13 @@ GeometryAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            << (field.min == 0 ? "nonnegative" : "positive")
                            << ", got " << value << " in dimension " << dim;
   }
-  if (failed(checkedProduct(kernel)))
+  FailureOr<int64_t> volume = checkedProduct(kernel);
+  if (failed(volume))
     return emitError() << "kernel volume overflows int64";
+  if (*volume > kMaxKernelVolume)
+    return emitError() << "kernel volume " << *volume
+                       << " exceeds the supported maximum of "
+                       << kMaxKernelVolume << " offsets";
 
   if (kind == ConvKind::Subm) {
     SmallVector<int64_t> centred = getDefaultPadding(kind, kernel, dilation);

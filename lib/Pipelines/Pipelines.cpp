@@ -69,9 +69,9 @@ void mlir::spconv::buildSpConvToCPUPipeline(
     OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
   addFrontEnd(pm, options.profile);
   // Loops specialised per geometry, then buffers.
-  pm.addPass(createConvertSpConvToSCFPass(
-      ConvertSpConvToSCFPassOptions{options.blockSize, options.submSearch,
-                                    /*target=*/"cpu", options.chunkBytes}));
+  pm.addPass(createConvertSpConvToSCFPass(ConvertSpConvToSCFPassOptions{
+      options.blockSize, options.submSearch,
+      /*target=*/"cpu", options.chunkBytes, options.maxUnrolledOffsets}));
   // The hash probe is called inside the builders' innermost loops: inline
   // it (and the builders into their callers).
   pm.addPass(createInlinerPass());
@@ -89,12 +89,17 @@ void mlir::spconv::buildSpConvToCPUPipeline(
 /// The GPU targets' common part: loops shaped for one thread per item,
 /// buffers, and one kernel per distinct outermost parallel loop.
 static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
-                          int64_t maxBlocks, bool profile) {
+                          int64_t maxBlocks, int64_t maxUnrolledOffsets,
+                          bool profile) {
   addFrontEnd(pm, profile);
   // One site per parallel iteration; the hash search is the one a GPU
   // thread can run on its own.
-  pm.addPass(createConvertSpConvToSCFPass(ConvertSpConvToSCFPassOptions{
-      /*blockSize=*/1, /*submSearch=*/"hash", /*target=*/"gpu"}));
+  ConvertSpConvToSCFPassOptions lowering;
+  lowering.blockSize = 1;
+  lowering.submSearch = "hash";
+  lowering.target = "gpu";
+  lowering.maxUnrolledOffsets = maxUnrolledOffsets;
+  pm.addPass(createConvertSpConvToSCFPass(lowering));
   addBufferization(pm);
   // Matmuls and element-wise ops: parallel loops over their parallel
   // dimensions, sequential reductions inside.
@@ -108,7 +113,8 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
 
 void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
-  addGPUKernels(pm, options.blockSize, options.maxBlocks, options.profile);
+  addGPUKernels(pm, options.blockSize, options.maxBlocks,
+                options.maxUnrolledOffsets, options.profile);
   pm.addPass(createSpConvGPUManagedMemoryPass());
   pm.addPass(createSpConvGPURuntimeCallsPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
@@ -123,7 +129,8 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
 
 void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
-  addGPUKernels(pm, options.blockSize, options.maxBlocks, options.profile);
+  addGPUKernels(pm, options.blockSize, options.maxBlocks,
+                options.maxUnrolledOffsets, options.profile);
   pm.addPass(createSpConvGPUKernelsToCPUPass());
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);

@@ -91,6 +91,11 @@ static llvm::cl::opt<int64_t> chunkBytes(
     llvm::cl::desc("--target cpu: feature and accumulator bytes per chunk of "
                    "sites of the compute (cache blocking; default 2 MiB)"),
     llvm::cl::init(2 << 20));
+static llvm::cl::opt<int64_t> maxUnrolledOffsets(
+    "max-unrolled-offsets",
+    llvm::cl::desc("Kernels of at most this many offsets get unrolled offset "
+                   "loops; larger ones loop over their offsets (default 125)"),
+    llvm::cl::init(125));
 static llvm::cl::opt<int64_t> gpuBlockSize(
     "gpu-block-size",
     llvm::cl::desc("Threads per block of the GPU targets' kernels"),
@@ -188,6 +193,7 @@ void buildPipeline(PassManager &pm) {
     options.blockSize = gpuBlockSize;
     options.maxBlocks = gpuMaxBlocks;
     options.chip = gpuChip;
+    options.maxUnrolledOffsets = maxUnrolledOffsets;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return;
   }
@@ -196,6 +202,7 @@ void buildPipeline(PassManager &pm) {
     options.profile = profile;
     options.blockSize = gpuBlockSize;
     options.maxBlocks = gpuMaxBlocks;
+    options.maxUnrolledOffsets = maxUnrolledOffsets;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return;
   }
@@ -203,6 +210,7 @@ void buildPipeline(PassManager &pm) {
   options.profile = profile;
   options.submSearch = submSearch;
   options.chunkBytes = chunkBytes;
+  options.maxUnrolledOffsets = maxUnrolledOffsets;
   mlir::spconv::buildSpConvToCPUPipeline(pm, options);
 }
 } // namespace
@@ -228,6 +236,8 @@ int main(int argc, char **argv) {
     return fail("--chunk-bytes applies to --target cpu only");
   if (chunkBytes < 1)
     return fail("--chunk-bytes must be positive");
+  if (maxUnrolledOffsets < 0)
+    return fail("--max-unrolled-offsets must be nonnegative");
   if (submSearch != "sorted" && submSearch != "hash")
     return fail("--subm-search must be sorted or hash, got '" + submSearch +
                 "'");

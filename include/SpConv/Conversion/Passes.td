@@ -115,7 +115,14 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     Option<"chunkBytes", "chunk-bytes", "int64_t", /*default=*/"2097152",
            "CPU compute: feature and accumulator bytes per chunk of sites "
            "whose pairs are taken over all offsets before the next chunk "
-           "(cache blocking; the sums keep a fixed order)">
+           "(cache blocking; the sums keep a fixed order)">,
+    Option<"maxUnrolledOffsets", "max-unrolled-offsets", "int64_t",
+           /*default=*/"125",
+           "Kernels of at most this many offsets (5x5x5) get their offset "
+           "loops unrolled (offsets as constants); larger ones loop over "
+           "their offsets, so IR size and compile time stay linear in the "
+           "kernel volume (subm then searches the hash table, whatever "
+           "`subm-search` says)">
   ];
 }
 

@@ -39,6 +39,12 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("Run scf.parallel loops on OpenMP threads (needs libomp "
                      "at run time); otherwise they become sequential loops"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> maxUnrolledOffsets{
+      *this, "max-unrolled-offsets",
+      llvm::cl::desc("Kernels of at most this many offsets get unrolled "
+                     "offset loops; larger ones loop over their offsets "
+                     "(convert-spconv-to-scf)"),
+      llvm::cl::init(125)};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "
@@ -81,6 +87,12 @@ struct SpConvToCUDAPipelineOptions
       *this, "opt-level",
       llvm::cl::desc("LLVM optimisation level of the device code"),
       llvm::cl::init(3)};
+  PassOptions::Option<int64_t> maxUnrolledOffsets{
+      *this, "max-unrolled-offsets",
+      llvm::cl::desc("Kernels of at most this many offsets get unrolled "
+                     "offset loops; larger ones loop over their offsets "
+                     "(convert-spconv-to-scf)"),
+      llvm::cl::init(125)};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "
@@ -110,6 +122,12 @@ struct SpConvToGPUEmulatorPipelineOptions
       *this, "openmp",
       llvm::cl::desc("Run the emulated blocks on OpenMP threads"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> maxUnrolledOffsets{
+      *this, "max-unrolled-offsets",
+      llvm::cl::desc("Kernels of at most this many offsets get unrolled "
+                     "offset loops; larger ones loop over their offsets "
+                     "(convert-spconv-to-scf)"),
+      llvm::cl::init(125)};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "

@@ -60,23 +60,45 @@ public:
   func::FuncOp create(StringRef name);
 
 private:
+  using Site = std::pair<Value, SmallVector<Value>>;
+  using BlockRange =
+      function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value)>;
+
   /// The (i64) batch and spatial coordinates of input row `row`.
   std::pair<Value, SmallVector<Value>> loadSite(OpBuilder &b, Location loc,
                                                 Value coords, Value row);
   /// For input site `site` and kernel offset `offset`: the key of the paired
   /// site (the neighbour for subm, the output otherwise) or -1 if that site
   /// is outside the grid.
-  Value pairedKey(OpBuilder &b, Location loc,
-                  const std::pair<Value, SmallVector<Value>> &site,
-                  int64_t offset);
+  Value pairedKey(OpBuilder &b, Location loc, const Site &site, Value offset);
+  Value pairedKey(OpBuilder &b, Location loc, const Site &site,
+                  int64_t offset) {
+    return pairedKey(b, loc, site, indexConst(b, loc, offset));
+  }
   /// For subm: the table slot holding `key`, or -1.
   Value probe(OpBuilder &b, Location loc, Value key);
   /// Whether the (loaded) input site has a pair at `offset`, and for subm
   /// the table slot of the neighbour (its row is `values[slot]`), otherwise
   /// the output key.
-  std::pair<Value, Value>
-  findPair(OpBuilder &b, Location loc,
-           const std::pair<Value, SmallVector<Value>> &site, int64_t offset);
+  std::pair<Value, Value> findPair(OpBuilder &b, Location loc, const Site &site,
+                                   Value offset);
+  std::pair<Value, Value> findPair(OpBuilder &b, Location loc, const Site &site,
+                                   int64_t offset) {
+    return findPair(b, loc, site, indexConst(b, loc, offset));
+  }
+
+  /// The two passes of a large kernel (more offsets than the lowering
+  /// unrolls): in each block of sites, a loop over the searched offsets
+  /// around a loop over the sites, so the IR does not grow with the kernel.
+  /// They count and write the same pairs, in the same slots, as the unrolled
+  /// passes (which keep one counter per offset and visit each site once).
+  void countPairsLooped(OpBuilder &b, Location loc, Value coords, Value blocks,
+                        BlockRange blockRange, const SubmSearchPlan &plan,
+                        PairCounts &counts);
+  void writePairsLooped(OpBuilder &b, Location loc, Value coords, Value blocks,
+                        BlockRange blockRange, const SubmSearchPlan &plan,
+                        PairCounts &counts, Value pairIn, Value pairOut,
+                        Value candidateKeys);
 
   LoweringContext &ctx;
   RulebookType type;
@@ -99,15 +121,10 @@ RulebookBuilder::loadSite(OpBuilder &b, Location loc, Value coords, Value row) {
   return {batch, spatial};
 }
 
-Value RulebookBuilder::pairedKey(
-    OpBuilder &b, Location loc,
-    const std::pair<Value, SmallVector<Value>> &site, int64_t offset) {
-  // Row-major kernel index of `offset`.
-  SmallVector<int64_t> j(rank);
-  for (int d = rank - 1, rest = offset; d >= 0; --d) {
-    j[d] = rest % geometry.getKernel()[d];
-    rest /= geometry.getKernel()[d];
-  }
+Value RulebookBuilder::pairedKey(OpBuilder &b, Location loc, const Site &site,
+                                 Value offset) {
+  // Folds to constants when `offset` is one (unrolled offsets).
+  SmallVector<Value> j = kernelIndices(b, loc, geometry.getKernel(), offset);
   ConvKind kind = geometry.getKind();
   ArrayRef<int64_t> bounds = kind == ConvKind::Subm ? inShape : outShape;
   Value valid = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
@@ -118,21 +135,27 @@ Value RulebookBuilder::pairedKey(
     return arith::CmpIOp::create(b, loc, predicate, lhs, i64Const(b, loc, rhs))
         .getResult();
   };
+  // j * dilation - padding, i64.
+  auto shift = [&](unsigned d) {
+    return b.createOrFold<arith::SubIOp>(
+        loc,
+        b.createOrFold<arith::MulIOp>(
+            loc, j[d], i64Const(b, loc, geometry.getDilation()[d])),
+        i64Const(b, loc, geometry.getPadding()[d]));
+  };
   SmallVector<Value> paired;
   for (unsigned d = 0; d < rank; ++d) {
-    int64_t s = geometry.getStride()[d], p = geometry.getPadding()[d],
-            dil = geometry.getDilation()[d];
+    int64_t s = geometry.getStride()[d];
     Value x = site.second[d];
     Value o;
     switch (kind) {
     case ConvKind::Subm:
       // x - kernel/2 * d + j * d: the padding is kernel/2 * d.
-      o = arith::AddIOp::create(b, loc, x, i64Const(b, loc, j[d] * dil - p));
+      o = arith::AddIOp::create(b, loc, x, shift(d));
       break;
     case ConvKind::Regular: {
       // x = o * s - p + j * d  <=>  o = (x + p - j * d) / s, exactly.
-      Value t =
-          arith::AddIOp::create(b, loc, x, i64Const(b, loc, p - j[d] * dil));
+      Value t = arith::SubIOp::create(b, loc, x, shift(d));
       andValid(cmp(arith::CmpIPredicate::sge, t, 0));
       if (s != 1) {
         Value rem = arith::RemSIOp::create(b, loc, t, i64Const(b, loc, s));
@@ -146,8 +169,7 @@ Value RulebookBuilder::pairedKey(
     case ConvKind::Inverse: {
       // o = x * s - p + j * d.
       Value scaled = arith::MulIOp::create(b, loc, x, i64Const(b, loc, s));
-      o = arith::AddIOp::create(b, loc, scaled,
-                                i64Const(b, loc, j[d] * dil - p));
+      o = arith::AddIOp::create(b, loc, scaled, shift(d));
       break;
     }
     }
@@ -165,10 +187,9 @@ Value RulebookBuilder::probe(OpBuilder &b, Location loc, Value key) {
       .getResult(0);
 }
 
-std::pair<Value, Value>
-RulebookBuilder::findPair(OpBuilder &b, Location loc,
-                          const std::pair<Value, SmallVector<Value>> &site,
-                          int64_t offset) {
+std::pair<Value, Value> RulebookBuilder::findPair(OpBuilder &b, Location loc,
+                                                  const Site &site,
+                                                  Value offset) {
   Value key = pairedKey(b, loc, site, offset);
   if (geometry.getKind() == ConvKind::Subm) {
     Value slot = probe(b, loc, key);
@@ -281,12 +302,13 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   SubmSearchPlan plan(geometry, subm);
   ArrayRef<int64_t> searched = plan.searched;
   bool symmetric = plan.symmetric;
+  bool unrolled = ctx.unrollsOffsets(volume);
 
   // Subm probes are the expensive part: the counting pass remembers, one
   // byte per (searched offset, site), which probes hit, so the writing pass
   // probes only those (about a quarter on LiDAR data) instead of all.
   Value hits;
-  if (subm)
+  if (subm && unrolled)
     hits =
         alloc1d(b, loc, b.getI8Type(),
                 arith::MulIOp::create(
@@ -301,69 +323,72 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
         indexConst(nb, nloc, searchedIndex));
   };
 
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            auto [start, end] = blockRange(nb, nloc, ivs[0]);
-            // Site by site (its coordinates loaded once), all searched offsets
-            // unrolled, one counter per offset.
-            SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
-            auto count = scf::ForOp::create(
-                nb, nloc, start, end, one, zeros,
-                [&](OpBuilder &fb, Location floc, Value row,
-                    ValueRange counters) {
-                  auto site = loadSite(fb, floc, coords, row);
-                  // The probes of one site are independent: start fetching all
-                  // their home slots before the first search waits on one (a
-                  // CPU hint: a GPU thread's loads are already in flight
-                  // together).
-                  if (subm && ctx.getTarget() == LoopTarget::CPU)
-                    for (int64_t offset : searched) {
-                      Value key = pairedKey(fb, floc, site, offset);
-                      Value home = arith::IndexCastOp::create(
-                          fb, floc, index,
-                          hashHomeSlot(
-                              fb, floc,
-                              arith::MaxSIOp::create(fb, floc, key,
-                                                     i64Const(fb, floc, 0)),
-                              tableMask));
-                      memref::PrefetchOp::create(fb, floc, table.keys,
-                                                 ValueRange{home},
-                                                 /*isWrite=*/false,
-                                                 /*localityHint=*/3,
-                                                 /*isDataCache=*/true);
+  if (!unrolled)
+    countPairsLooped(b, loc, coords, blocks, blockRange, plan, counts);
+  else
+    markKernel(
+        scf::ParallelOp::create(
+            b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+            [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+              auto [start, end] = blockRange(nb, nloc, ivs[0]);
+              // Site by site (its coordinates loaded once), all searched
+              // offsets unrolled, one counter per offset.
+              SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+              auto count = scf::ForOp::create(
+                  nb, nloc, start, end, one, zeros,
+                  [&](OpBuilder &fb, Location floc, Value row,
+                      ValueRange counters) {
+                    auto site = loadSite(fb, floc, coords, row);
+                    // The probes of one site are independent: start fetching
+                    // all their home slots before the first search waits on one
+                    // (a CPU hint: a GPU thread's loads are already in flight
+                    // together).
+                    if (subm && ctx.getTarget() == LoopTarget::CPU)
+                      for (int64_t offset : searched) {
+                        Value key = pairedKey(fb, floc, site, offset);
+                        Value home = arith::IndexCastOp::create(
+                            fb, floc, index,
+                            hashHomeSlot(
+                                fb, floc,
+                                arith::MaxSIOp::create(fb, floc, key,
+                                                       i64Const(fb, floc, 0)),
+                                tableMask));
+                        memref::PrefetchOp::create(fb, floc, table.keys,
+                                                   ValueRange{home},
+                                                   /*isWrite=*/false,
+                                                   /*localityHint=*/3,
+                                                   /*isDataCache=*/true);
+                      }
+                    SmallVector<Value> next;
+                    for (auto [searchedIndex, offset] :
+                         llvm::enumerate(searched)) {
+                      Value found = findPair(fb, floc, site, offset).first;
+                      if (subm)
+                        memref::StoreOp::create(
+                            fb, floc,
+                            arith::ExtUIOp::create(fb, floc, fb.getI8Type(),
+                                                   found),
+                            hits,
+                            ValueRange{hitIndex(fb, floc, searchedIndex, row)});
+                      next.push_back(arith::AddIOp::create(
+                          fb, floc, counters[searchedIndex],
+                          arith::ExtUIOp::create(fb, floc, i32, found)));
                     }
-                  SmallVector<Value> next;
-                  for (auto [searchedIndex, offset] :
-                       llvm::enumerate(searched)) {
-                    Value found = findPair(fb, floc, site, offset).first;
-                    if (subm)
-                      memref::StoreOp::create(
-                          fb, floc,
-                          arith::ExtUIOp::create(fb, floc, fb.getI8Type(),
-                                                 found),
-                          hits,
-                          ValueRange{hitIndex(fb, floc, searchedIndex, row)});
-                    next.push_back(arith::AddIOp::create(
-                        fb, floc, counters[searchedIndex],
-                        arith::ExtUIOp::create(fb, floc, i32, found)));
-                  }
-                  scf::YieldOp::create(fb, floc, next);
-                });
-            for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-              Value counted = count.getResult(searchedIndex);
-              counts.store(nb, nloc, counted, offset, ivs[0]);
-              if (symmetric)
-                counts.store(nb, nloc, counted, plan.mirror(offset), ivs[0]);
-            }
-            if (symmetric) {
-              Value size = arith::IndexCastOp::create(
-                  nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
-              counts.store(nb, nloc, size, plan.centre, ivs[0]);
-            }
-          }),
-      "count_pairs");
+                    scf::YieldOp::create(fb, floc, next);
+                  });
+              for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
+                Value counted = count.getResult(searchedIndex);
+                counts.store(nb, nloc, counted, offset, ivs[0]);
+                if (symmetric)
+                  counts.store(nb, nloc, counted, plan.mirror(offset), ivs[0]);
+              }
+              if (symmetric) {
+                Value size = arith::IndexCastOp::create(
+                    nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
+                counts.store(nb, nloc, size, plan.centre, ivs[0]);
+              }
+            }),
+        "count_pairs");
 
   Value total = counts.scan(ctx, b, loc);
 
@@ -375,74 +400,79 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                    Value slot) {
     memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
   };
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            auto [start, end] = blockRange(nb, nloc, ivs[0]);
-            SmallVector<Value> first, firstMirrored;
-            for (int64_t offset : searched) {
-              first.push_back(counts.firstSlot(nb, nloc, offset, ivs[0]));
-              if (symmetric)
-                firstMirrored.push_back(
-                    counts.firstSlot(nb, nloc, plan.mirror(offset), ivs[0]));
-            }
-            Value firstCentre =
-                symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0])
-                          : Value();
-            // `written[k]`: this block's pairs at searched offset k so far.
-            SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-            scf::ForOp::create(
-                nb, nloc, start, end, one, zeros,
-                [&](OpBuilder &fb, Location floc, Value row,
-                    ValueRange written) {
-                  auto site = loadSite(fb, floc, coords, row);
-                  Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
-                  SmallVector<Value> next;
-                  for (auto [k, offset] : llvm::enumerate(searched)) {
-                    Value found, partner;
-                    if (subm) {
-                      Value hit = memref::LoadOp::create(
-                          fb, floc, hits,
-                          ValueRange{hitIndex(fb, floc, k, row)});
-                      found = arith::TruncIOp::create(fb, floc, fb.getI1Type(),
-                                                      hit);
-                    } else {
-                      std::tie(found, partner) =
-                          findPair(fb, floc, site, offset);
+  if (!unrolled)
+    writePairsLooped(b, loc, coords, blocks, blockRange, plan, counts, pairIn,
+                     pairOut, candidateKeys);
+  else
+    markKernel(
+        scf::ParallelOp::create(
+            b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+            [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+              auto [start, end] = blockRange(nb, nloc, ivs[0]);
+              SmallVector<Value> first, firstMirrored;
+              for (int64_t offset : searched) {
+                first.push_back(counts.firstSlot(nb, nloc, offset, ivs[0]));
+                if (symmetric)
+                  firstMirrored.push_back(
+                      counts.firstSlot(nb, nloc, plan.mirror(offset), ivs[0]));
+              }
+              Value firstCentre =
+                  symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0])
+                            : Value();
+              // `written[k]`: this block's pairs at searched offset k so far.
+              SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
+              scf::ForOp::create(
+                  nb, nloc, start, end, one, zeros,
+                  [&](OpBuilder &fb, Location floc, Value row,
+                      ValueRange written) {
+                    auto site = loadSite(fb, floc, coords, row);
+                    Value rowI32 =
+                        arith::IndexCastOp::create(fb, floc, i32, row);
+                    SmallVector<Value> next;
+                    for (auto [k, offset] : llvm::enumerate(searched)) {
+                      Value found, partner;
+                      if (subm) {
+                        Value hit = memref::LoadOp::create(
+                            fb, floc, hits,
+                            ValueRange{hitIndex(fb, floc, k, row)});
+                        found = arith::TruncIOp::create(fb, floc,
+                                                        fb.getI1Type(), hit);
+                      } else {
+                        std::tie(found, partner) =
+                            findPair(fb, floc, site, offset);
+                      }
+                      next.push_back(writePairIfFound(
+                          fb, floc, found, first[k], written[k],
+                          [&](OpBuilder &tb, Location tloc, Value slot) {
+                            // Subm probes again, only for the pairs that exist.
+                            if (subm)
+                              partner = memref::LoadOp::create(
+                                  tb, tloc, table.values,
+                                  ValueRange{
+                                      findPair(tb, tloc, site, offset).second});
+                            if (subm) {
+                              Value mirrored =
+                                  symmetric
+                                      ? arith::AddIOp::create(tb, tloc,
+                                                              firstMirrored[k],
+                                                              written[k])
+                                      : Value();
+                              storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
+                                             mirrored, partner, rowI32);
+                            } else {
+                              store(tb, tloc, rowI32, pairIn, slot);
+                              store(tb, tloc, partner, candidateKeys, slot);
+                            }
+                          }));
                     }
-                    next.push_back(writePairIfFound(
-                        fb, floc, found, first[k], written[k],
-                        [&](OpBuilder &tb, Location tloc, Value slot) {
-                          // Subm probes again, only for the pairs that exist.
-                          if (subm)
-                            partner = memref::LoadOp::create(
-                                tb, tloc, table.values,
-                                ValueRange{
-                                    findPair(tb, tloc, site, offset).second});
-                          if (subm) {
-                            Value mirrored =
-                                symmetric
-                                    ? arith::AddIOp::create(tb, tloc,
-                                                            firstMirrored[k],
-                                                            written[k])
-                                    : Value();
-                            storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
-                                           mirrored, partner, rowI32);
-                          } else {
-                            store(tb, tloc, rowI32, pairIn, slot);
-                            store(tb, tloc, partner, candidateKeys, slot);
-                          }
-                        }));
-                  }
-                  // The centre: every site feeds itself.
-                  if (symmetric)
-                    storeCentrePair(fb, floc, pairIn, pairOut, firstCentre, row,
-                                    start, rowI32);
-                  scf::YieldOp::create(fb, floc, next);
-                });
-          }),
-      "write_pairs");
+                    // The centre: every site feeds itself.
+                    if (symmetric)
+                      storeCentrePair(fb, floc, pairIn, pairOut, firstCentre,
+                                      row, start, rowI32);
+                    scf::YieldOp::create(fb, floc, next);
+                  });
+            }),
+        "write_pairs");
 
   Value valid = counts.getScanned();
   SmallVector<Value> returned;
@@ -480,13 +510,146 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   return function;
 }
 
+void RulebookBuilder::countPairsLooped(OpBuilder &b, Location loc, Value coords,
+                                       Value blocks, BlockRange blockRange,
+                                       const SubmSearchPlan &plan,
+                                       PairCounts &counts) {
+  Type i32 = b.getI32Type();
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value numSearched =
+      indexConst(b, loc, static_cast<int64_t>(plan.searched.size()));
+  auto mirror = [&](OpBuilder &nb, Location nloc, Value offset) {
+    return arith::SubIOp::create(nb, nloc, indexConst(nb, nloc, volume - 1),
+                                 offset);
+  };
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            Value block = ivs[0];
+            auto [start, end] = blockRange(nb, nloc, block);
+            // The searched offsets are 0, 1, ... (below the centre when
+            // symmetric).
+            scf::ForOp::create(
+                nb, nloc, zero, numSearched, one, ValueRange{},
+                [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
+                  auto count = scf::ForOp::create(
+                      ob, oloc, start, end, one,
+                      ValueRange{i32Const(ob, oloc, 0)},
+                      [&](OpBuilder &fb, Location floc, Value row,
+                          ValueRange counted) {
+                        auto site = loadSite(fb, floc, coords, row);
+                        Value found = findPair(fb, floc, site, offset).first;
+                        scf::YieldOp::create(
+                            fb, floc,
+                            ValueRange{arith::AddIOp::create(
+                                fb, floc, counted[0],
+                                arith::ExtUIOp::create(fb, floc, i32, found))});
+                      });
+                  counts.store(ob, oloc, count.getResult(0), offset, block);
+                  if (plan.symmetric)
+                    counts.store(ob, oloc, count.getResult(0),
+                                 mirror(ob, oloc, offset), block);
+                  scf::YieldOp::create(ob, oloc);
+                });
+            if (plan.symmetric) {
+              Value size = arith::IndexCastOp::create(
+                  nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
+              counts.store(nb, nloc, size, plan.centre, block);
+            }
+          }),
+      "count_pairs");
+}
+
+void RulebookBuilder::writePairsLooped(OpBuilder &b, Location loc, Value coords,
+                                       Value blocks, BlockRange blockRange,
+                                       const SubmSearchPlan &plan,
+                                       PairCounts &counts, Value pairIn,
+                                       Value pairOut, Value candidateKeys) {
+  Type i32 = b.getI32Type();
+  bool subm = geometry.getKind() == ConvKind::Subm;
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value numSearched =
+      indexConst(b, loc, static_cast<int64_t>(plan.searched.size()));
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            Value block = ivs[0];
+            auto [start, end] = blockRange(nb, nloc, block);
+            scf::ForOp::create(
+                nb, nloc, zero, numSearched, one, ValueRange{},
+                [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
+                  Value first = counts.firstSlot(ob, oloc, offset, block);
+                  Value firstMirrored =
+                      plan.symmetric
+                          ? counts.firstSlot(
+                                ob, oloc,
+                                arith::SubIOp::create(
+                                    ob, oloc, indexConst(ob, oloc, volume - 1),
+                                    offset),
+                                block)
+                          : Value();
+                  scf::ForOp::create(
+                      ob, oloc, start, end, one, ValueRange{zero},
+                      [&](OpBuilder &fb, Location floc, Value row,
+                          ValueRange written) {
+                        auto site = loadSite(fb, floc, coords, row);
+                        Value rowI32 =
+                            arith::IndexCastOp::create(fb, floc, i32, row);
+                        auto [found, partner] =
+                            findPair(fb, floc, site, offset);
+                        Value next = writePairIfFound(
+                            fb, floc, found, first, written[0],
+                            [&](OpBuilder &tb, Location tloc, Value slot) {
+                              if (!subm) {
+                                memref::StoreOp::create(tb, tloc, rowI32,
+                                                        pairIn, slot);
+                                memref::StoreOp::create(tb, tloc, partner,
+                                                        candidateKeys, slot);
+                                return;
+                              }
+                              Value neighbour = memref::LoadOp::create(
+                                  tb, tloc, table.values, ValueRange{partner});
+                              Value mirrored =
+                                  plan.symmetric
+                                      ? arith::AddIOp::create(
+                                            tb, tloc, firstMirrored, written[0])
+                                      : Value();
+                              storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
+                                             mirrored, neighbour, rowI32);
+                            });
+                        scf::YieldOp::create(fb, floc, next);
+                      });
+                  scf::YieldOp::create(ob, oloc);
+                });
+            // The centre: every site feeds itself.
+            if (plan.symmetric) {
+              Value firstCentre =
+                  counts.firstSlot(nb, nloc, plan.centre, block);
+              scf::ForOp::create(
+                  nb, nloc, start, end, one, ValueRange{},
+                  [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
+                    storeCentrePair(
+                        fb, floc, pairIn, pairOut, firstCentre, row, start,
+                        arith::IndexCastOp::create(fb, floc, i32, row));
+                    scf::YieldOp::create(fb, floc);
+                  });
+            }
+          }),
+      "write_pairs");
+}
+
 FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
                                                       OpBuilder &b,
                                                       BuildRulebookOp op,
                                                       Value coordsBuffer) {
   RulebookType type = op.getRulebook().getType();
   bool subm = type.getGeometry().getKind() == ConvKind::Subm;
-  bool sorted = subm && ctx.getSubmSearch() == SubmSearch::Sorted;
+  // The sorted merge is built for unrolled offsets; larger kernels search
+  // the hash table in an offset loop.
+  bool sorted = subm && ctx.getSubmSearch() == SubmSearch::Sorted &&
+                ctx.unrollsOffsets(type.getGeometry().getKernelVolume());
   std::string name = getBuilderName(type) + (sorted ? "_sorted" : "");
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)

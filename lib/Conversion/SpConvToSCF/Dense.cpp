@@ -138,7 +138,7 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
   return {result};
 }
 
-static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
+static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b, FoldOp op,
                                 ArrayRef<Value> operands) {
   Location loc = op.getLoc();
   GeometryAttr g = op.getGeometry();
@@ -151,6 +151,9 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
     spatial.push_back(indexConst(b, loc, extent));
   SmallVector<Value> blocks = windowPositions(b, loc, g, spatial);
   int64_t volume = g.getKernelVolume();
+  SmallVector<Value> kernel;
+  for (int64_t k : g.getKernel())
+    kernel.push_back(indexConst(b, loc, k));
   Value batch = memref::DimOp::create(b, loc, input, 0);
   Value channels =
       arith::DivUIOp::create(b, loc, memref::DimOp::create(b, loc, input, 1),
@@ -166,49 +169,48 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
           b, loc, lbs, sizes, steps,
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
             // Sum, in offset order, the columns whose window covers this site.
-            Value sum =
-                arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
-            for (int64_t offset = 0; offset < volume; ++offset) {
-              SmallVector<int64_t> j(g.getRank());
-              for (int d = g.getRank() - 1, rest = offset; d >= 0; --d) {
-                j[d] = rest % g.getKernel()[d];
-                rest /= g.getKernel()[d];
-              }
+            auto addTerm = [&](OpBuilder &ob, Location oloc, Value offset,
+                               Value sum) -> Value {
+              SmallVector<Value> j = unravel(ob, oloc, offset, kernel);
               Value covered =
-                  arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
-              Value column = indexConst(pb, ploc, 0);
+                  arith::ConstantOp::create(ob, oloc, ob.getBoolAttr(true));
+              Value column = indexConst(ob, oloc, 0);
               for (unsigned d = 0; d < g.getRank(); ++d) {
                 // block = (x + p - j * dilation) / s, exactly and in range.
-                Value t = arith::AddIOp::create(
-                    pb, ploc, ivs[2 + d],
-                    indexConst(pb, ploc,
-                               g.getPadding()[d] - j[d] * g.getDilation()[d]));
-                Value s = indexConst(pb, ploc, g.getStride()[d]);
-                Value block = arith::DivSIOp::create(pb, ploc, t, s);
+                Value t = arith::SubIOp::create(
+                    ob, oloc,
+                    arith::AddIOp::create(
+                        ob, oloc, ivs[2 + d],
+                        indexConst(ob, oloc, g.getPadding()[d])),
+                    arith::MulIOp::create(
+                        ob, oloc, j[d],
+                        indexConst(ob, oloc, g.getDilation()[d])));
+                Value s = indexConst(ob, oloc, g.getStride()[d]);
+                Value block = arith::DivSIOp::create(ob, oloc, t, s);
                 Value ok = arith::AndIOp::create(
-                    pb, ploc,
-                    arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge,
-                                          t, indexConst(pb, ploc, 0)),
+                    ob, oloc,
+                    arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::sge,
+                                          t, indexConst(ob, oloc, 0)),
                     arith::CmpIOp::create(
-                        pb, ploc, arith::CmpIPredicate::eq,
-                        arith::RemSIOp::create(pb, ploc, t, s),
-                        indexConst(pb, ploc, 0)));
+                        ob, oloc, arith::CmpIPredicate::eq,
+                        arith::RemSIOp::create(ob, oloc, t, s),
+                        indexConst(ob, oloc, 0)));
                 ok = arith::AndIOp::create(
-                    pb, ploc, ok,
-                    arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
+                    ob, oloc, ok,
+                    arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::slt,
                                           block, blocks[d]));
-                covered = arith::AndIOp::create(pb, ploc, covered, ok);
+                covered = arith::AndIOp::create(ob, oloc, covered, ok);
                 column = arith::AddIOp::create(
-                    pb, ploc,
-                    arith::MulIOp::create(pb, ploc, column, blocks[d]), block);
+                    ob, oloc,
+                    arith::MulIOp::create(ob, oloc, column, blocks[d]), block);
               }
               Value row = arith::AddIOp::create(
-                  pb, ploc,
-                  arith::MulIOp::create(pb, ploc, ivs[1],
-                                        indexConst(pb, ploc, volume)),
-                  indexConst(pb, ploc, offset));
+                  ob, oloc,
+                  arith::MulIOp::create(ob, oloc, ivs[1],
+                                        indexConst(ob, oloc, volume)),
+                  offset);
               auto term = scf::IfOp::create(
-                  pb, ploc, covered,
+                  ob, oloc, covered,
                   [&](OpBuilder &tb, Location tloc) {
                     scf::YieldOp::create(
                         tb, tloc,
@@ -221,7 +223,25 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, FoldOp op,
                         ValueRange{arith::ConstantOp::create(
                             eb, eloc, eb.getZeroAttr(accType))});
                   });
-              sum = arith::AddFOp::create(pb, ploc, sum, term.getResult(0));
+              return arith::AddFOp::create(ob, oloc, sum, term.getResult(0));
+            };
+            Value sum =
+                arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
+            if (ctx.unrollsOffsets(volume)) {
+              for (int64_t offset = 0; offset < volume; ++offset)
+                sum = addTerm(pb, ploc, indexConst(pb, ploc, offset), sum);
+            } else {
+              sum =
+                  scf::ForOp::create(
+                      pb, ploc, zero, indexConst(pb, ploc, volume), one,
+                      ValueRange{sum},
+                      [&](OpBuilder &ob, Location oloc, Value offset,
+                          ValueRange partial) {
+                        scf::YieldOp::create(
+                            ob, oloc,
+                            ValueRange{addTerm(ob, oloc, offset, partial[0])});
+                      })
+                      .getResult(0);
             }
             memref::StoreOp::create(pb, ploc,
                                     convertScalar(pb, ploc, sum, elementType),

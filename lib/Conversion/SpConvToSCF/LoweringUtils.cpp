@@ -156,6 +156,19 @@ Value lowering::i32Const(OpBuilder &b, Location loc, int32_t value) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
 }
 
+SmallVector<Value> lowering::kernelIndices(OpBuilder &b, Location loc,
+                                           ArrayRef<int64_t> kernel,
+                                           Value offset) {
+  Value rest = b.createOrFold<arith::IndexCastOp>(loc, b.getI64Type(), offset);
+  SmallVector<Value> j(kernel.size());
+  for (int d = kernel.size() - 1; d >= 0; --d) {
+    Value extent = i64Const(b, loc, kernel[d]);
+    j[d] = b.createOrFold<arith::RemSIOp>(loc, rest, extent);
+    rest = b.createOrFold<arith::DivSIOp>(loc, rest, extent);
+  }
+  return j;
+}
+
 MemRefType lowering::getAnyLayoutMemRefType(RankedTensorType type) {
   SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
   auto layout =

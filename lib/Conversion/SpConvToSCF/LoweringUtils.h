@@ -64,15 +64,23 @@ enum class LoopTarget {
 class LoweringContext {
 public:
   LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch,
-                  LoopTarget target, int64_t chunkBytes)
+                  LoopTarget target, int64_t chunkBytes,
+                  int64_t maxUnrolledOffsets)
       : module(module), blockSize(blockSize), submSearch(submSearch),
-        target(target), chunkBytes(chunkBytes) {}
+        target(target), chunkBytes(chunkBytes),
+        maxUnrolledOffsets(maxUnrolledOffsets) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
   SubmSearch getSubmSearch() const { return submSearch; }
   LoopTarget getTarget() const { return target; }
   int64_t getChunkBytes() const { return chunkBytes; }
+  /// Whether loops over the `volume` offsets of a kernel are unrolled
+  /// (offsets become constants) or stay loops, which keeps the IR and the
+  /// compile time of large kernels linear in their volume.
+  bool unrollsOffsets(int64_t volume) const {
+    return volume <= maxUnrolledOffsets;
+  }
 
   /// Declares the runtime entry point `name` once (C interface, so memrefs
   /// are passed as descriptor pointers) and returns it.
@@ -93,6 +101,7 @@ private:
   SubmSearch submSearch;
   LoopTarget target;
   int64_t chunkBytes;
+  int64_t maxUnrolledOffsets;
 };
 
 //===----------------------------------------------------------------------===//
@@ -107,6 +116,12 @@ scf::ParallelOp markKernel(scf::ParallelOp loop, StringRef role);
 Value indexConst(OpBuilder &b, Location loc, int64_t value);
 Value i64Const(OpBuilder &b, Location loc, int64_t value);
 Value i32Const(OpBuilder &b, Location loc, int32_t value);
+
+/// The row-major kernel indices (i64) of kernel offset `offset` (index):
+/// `j0 * k1 * k2 + j1 * k2 + j2 = offset`. Folds to constants when `offset`
+/// is one.
+SmallVector<Value> kernelIndices(OpBuilder &b, Location loc,
+                                 ArrayRef<int64_t> kernel, Value offset);
 
 /// A memref type for `type` with fully dynamic strides and offset, which
 /// any buffer of that shape can be cast to.

@@ -26,14 +26,12 @@ PairCounts::PairCounts(OpBuilder &b, Location loc, int64_t volume, Value blocks)
                           ValueRange{last});
 }
 
-Value PairCounts::index(OpBuilder &b, Location loc, int64_t offset,
-                        Value block) {
+Value PairCounts::index(OpBuilder &b, Location loc, Value offset, Value block) {
   return arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, offset)),
-      block);
+      b, loc, arith::MulIOp::create(b, loc, blocks, offset), block);
 }
 
-void PairCounts::store(OpBuilder &b, Location loc, Value count, int64_t offset,
+void PairCounts::store(OpBuilder &b, Location loc, Value count, Value offset,
                        Value block) {
   memref::StoreOp::create(b, loc, count, counts,
                           ValueRange{index(b, loc, offset, block)});
@@ -52,7 +50,7 @@ Value PairCounts::scan(LoweringContext &ctx, OpBuilder &b, Location loc) {
   return arith::SelectOp::create(b, loc, scanned, pairs, indexConst(b, loc, 0));
 }
 
-Value PairCounts::firstSlot(OpBuilder &b, Location loc, int64_t offset,
+Value PairCounts::firstSlot(OpBuilder &b, Location loc, Value offset,
                             Value block) {
   return arith::IndexCastOp::create(
       b, loc, b.getIndexType(),
@@ -63,15 +61,18 @@ Value PairCounts::firstSlot(OpBuilder &b, Location loc, int64_t offset,
 Value PairCounts::buildOffsets(OpBuilder &b, Location loc, Value valid) {
   Value offsets = memref::AllocOp::create(
       b, loc, MemRefType::get({volume + 1}, b.getIndexType()));
+  // Block 0 of an offset is where its pairs start; offset `volume` is the
+  // trailing total. A loop: kernels may have thousands of offsets.
   Value zero = indexConst(b, loc, 0);
-  for (int64_t offset = 0; offset <= volume; ++offset) {
-    // Block 0 of `offset` is where its pairs start; offset `volume` is the
-    // trailing total.
-    Value start = firstSlot(b, loc, offset, zero);
-    start = arith::SelectOp::create(b, loc, valid, start, zero);
-    memref::StoreOp::create(b, loc, start, offsets,
-                            ValueRange{indexConst(b, loc, offset)});
-  }
+  scf::ForOp::create(
+      b, loc, zero, indexConst(b, loc, volume + 1), indexConst(b, loc, 1),
+      ValueRange{},
+      [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
+        Value start = firstSlot(fb, floc, offset, zero);
+        start = arith::SelectOp::create(fb, floc, valid, start, zero);
+        memref::StoreOp::create(fb, floc, start, offsets, ValueRange{offset});
+        scf::YieldOp::create(fb, floc);
+      });
   return offsets;
 }
 

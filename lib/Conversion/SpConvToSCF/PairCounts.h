@@ -24,16 +24,24 @@ class PairCounts {
 public:
   PairCounts(OpBuilder &b, Location loc, int64_t volume, Value blocks);
 
-  /// Stores the number of pairs `count` (i32) of `offset` in `block`.
-  void store(OpBuilder &b, Location loc, Value count, int64_t offset,
+  /// Stores the number of pairs `count` (i32) of `offset` (index) in
+  /// `block`.
+  void store(OpBuilder &b, Location loc, Value count, Value offset,
              Value block);
+  void store(OpBuilder &b, Location loc, Value count, int64_t offset,
+             Value block) {
+    store(b, loc, count, indexConst(b, loc, offset), block);
+  }
 
   /// Turns the counts into first slots (runtime exclusive scan, overflow
   /// checked); returns the total number of pairs, 0 if the scan failed.
   Value scan(LoweringContext &ctx, OpBuilder &b, Location loc);
 
   /// The first slot (index) of `offset`'s pairs in `block`, after `scan`.
-  Value firstSlot(OpBuilder &b, Location loc, int64_t offset, Value block);
+  Value firstSlot(OpBuilder &b, Location loc, Value offset, Value block);
+  Value firstSlot(OpBuilder &b, Location loc, int64_t offset, Value block) {
+    return firstSlot(b, loc, indexConst(b, loc, offset), block);
+  }
 
   /// The CSR offsets `memref<(volume + 1)xindex>` of the rulebook, all 0
   /// (an empty rulebook) unless `valid`.
@@ -43,7 +51,7 @@ public:
   Value getScanned() const { return scanned; }
 
 private:
-  Value index(OpBuilder &b, Location loc, int64_t offset, Value block);
+  Value index(OpBuilder &b, Location loc, Value offset, Value block);
 
   int64_t volume;
   Value blocks, counts, last, scanned;

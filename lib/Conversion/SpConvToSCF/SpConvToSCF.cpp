@@ -293,6 +293,10 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError(
                "convert-spconv-to-scf: block-size must be positive, got ")
            << blockSize.getValue();
+  if (maxUnrolledOffsets < 0)
+    return module.emitError("convert-spconv-to-scf: max-unrolled-offsets "
+                            "must be nonnegative, got ")
+           << maxUnrolledOffsets.getValue();
   if (submSearch != "sorted" && submSearch != "hash")
     return module.emitError("convert-spconv-to-scf: subm-search must be "
                             "sorted or hash, got '")
@@ -344,10 +348,11 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   if (foreignUser.wasInterrupted())
     return signalPassFailure();
 
-  LoweringContext ctx(
-      module, blockSize,
-      submSearch == "hash" ? SubmSearch::Hash : SubmSearch::Sorted,
-      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU, chunkBytes);
+  LoweringContext ctx(module, blockSize,
+                      submSearch == "hash" ? SubmSearch::Hash
+                                           : SubmSearch::Sorted,
+                      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU,
+                      chunkBytes, maxUnrolledOffsets);
   MLIRContext *context = &getContext();
 
   ConversionTarget conversionTarget(*context);

@@ -80,6 +80,22 @@
 
 // -----
 
+// A million offsets: more than the builders can keep pair counts for.
+// expected-error @+1 {{kernel volume 1000000 exceeds the supported maximum of 65536 offsets}}
+"test.op"() {g = #spconv.geom<subm, kernel = [1000000]>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{kernel volume 68921 exceeds the supported maximum of 65536 offsets}}
+"test.op"() {g = #spconv.geom<regular, kernel = [41, 41, 41]>} : () -> ()
+
+// -----
+
+// The largest volume allowed.
+"test.op"() {g = #spconv.geom<regular, kernel = [256, 256]>} : () -> ()
+
+// -----
+
 // expected-error @+1 {{subm geometry needs stride 1, got 2 in dimension 0}}
 "test.op"() {g = #spconv.geom<subm, kernel = [3], stride = [2]>} : () -> ()
 
