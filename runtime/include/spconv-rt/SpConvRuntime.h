@@ -102,15 +102,25 @@ SPCONV_RT_EXPORT int spconv_rt_get_num_threads(int32_t *numThreads);
  * Profiling (called by code compiled with the spconv-profile pass)
  *===----------------------------------------------------------------------===*/
 
+/* Entry ids are in [0, SPCONV_RT_PROFILE_MAX_ENTRIES). The spconv-profile
+ * pass numbers the timed ops of a module 0, 1, ... and rejects a module with
+ * more of them. The table grows to the largest id begun (about 40 bytes per
+ * entry). */
+#define SPCONV_RT_PROFILE_MAX_ENTRIES (INT64_C(1) << 20)
+
 /* Start and stop the wall-clock timer of op `id`; `rows` is what it made.
- * Times of repeated calls add up. */
-SPCONV_RT_EXPORT void spconv_rt_profile_begin(int64_t id);
-SPCONV_RT_EXPORT void spconv_rt_profile_end(int64_t id, int64_t rows);
-/* Forget every entry. */
+ * Times of repeated begin/end pairs add up; a second begin restarts the
+ * timer. An id outside [0, SPCONV_RT_PROFILE_MAX_ENTRIES) fails with
+ * SPCONV_RT_ERR_OUT_OF_RANGE, an end without its begin with
+ * SPCONV_RT_ERR_INVALID_ARGUMENT; neither changes any entry. */
+SPCONV_RT_EXPORT int spconv_rt_profile_begin(int64_t id);
+SPCONV_RT_EXPORT int spconv_rt_profile_end(int64_t id, int64_t rows);
+/* Forget every entry (and free the table). */
 SPCONV_RT_EXPORT void spconv_rt_profile_reset(void);
-/* Number of entries (the largest id seen, plus one). */
+/* Number of entries (the largest id begun, plus one). */
 SPCONV_RT_EXPORT int64_t spconv_rt_profile_count(void);
-/* Total milliseconds, last row count and number of calls of op `id`. */
+/* Total milliseconds, last row count and number of calls of op `id`;
+ * SPCONV_RT_ERR_OUT_OF_RANGE for an id at or past the count. */
 SPCONV_RT_EXPORT int spconv_rt_profile_get(int64_t id, double *milliseconds,
                                            int64_t *rows, int64_t *calls);
 
