@@ -286,12 +286,23 @@ LogicalResult SortUniqueOp::verify() {
       failed(verifySameRows(*this, getKeys(), "key count", getInverse(),
                             "inverse map size")))
     return failure();
-  int64_t keys = tensorType(getKeys()).getDimSize(0);
-  int64_t unique = tensorType(getUnique()).getDimSize(0);
-  if (!ShapedType::isDynamic(keys) && !ShapedType::isDynamic(unique) &&
-      unique > keys)
+  // The number of keys is the size of the keys or of the inverse map, the
+  // number of unique keys that of the unique keys or of their first
+  // occurrences: whichever the types make static.
+  auto staticOf = [](Value lhs, Value rhs) {
+    int64_t size = tensorType(lhs).getDimSize(0);
+    return ShapedType::isDynamic(size) ? tensorType(rhs).getDimSize(0) : size;
+  };
+  int64_t keys = staticOf(getKeys(), getInverse());
+  int64_t unique = staticOf(getUnique(), getFirst());
+  if (ShapedType::isDynamic(keys) || ShapedType::isDynamic(unique))
+    return success();
+  if (unique > keys)
     return emitOpError("cannot have more unique keys (")
            << unique << ") than keys (" << keys << ")";
+  if (unique == 0 && keys > 0)
+    return emitOpError("has at least one unique key for ")
+           << keys << " keys, not 0";
   return success();
 }
 

@@ -432,6 +432,24 @@ func.func @sort_unique_count(%k: tensor<6xi64>) {
 
 // -----
 
+// The key count can come from the inverse map, the unique count from the
+// first occurrences.
+func.func @sort_unique_count_from_other_results(%k: tensor<?xi64>) {
+  // expected-error @+1 {{'spconv.sort_unique' op cannot have more unique keys (5) than keys (4)}}
+  %0:3 = spconv.sort_unique %k : tensor<?xi64> -> tensor<?xi64>, tensor<5xi32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @sort_unique_none(%k: tensor<3xi64>) {
+  // expected-error @+1 {{'spconv.sort_unique' op has at least one unique key for 3 keys, not 0}}
+  %0:3 = spconv.sort_unique %k : tensor<3xi64> -> tensor<0xi64>, tensor<0xi32>, tensor<3xi32>
+  return
+}
+
+// -----
+
 func.func @hash_lookup_size(%t: !spconv.hash_table, %q: tensor<8xi64>) {
   // expected-error @+1 {{'spconv.hash_lookup' op query count (8) and result size (7) must agree}}
   %0 = spconv.hash_lookup %t, %q : !spconv.hash_table, tensor<8xi64> -> tensor<7xi32>
