@@ -367,8 +367,26 @@ static LogicalResult verifyUnfoldShapes(Operation *op, GeometryAttr geometry,
       return failure();
   }
   ArrayRef<int64_t> spatial = dense.getShape().drop_front(2);
-  if (ShapedType::isDynamicShape(spatial))
+  if (ShapedType::isDynamicShape(spatial)) {
+    // Every static extent must hold the window even when others are
+    // dynamic (the lowering checks those at run time).
+    for (auto [dim, extent] : llvm::enumerate(spatial)) {
+      if (ShapedType::isDynamic(extent))
+        continue;
+      int64_t padding = geometry.getPadding()[dim];
+      std::optional<int64_t> span = llvm::checkedMul(
+          geometry.getDilation()[dim], geometry.getKernel()[dim] - 1);
+      std::optional<int64_t> padded = llvm::checkedMul<int64_t>(2, padding);
+      if (padded)
+        padded = llvm::checkedAdd(extent, *padded);
+      if (span && padded && *padded <= *span)
+        return op->emitOpError()
+               << "the output grid is empty in dimension " << dim
+               << ": input extent " << extent << " + 2 * padding " << padding
+               << " is smaller than the dilated kernel extent " << *span + 1;
+    }
     return success();
+  }
   FailureOr<SmallVector<int64_t>> blocks =
       geometry.getOutputShape(spatial, [&] { return op->emitOpError(); });
   if (failed(blocks))

@@ -143,3 +143,47 @@ func.func @gather_static(%f: tensor<?x?xf32>, %r: tensor<?xi32>) -> tensor<2x4xf
   %g = spconv.gather_rows %f, %r : tensor<?x?xf32>, tensor<?xi32> -> tensor<2x4xf32>
   return %g : tensor<2x4xf32>
 }
+
+// -----
+
+// unfold on dynamic extents: each one must hold the window, the first that
+// does not is reported (dimension, extent, padding, dilated kernel extent,
+// line), and a static L is compared only once the windows fit (check 9).
+// CHECK-LABEL: func.func @unfold_dynamic
+// CHECK: %[[FITS0:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// CHECK: %[[BAD0:.*]] = arith.xori %[[FITS0]]
+// CHECK: scf.if %[[BAD0]] {
+// CHECK: call @spconv_rt_report_empty_window
+// CHECK: %[[FITS1:.*]] = arith.cmpi sge
+// CHECK: %[[NOT1:.*]] = arith.xori %[[FITS1]]
+// CHECK: %[[BAD1:.*]] = arith.andi %[[FITS0]], %[[NOT1]]
+// CHECK: scf.if %[[BAD1]] {
+// CHECK: call @spconv_rt_report_empty_window
+// CHECK: %[[FITS:.*]] = arith.andi %[[FITS0]], %[[FITS1]]
+// CHECK: scf.if %[[FITS]] -> (i1) {
+// CHECK: arith.constant 9 : i64
+// CHECK: call @spconv_rt_report_size_mismatch
+// CHECK: memref.alloc() : memref<1x9x2xf32>
+// CHECK: scf.if
+// CHECK: scf.parallel
+// CHECK-LABEL: func.func private @spconv_rt_report_empty_window(i64, i64, i64, i64, i64) -> i32
+func.func @unfold_dynamic(%x: tensor<1x1x?x?xf32>) -> tensor<1x9x2xf32> {
+  %c = spconv.unfold <regular, kernel = [3, 3]> %x : tensor<1x1x?x?xf32> -> tensor<1x9x2xf32>
+  return %c : tensor<1x9x2xf32>
+}
+
+// -----
+
+// fold with a dynamic L and dynamic rows: L against the output size's
+// window positions (check 12), rows a multiple of the kernel volume (13).
+// CHECK-LABEL: func.func @fold_dynamic
+// CHECK: arith.constant 13 : i64
+// CHECK: call @spconv_rt_report_size_mismatch
+// CHECK: arith.constant 12 : i64
+// CHECK: call @spconv_rt_report_size_mismatch
+// CHECK: scf.if
+// CHECK: scf.parallel
+func.func @fold_dynamic(%c: tensor<1x?x?xf32>) -> tensor<1x?x3x4xf32> {
+  %x = spconv.fold <regular, kernel = [3, 3]> %c : tensor<1x?x?xf32> -> tensor<1x?x3x4xf32>
+  return %x : tensor<1x?x3x4xf32>
+}

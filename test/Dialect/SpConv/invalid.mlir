@@ -530,6 +530,35 @@ func.func @unfold_empty(%x: tensor<1x2x2x8xf32>) {
 
 // -----
 
+// A static extent too small for the window is rejected even when another
+// one is dynamic (that one is checked at run time).
+func.func @unfold_empty_partly_dynamic(%x: tensor<1x2x?x2xf32>) {
+  // expected-error @+1 {{'spconv.unfold' op the output grid is empty in dimension 1: input extent 2 + 2 * padding 0 is smaller than the dilated kernel extent 5}}
+  %0 = spconv.unfold <regular, kernel = [3, 3], dilation = [1, 2]> %x : tensor<1x2x?x2xf32> -> tensor<1x18x?xf32>
+  return
+}
+
+// -----
+
+// Padding counts on both sides: 1 + 2 * 1 = 3 holds a kernel of 3, so only
+// the second dimension (1 + 2 * 0 < 3) is empty.
+func.func @unfold_empty_padding(%x: tensor<1x2x1x1xf32>) {
+  // expected-error @+1 {{'spconv.unfold' op the output grid is empty in dimension 1: input extent 1 + 2 * padding 0 is smaller than the dilated kernel extent 3}}
+  %0 = spconv.unfold <regular, kernel = [3, 3], padding = [1, 0]> %x : tensor<1x2x1x1xf32> -> tensor<1x18x1xf32>
+  return
+}
+
+// -----
+
+// fold's output size has no window position for this kernel.
+func.func @fold_empty(%x: tensor<1x18x?xf32>) {
+  // expected-error @+1 {{'spconv.fold' op the output grid is empty in dimension 0: input extent 2 + 2 * padding 0 is smaller than the dilated kernel extent 3}}
+  %0 = spconv.fold <regular, kernel = [3, 3]> %x : tensor<1x18x?xf32> -> tensor<1x2x2x8xf32>
+  return
+}
+
+// -----
+
 func.func @fold_dynamic_size(%x: tensor<1x18x36xf32>) {
   // expected-error @+1 {{'spconv.fold' op needs a static spatial result shape (the output size), got 'tensor<1x2x?x8xf32>'}}
   %0 = spconv.fold <regular, kernel = [3, 3]> %x : tensor<1x18x36xf32> -> tensor<1x2x?x8xf32>
