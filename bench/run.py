@@ -54,6 +54,9 @@ checks the figures of issue 6 on the lidar workload closest to 100k sites.
 
 Writes DIR/results.md (the tables, also printed), DIR/results.json (every
 sample) and PNG plots (matplotlib: apt-get install python3-matplotlib).
+Degenerate figures of tiny or noisy runs are reported, not fatal: a ratio
+over a time of 0 ms prints as inf (nan for 0 / 0), a fit through a zero time
+as nan, and a fitted exponent may come out negative.
 """
 import argparse
 import json
@@ -140,6 +143,45 @@ def phase_ms(stderr, phase):
     """One phase's wall time from spconv-run --time (stderr)."""
     match = re.search(r"spconv-run: %s\s+([\d.]+) ms" % phase, stderr)
     return float(match.group(1)) if match else float("nan")
+
+
+# ===----------------------------------------------------------------------=== #
+# Figures that tolerate degenerate measurements
+# ===----------------------------------------------------------------------=== #
+# On tiny workloads a time can round to 0 ms, and a fit over two noisy points
+# can come out with any sign. The report prints such figures as they are
+# (negative, `inf`, `nan`) instead of failing; they are never checked.
+
+
+def ratio(numerator, denominator):
+    """numerator / denominator as a float: inf (or -inf) for a zero
+    denominator, nan for 0 / 0, instead of ZeroDivisionError."""
+    if denominator == 0:
+        if numerator == 0 or numerator != numerator:
+            return float("nan")
+        return float("inf") if numerator > 0 else float("-inf")
+    return numerator / denominator
+
+
+def log_slope(x, y):
+    """b of the least-squares fit log(y) = a + b log(x), or nan when a point
+    is not positive and finite or fewer than two distinct x remain."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if (len(x) < 2 or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y)))
+            or np.any(x <= 0) or np.any(y <= 0) or len(set(x.tolist())) < 2):
+        return float("nan")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def line_fit(x, y):
+    """(slope, intercept) of the least-squares line, nan when fewer than two
+    distinct x or a value is not finite."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if (len(x) < 2 or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y)))
+            or len(set(x.tolist())) < 2):
+        return float("nan"), float("nan")
+    slope, intercept = np.polyfit(x, y, 1)
+    return float(slope), float(intercept)
 
 
 # ===----------------------------------------------------------------------=== #
@@ -308,8 +350,8 @@ def sweep(opts, workload, work):
             flops = 2.0 * pairs[k] * cin * cout
             row.update(workload=workload.name, threads=threads, cin=cin, cout=cout, k=k,
                        pairs=pairs[k], entry=entry,
-                       gflops=flops / row["compute_ms"] * 1e-6,
-                       v1_conv_gflops=flops / row["v1_conv_ms"] * 1e-6, samples=samples)
+                       gflops=ratio(flops, row["compute_ms"]) * 1e-6,
+                       v1_conv_gflops=ratio(flops, row["v1_conv_ms"]) * 1e-6, samples=samples)
             rows.append(row)
             print("  %s t=%d %s: build %.1f compute %.1f ms, v1 %.1f ms, rss %.0f MiB"
                   % (workload.name, threads, entry, row["build_ms"], row["compute_ms"],
@@ -355,17 +397,17 @@ def fit_scaling(rows):
                if (r["series"], r["k"], r["threads"]) == (series, k, threads)]
         if len(sel) < 2:
             continue
-        x = np.log([r["sites"] for r in sel])
+        sites = [r["sites"] for r in sel]
         fit = {"series": series, "k": k, "threads": threads}
         for key in ("e2e_ms", "build_ms", "compute_ms"):
-            fit[key + "_exponent"] = float(np.polyfit(x, np.log([r[key] for r in sel]), 1)[0])
+            fit[key + "_exponent"] = log_slope(sites, [r[key] for r in sel])
         # Pairs per site grow with a scan's density, so also against pairs.
-        fit["pairs_exponent"] = float(np.polyfit(x, np.log([r["pairs"] for r in sel]), 1)[0])
-        fit["e2e_ms_vs_pairs_exponent"] = float(np.polyfit(
-            np.log([r["pairs"] for r in sel]), np.log([r["e2e_ms"] for r in sel]), 1)[0])
-        slope, intercept = np.polyfit([r["sites"] for r in sel], [r["rss_mib"] for r in sel], 1)
-        fit["rss_mib_per_100k"] = float(slope * 1e5)
-        fit["rss_mib_at_0"] = float(intercept)
+        fit["pairs_exponent"] = log_slope(sites, [r["pairs"] for r in sel])
+        fit["e2e_ms_vs_pairs_exponent"] = log_slope([r["pairs"] for r in sel],
+                                                    [r["e2e_ms"] for r in sel])
+        slope, intercept = line_fit(sites, [r["rss_mib"] for r in sel])
+        fit["rss_mib_per_100k"] = slope * 1e5
+        fit["rss_mib_at_0"] = intercept
         fits.append(fit)
     return fits
 
@@ -456,7 +498,7 @@ def sweep_table(rows):
                          fmt_ms(r["build_ms"]), fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]),
                          r["gflops"], r["rss_mib"], fmt_ms(r["v1_rulebook_ms"]),
                          fmt_ms(r["v1_conv_ms"]), fmt_ms(r["v1_total_ms"]),
-                         r["v1_total_ms"] / r["e2e_ms"], r["v1_conv_gflops"], r["v1_rss_mib"],
+                         ratio(r["v1_total_ms"], r["e2e_ms"]), r["v1_conv_gflops"], r["v1_rss_mib"],
                          fmt_ms(r["sgemm_hot_ms"]), r["sgemm_hot_gflops"], dense,
                          r["dense_gflops"]))
     return "\n".join(lines)
@@ -475,7 +517,7 @@ def scaling_tables(rows, fits):
         lines.append("| %s | %d | %d | %d | %d | %s | %s | %s | %.1f | %.0f MiB |" % (
             r["series"] if r["series"] == "scan" else "batch of %d" % r["batch"],
             r["sites"], r["k"], r["threads"], r["pairs"], fmt_ms(r["build_ms"]),
-            fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), r["e2e_ms"] * 1e6 / r["pairs"],
+            fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), ratio(r["e2e_ms"] * 1e6, r["pairs"]),
             r["rss_mib"]))
     lines += ["", "Least-squares fits, log(time) = a + b log(sites) (b below), and of the "
               "peak RSS against the sites (linear):", "",
@@ -496,9 +538,9 @@ def scaling_tables(rows, fits):
             continue
         r3, r5 = by_key[(sites, threads, 3)], by_key[(sites, threads, 5)]
         lines.append("| %d | %d | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |" % (
-            sites, threads, r5["pairs"] / r3["pairs"], r5["build_ms"] / r3["build_ms"],
-            r5["compute_ms"] / r3["compute_ms"], r5["e2e_ms"] / r3["e2e_ms"],
-            r5["rss_mib"] / r3["rss_mib"]))
+            sites, threads, ratio(r5["pairs"], r3["pairs"]),
+            ratio(r5["build_ms"], r3["build_ms"]), ratio(r5["compute_ms"], r3["compute_ms"]),
+            ratio(r5["e2e_ms"], r3["e2e_ms"]), ratio(r5["rss_mib"], r3["rss_mib"])))
     return "\n".join(lines)
 
 
@@ -527,8 +569,8 @@ def spconv2_table(rows):
             r["workload"], r["threads"], r["cin"], r["cout"], r["k"], fmt_ms(r["build_ms"]),
             fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), fmt_ms(r["s2_rulebook_ms"]),
             fmt_ms(r["s2_conv_ms"]), fmt_ms(r["s2_total_ms"]),
-            r["s2_rulebook_ms"] / r["build_ms"], r["s2_conv_ms"] / r["compute_ms"],
-            r["s2_total_ms"] / r["e2e_ms"]))
+            ratio(r["s2_rulebook_ms"], r["build_ms"]), ratio(r["s2_conv_ms"], r["compute_ms"]),
+            ratio(r["s2_total_ms"], r["e2e_ms"])))
     return "\n".join(lines)
 
 
@@ -559,13 +601,13 @@ def goals(sweep_rows, grid_rows, fits=()):
             if k3:
                 r = k3[0]
                 found.append(("subm 3x3x3 rulebook: v1 rulebook / ours build", where,
-                              r["v1_rulebook_ms"] / r["build_ms"], ">= 5x", True))
+                              ratio(r["v1_rulebook_ms"], r["build_ms"]), ">= 5x", True))
             if goal:
                 r = goal[0]
                 found.append(("subm 64->64 end to end: v1 total / ours e2e", where,
-                              r["v1_total_ms"] / r["e2e_ms"], ">= 3x", True))
+                              ratio(r["v1_total_ms"], r["e2e_ms"]), ">= 3x", True))
                 found.append(("subm 64->64 compute / sgemm on the gathered pairs", where,
-                              r["compute_ms"] / r["sgemm_hot_ms"], "<= 1.3x", False))
+                              ratio(r["compute_ms"], r["sgemm_hot_ms"]), "<= 1.3x", False))
     for fit in fits:
         if fit["series"] == "batch" and fit["k"] == 3:
             found.append(("time against sites at a fixed density (b of e2e ~ sites^b)",
@@ -576,7 +618,7 @@ def goals(sweep_rows, grid_rows, fits=()):
         found.append(("peak RSS, largest / smallest grid (volume x%.0f)"
                       % (grid_rows[-1]["volume"] / grid_rows[0]["volume"]),
                       "%s, %d thr" % (grid_rows[0]["workload"], grid_rows[0]["threads"]),
-                      max(rss) / min(rss), "<= 1.1x", False))
+                      ratio(max(rss), min(rss)), "<= 1.1x", False))
     return found
 
 
@@ -668,10 +710,12 @@ def plot_scaling(plt, rows, fits, key, ylabel, path, loglog):
         x = np.array([r["sites"] for r in sel], float)
         y = np.array([r[key] for r in sel])
         if loglog:
-            b, a = np.polyfit(np.log(x), np.log(y), 1)
+            b = log_slope(x, y)
             label = "%s K=%d, %d thr: ~ N^%.2f" % (fit["series"], fit["k"], fit["threads"], b)
             line = ax.loglog(x, y, "o", label=label)[0]
-            ax.loglog(x, np.exp(a) * x ** b, "--", color=line.get_color(), alpha=0.7)
+            if b == b:  # no fitted line through a zero or non-finite time
+                a = float(np.mean(np.log(y)) - b * np.mean(np.log(x)))
+                ax.loglog(x, np.exp(a) * x ** b, "--", color=line.get_color(), alpha=0.7)
         else:
             label = "%s K=%d, %d thr: %.0f + %.1f MiB / 100k" % (
                 fit["series"], fit["k"], fit["threads"], fit["rss_mib_at_0"],

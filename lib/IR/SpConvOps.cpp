@@ -286,12 +286,23 @@ LogicalResult SortUniqueOp::verify() {
       failed(verifySameRows(*this, getKeys(), "key count", getInverse(),
                             "inverse map size")))
     return failure();
-  int64_t keys = tensorType(getKeys()).getDimSize(0);
-  int64_t unique = tensorType(getUnique()).getDimSize(0);
-  if (!ShapedType::isDynamic(keys) && !ShapedType::isDynamic(unique) &&
-      unique > keys)
+  // The number of keys is the size of the keys or of the inverse map, the
+  // number of unique keys that of the unique keys or of their first
+  // occurrences: whichever the types make static.
+  auto staticOf = [](Value lhs, Value rhs) {
+    int64_t size = tensorType(lhs).getDimSize(0);
+    return ShapedType::isDynamic(size) ? tensorType(rhs).getDimSize(0) : size;
+  };
+  int64_t keys = staticOf(getKeys(), getInverse());
+  int64_t unique = staticOf(getUnique(), getFirst());
+  if (ShapedType::isDynamic(keys) || ShapedType::isDynamic(unique))
+    return success();
+  if (unique > keys)
     return emitOpError("cannot have more unique keys (")
            << unique << ") than keys (" << keys << ")";
+  if (unique == 0 && keys > 0)
+    return emitOpError("has at least one unique key for ")
+           << keys << " keys, not 0";
   return success();
 }
 
@@ -356,8 +367,26 @@ static LogicalResult verifyUnfoldShapes(Operation *op, GeometryAttr geometry,
       return failure();
   }
   ArrayRef<int64_t> spatial = dense.getShape().drop_front(2);
-  if (ShapedType::isDynamicShape(spatial))
+  if (ShapedType::isDynamicShape(spatial)) {
+    // Every static extent must hold the window even when others are
+    // dynamic (the lowering checks those at run time).
+    for (auto [dim, extent] : llvm::enumerate(spatial)) {
+      if (ShapedType::isDynamic(extent))
+        continue;
+      int64_t padding = geometry.getPadding()[dim];
+      std::optional<int64_t> span = llvm::checkedMul(
+          geometry.getDilation()[dim], geometry.getKernel()[dim] - 1);
+      std::optional<int64_t> padded = llvm::checkedMul<int64_t>(2, padding);
+      if (padded)
+        padded = llvm::checkedAdd(extent, *padded);
+      if (span && padded && *padded <= *span)
+        return op->emitOpError()
+               << "the output grid is empty in dimension " << dim
+               << ": input extent " << extent << " + 2 * padding " << padding
+               << " is smaller than the dilated kernel extent " << *span + 1;
+    }
     return success();
+  }
   FailureOr<SmallVector<int64_t>> blocks =
       geometry.getOutputShape(spatial, [&] { return op->emitOpError(); });
   if (failed(blocks))

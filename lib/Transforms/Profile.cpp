@@ -21,14 +21,19 @@ namespace mlir::spconv {
 using namespace mlir;
 using namespace mlir::spconv;
 
-/// Declares `name(argument types) -> ()` once.
+/// The runtime's bound on entry ids, SPCONV_RT_PROFILE_MAX_ENTRIES in
+/// runtime/include/spconv-rt/SpConvRuntime.h (the compiler does not include
+/// the runtime's headers).
+static constexpr int64_t kMaxProfileEntries = int64_t(1) << 20;
+
+/// Declares `name(argument types) -> i32` (the runtime's status) once.
 static func::FuncOp declare(ModuleOp module, StringRef name,
                             TypeRange arguments) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto function = func::FuncOp::create(b, module.getLoc(), name,
-                                       b.getFunctionType(arguments, {}));
+  auto function = func::FuncOp::create(
+      b, module.getLoc(), name, b.getFunctionType(arguments, {b.getI32Type()}));
   function.setPrivate();
   return function;
 }
@@ -77,6 +82,22 @@ struct SpConvProfilePass
               op))
         ops.push_back(op);
     });
+    // The runtime keeps one entry per id; ids past its bound would only
+    // fail at run time.
+    int64_t limit = maxEntries;
+    if (limit < 0 || limit > kMaxProfileEntries) {
+      module.emitError() << "spconv-profile: max-entries must be in [0, "
+                         << kMaxProfileEntries << "], got " << limit;
+      return signalPassFailure();
+    }
+    if (static_cast<int64_t>(ops.size()) > limit) {
+      ops[limit]->emitOpError()
+          << "would be timed op #" << limit << ", past the limit of " << limit
+          << " timed ops per module (spconv-profile max-entries; the "
+             "runtime's profile holds "
+          << kMaxProfileEntries << ")";
+      return signalPassFailure();
+    }
     OpBuilder b(module.getContext());
     Type i64 = b.getI64Type();
     func::FuncOp begin = declare(module, "spconv_rt_profile_begin", {i64});

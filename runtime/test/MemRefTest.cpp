@@ -240,6 +240,50 @@ TEST(MemRef, ReportBadIndexNamesPositionValueAndBound) {
                "index 12 at position 7 is outside [0, 10)");
 }
 
+TEST(MemRef, ReportSizeMismatchNamesOpLineAndBothSizes) {
+  spconv_rt_clear_error();
+  EXPECT_EQ(_mlir_ciface_spconv_rt_report_size_mismatch(
+                SPCONV_RT_SIZE_SORT_UNIQUE_COUNT, 2, 3, 12),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "spconv.sort_unique at line 12: 2 unique keys, but its unique "
+               "and first results have the static size 3");
+  // Line 0: no location.
+  EXPECT_EQ(_mlir_ciface_spconv_rt_report_size_mismatch(
+                SPCONV_RT_SIZE_UNFOLD_COLUMNS, 0, 36, 0),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "spconv.unfold: 0 window positions, but its result has the "
+               "static number of columns 36");
+  // Every check has a sentence; an unknown one is named as such.
+  for (int64_t what = SPCONV_RT_SIZE_SORT_UNIQUE_COUNT;
+       what <= SPCONV_RT_SIZE_FOLD_ROWS_MULTIPLE; ++what) {
+    spconv_rt_report_size_mismatch(what, 1, 2, 3);
+    EXPECT_EQ(std::string(spconv_rt_last_error()).rfind("spconv.", 0), 0u)
+        << what << ": " << spconv_rt_last_error();
+  }
+  EXPECT_EQ(spconv_rt_report_size_mismatch(99, 1, 2, 3),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "spconv_rt_report_size_mismatch: unknown size check 99 (1 "
+               "against 2)");
+  EXPECT_EQ(spconv_rt_report_size_mismatch(-1, 1, 2, 3),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spconv_rt_report_size_mismatch(INT64_MIN, INT64_MAX, INT64_MIN,
+                                           INT64_MAX),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(MemRef, ReportEmptyWindowNamesDimensionAndExtents) {
+  spconv_rt_clear_error();
+  EXPECT_EQ(_mlir_ciface_spconv_rt_report_empty_window(1, 2, 0, 3, 7),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "spconv.unfold at line 7: the window does not fit in spatial "
+               "dimension 1: input extent 2 + 2 * padding 0 is smaller than "
+               "the dilated kernel extent 3");
+}
+
 TEST(MemRef, ReportDuplicateSiteNamesTheSiteAndBothRows) {
   std::vector<int32_t> coords = {0, 1, 2, 3, 1, 0, 0, 0, 0, 1, 2, 3};
   std::vector<int64_t> keys = {7, 9, 7};

@@ -6,11 +6,11 @@
 // CHECK: module attributes {spconv.profile_labels = ["build_rulebook #spconv.geom<subm, kernel = [3, 3, 3]> on [8, 8, 8] at line 28", "rulebook_conv #spconv.geom<subm, kernel = [3, 3, 3]> 4->4 at line 28", "rulebook_conv #spconv.geom<subm, kernel = [3, 3, 3]> 4->4 at line 31"]}
 // CHECK-LABEL: func.func @net
 // CHECK: %[[ID0:.*]] = arith.constant 0 : i64
-// CHECK: call @spconv_rt_profile_begin(%[[ID0]])
+// CHECK: %{{.*}} = call @spconv_rt_profile_begin(%[[ID0]]) : (i64) -> i32
 // CHECK: %{{.*}}, %[[OC:.*]] = spconv.build_rulebook
 // CHECK: %[[N0:.*]] = tensor.dim %[[OC]]
 // CHECK: %[[R0:.*]] = arith.index_cast %[[N0]] : index to i64
-// CHECK: call @spconv_rt_profile_end(%[[ID0]], %[[R0]])
+// CHECK: %{{.*}} = call @spconv_rt_profile_end(%[[ID0]], %[[R0]]) : (i64, i64) -> i32
 // CHECK: %[[ID1:.*]] = arith.constant 1 : i64
 // CHECK: call @spconv_rt_profile_begin(%[[ID1]])
 // CHECK: %[[Y:.*]] = spconv.rulebook_conv
@@ -21,8 +21,8 @@
 // CHECK: spconv.rulebook_conv
 // CHECK: call @spconv_rt_profile_end
 // CHECK-NOT: spconv_rt_profile_begin
-// CHECK: func.func private @spconv_rt_profile_begin(i64)
-// CHECK: func.func private @spconv_rt_profile_end(i64, i64)
+// CHECK: func.func private @spconv_rt_profile_begin(i64) -> i32
+// CHECK: func.func private @spconv_rt_profile_end(i64, i64) -> i32
 func.func @net(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x4xf32>, %w: tensor<27x4x4xf32>)
     -> tensor<?x4xf32> {
   %a:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w

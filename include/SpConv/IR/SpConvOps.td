@@ -313,6 +313,12 @@ def SpConv_SortUniqueOp : SpConv_Op<"sort_unique", [Pure]> {
     `keys` the index of its key among the unique ones, so that
     `unique[inverse[i]] == keys[i]` and `keys[first[u]] == unique[u]`.
 
+    Result sizes may be static. The verifier checks what the types make
+    static: `unique` and `first` have one size, `inverse` the size of
+    `keys`, and there are between 1 and as many unique keys as keys (none
+    for no keys). A static number of unique keys that the data contradicts
+    is a run-time error (and leaves the results zero).
+
     Example:
 
     ```mlir
@@ -410,6 +416,14 @@ def SpConv_UnfoldOp : SpConv_Op<"unfold", [Pure]> {
     result holds channel `c` at kernel offset `j` (row-major); positions
     outside the input (padding) read zero.
 
+    The window must fit the padded input in every spatial dimension
+    (`S + 2 * padding >= dilation * (kernel - 1) + 1`), so that `L >= 1`:
+    like PyTorch, an unfold without window positions is an error, not an
+    empty result. The verifier rejects it for a static extent; for a
+    dynamic one it is a run-time error naming the dimension. Result sizes
+    that are static while the input's are dynamic are checked at run time
+    too (a mismatch is an error and leaves the result zero).
+
     Example:
 
     ```mlir
@@ -432,7 +446,11 @@ def SpConv_FoldOp : SpConv_Op<"fold", [Pure]> {
     is `N x (C * K) x L`, the result `N x C x S0 x ...` with the static spatial
     shape of the result type; overlapping contributions are summed and padded
     positions dropped. `L` must equal the number of window positions of the
-    result's spatial shape.
+    result's spatial shape, which must be at least one in every dimension
+    (the window must fit the padded output size); the rows must be the
+    result channels times `K`. The verifier checks what the types make
+    static; a dynamic `L`, row count or batch that disagrees is a run-time
+    error (and leaves the result zero).
 
     Example:
 

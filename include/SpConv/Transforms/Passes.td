@@ -80,7 +80,19 @@ def SpConvProfilePass : Pass<"spconv-profile", "::mlir::ModuleOp"> {
     The module gets a `spconv.profile_labels` array whose entry `id`
     describes op `id`: its name, geometry, channels and source location.
     `spconv-run --profile` prints the table after a run.
+
+    Ids are numbered 0, 1, ... over the module. The runtime holds ids below
+    `SPCONV_RT_PROFILE_MAX_ENTRIES` (2^20), so a module with more timed ops
+    than `max-entries` (at most that bound) is rejected at compile time, at
+    the first op past it. The runtime calls return a status, which the
+    generated code ignores: a failing call records its error, which the
+    caller reads through `spconv_rt_last_error()` like any other.
   }];
+  let options = [
+    Option<"maxEntries", "max-entries", "int64_t", /*default=*/"1 << 20",
+           "Most timed ops a module may have (the runtime's "
+           "SPCONV_RT_PROFILE_MAX_ENTRIES, 2^20, or fewer)">
+  ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
     "::mlir::tensor::TensorDialect"

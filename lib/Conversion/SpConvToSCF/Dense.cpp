@@ -75,11 +75,58 @@ static Value allocLike(OpBuilder &b, Location loc, Value tensor,
       dynamicSizes);
 }
 
-static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
+/// Checks that the window fits every dynamic spatial extent of unfold's
+/// input (the verifier checks the static ones): extent + 2p >= d(k-1) + 1,
+/// reporting the first dimension where it does not. Null when all extents
+/// are static.
+static Value checkWindowFits(LoweringContext &ctx, OpBuilder &b, Location loc,
+                             GeometryAttr g, RankedTensorType inputType,
+                             ArrayRef<Value> spatial) {
+  Value ok;
+  for (unsigned d = 0; d < g.getRank(); ++d) {
+    if (!inputType.isDynamicDim(2 + d))
+      continue;
+    int64_t padding = g.getPadding()[d];
+    int64_t kernelExtent = g.getDilation()[d] * (g.getKernel()[d] - 1) + 1;
+    Value fits = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge,
+        arith::AddIOp::create(b, loc, spatial[d],
+                              indexConst(b, loc, 2 * padding)),
+        indexConst(b, loc, kernelExtent));
+    // Report only the first dimension that fails.
+    Value report =
+        ok ? arith::AndIOp::create(
+                 b, loc, ok,
+                 arith::XOrIOp::create(
+                     b, loc, fits,
+                     arith::ConstantOp::create(b, loc, b.getBoolAttr(true))))
+                 .getResult()
+           : arith::XOrIOp::create(
+                 b, loc, fits,
+                 arith::ConstantOp::create(b, loc, b.getBoolAttr(true)))
+                 .getResult();
+    scf::IfOp::create(b, loc, report, [&](OpBuilder &tb, Location tloc) {
+      SmallVector<Value> arguments;
+      for (int64_t value : {static_cast<int64_t>(d), int64_t(0), padding,
+                            kernelExtent, sourceLine(loc)})
+        arguments.push_back(i64Const(tb, tloc, value));
+      arguments[1] =
+          arith::IndexCastOp::create(tb, tloc, tb.getI64Type(), spatial[d]);
+      callRuntime(ctx, tb, tloc, "spconv_rt_report_empty_window", arguments);
+      scf::YieldOp::create(tb, tloc);
+    });
+    ok = ok ? arith::AndIOp::create(b, loc, ok, fits).getResult() : fits;
+  }
+  return ok;
+}
+
+static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b, UnfoldOp op,
                                 ArrayRef<Value> operands) {
   Location loc = op.getLoc();
   GeometryAttr g = op.getGeometry();
   Value input = operands[0];
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  auto resultType = cast<RankedTensorType>(op.getOutput().getType());
   SmallVector<Value> spatial = dims(b, loc, input, 2);
   SmallVector<Value> blocks = windowPositions(b, loc, g, spatial);
   SmallVector<Value> kernel;
@@ -92,49 +139,72 @@ static SmallVector<Value> lower(LoweringContext &, OpBuilder &b, UnfoldOp op,
   Value columns = indexConst(b, loc, 1);
   for (Value extent : blocks)
     columns = arith::MulIOp::create(b, loc, columns, extent);
+
+  // What the types leave to run time: the window must fit every spatial
+  // extent (PyTorch rejects an unfold without window positions), and the
+  // result's static sizes must be the computed ones. Any failure is
+  // reported and leaves the result zero.
+  Value windowOk = checkWindowFits(ctx, b, loc, g, inputType, spatial);
+  Value ok =
+      allOf(b, loc,
+            {windowOk,
+             checkStaticSize(ctx, b, loc, inputType.getDimSize(0), batch,
+                             resultType.getDimSize(0), SizeCheck::UnfoldBatch),
+             checkStaticSize(ctx, b, loc, inputType.getDimSize(1), rows,
+                             resultType.getDimSize(1), SizeCheck::UnfoldRows)});
+  if (windowOk && !resultType.isDynamicDim(2))
+    ok = allOf(b, loc,
+               {ok, checkSizeIf(ctx, b, loc, windowOk, columns,
+                                indexConst(b, loc, resultType.getDimSize(2)),
+                                SizeCheck::UnfoldColumns)});
   Value result = allocLike(b, loc, op.getOutput(), {batch, rows, columns});
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero, zero, zero},
-          ValueRange{batch, rows, columns}, ValueRange{one, one, one},
-          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-            // Row c * K + j, column = window position.
-            Value channel = arith::DivUIOp::create(pb, ploc, ivs[1], volume);
-            SmallVector<Value> j = unravel(
-                pb, ploc, arith::RemUIOp::create(pb, ploc, ivs[1], volume),
-                kernel);
-            SmallVector<Value> block = unravel(pb, ploc, ivs[2], blocks);
-            Value inside =
-                arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
-            SmallVector<Value> indices = {ivs[0], channel};
-            for (unsigned d = 0; d < g.getRank(); ++d) {
-              // x = block * s - p + j * dilation
-              Value x = arith::AddIOp::create(
-                  pb, ploc,
-                  arith::MulIOp::create(pb, ploc, block[d],
-                                        indexConst(pb, ploc, g.getStride()[d])),
-                  arith::MulIOp::create(
-                      pb, ploc, j[d],
-                      indexConst(pb, ploc, g.getDilation()[d])));
-              x = arith::SubIOp::create(
-                  pb, ploc, x, indexConst(pb, ploc, g.getPadding()[d]));
-              inside = arith::AndIOp::create(
-                  pb, ploc, inside,
-                  arith::AndIOp::create(
-                      pb, ploc,
-                      arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge,
-                                            x, indexConst(pb, ploc, 0)),
-                      arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
-                                            x, spatial[d])));
-              indices.push_back(x);
-            }
-            memref::StoreOp::create(
-                pb, ploc, loadOrZero(pb, ploc, inside, input, indices), result,
-                ivs);
-          }),
-      "unfold");
+  ifElseZero(b, loc, ok, result, [&](OpBuilder &b, Location loc) {
+    markKernel(
+        scf::ParallelOp::create(
+            b, loc, ValueRange{zero, zero, zero},
+            ValueRange{batch, rows, columns}, ValueRange{one, one, one},
+            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+              // Row c * K + j, column = window position.
+              Value channel = arith::DivUIOp::create(pb, ploc, ivs[1], volume);
+              SmallVector<Value> j = unravel(
+                  pb, ploc, arith::RemUIOp::create(pb, ploc, ivs[1], volume),
+                  kernel);
+              SmallVector<Value> block = unravel(pb, ploc, ivs[2], blocks);
+              Value inside =
+                  arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true));
+              SmallVector<Value> indices = {ivs[0], channel};
+              for (unsigned d = 0; d < g.getRank(); ++d) {
+                // x = block * s - p + j * dilation
+                Value x = arith::AddIOp::create(
+                    pb, ploc,
+                    arith::MulIOp::create(
+                        pb, ploc, block[d],
+                        indexConst(pb, ploc, g.getStride()[d])),
+                    arith::MulIOp::create(
+                        pb, ploc, j[d],
+                        indexConst(pb, ploc, g.getDilation()[d])));
+                x = arith::SubIOp::create(
+                    pb, ploc, x, indexConst(pb, ploc, g.getPadding()[d]));
+                inside = arith::AndIOp::create(
+                    pb, ploc, inside,
+                    arith::AndIOp::create(
+                        pb, ploc,
+                        arith::CmpIOp::create(pb, ploc,
+                                              arith::CmpIPredicate::sge, x,
+                                              indexConst(pb, ploc, 0)),
+                        arith::CmpIOp::create(pb, ploc,
+                                              arith::CmpIPredicate::slt, x,
+                                              spatial[d])));
+                indices.push_back(x);
+              }
+              memref::StoreOp::create(
+                  pb, ploc, loadOrZero(pb, ploc, inside, input, indices),
+                  result, ivs);
+            }),
+        "unfold");
+  });
   return {result};
 }
 
@@ -143,9 +213,11 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b, FoldOp op,
   Location loc = op.getLoc();
   GeometryAttr g = op.getGeometry();
   Value input = operands[0];
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
   auto resultType = cast<RankedTensorType>(op.getOutput().getType());
   Type elementType = resultType.getElementType();
   Type accType = accumulatorType(elementType);
+  // The output size is static (verified, with its window positions).
   SmallVector<Value> spatial;
   for (int64_t extent : resultType.getShape().drop_front(2))
     spatial.push_back(indexConst(b, loc, extent));
@@ -154,100 +226,136 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b, FoldOp op,
   SmallVector<Value> kernel;
   for (int64_t k : g.getKernel())
     kernel.push_back(indexConst(b, loc, k));
+  FailureOr<SmallVector<int64_t>> outputBlocks =
+      g.getOutputShape(resultType.getShape().drop_front(2));
+  int64_t positions = 1;
+  for (int64_t extent : *outputBlocks)
+    positions *= extent;
   Value batch = memref::DimOp::create(b, loc, input, 0);
+  Value inputRows = memref::DimOp::create(b, loc, input, 1);
   Value channels =
-      arith::DivUIOp::create(b, loc, memref::DimOp::create(b, loc, input, 1),
-                             indexConst(b, loc, volume));
+      arith::DivUIOp::create(b, loc, inputRows, indexConst(b, loc, volume));
+
+  // What the types leave to run time: the input's rows must be the
+  // result's channels times the kernel volume (a multiple of it when the
+  // channels are dynamic), its columns the window positions of the output
+  // size, its batch the result's. Any failure is reported and leaves the
+  // result zero.
+  Value rowsOk;
+  if (inputType.isDynamicDim(1)) {
+    if (resultType.isDynamicDim(1))
+      rowsOk = checkSize(
+          ctx, b, loc, inputRows,
+          arith::MulIOp::create(b, loc, channels, indexConst(b, loc, volume)),
+          SizeCheck::FoldRowsMultiple);
+    else
+      rowsOk = checkSize(ctx, b, loc, inputRows,
+                         indexConst(b, loc, resultType.getDimSize(1) * volume),
+                         SizeCheck::FoldRows);
+  }
+  Value ok = allOf(
+      b, loc,
+      {rowsOk,
+       checkStaticSize(ctx, b, loc, inputType.getDimSize(0), batch,
+                       resultType.getDimSize(0), SizeCheck::FoldBatch),
+       inputType.isDynamicDim(2)
+           ? checkSize(ctx, b, loc, memref::DimOp::create(b, loc, input, 2),
+                       indexConst(b, loc, positions), SizeCheck::FoldColumns)
+           : Value()});
   SmallVector<Value> sizes = {batch, channels};
   sizes.append(spatial);
   Value result = allocLike(b, loc, op.getOutput(), sizes);
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   SmallVector<Value> lbs(sizes.size(), zero), steps(sizes.size(), one);
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, lbs, sizes, steps,
-          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-            // Sum, in offset order, the columns whose window covers this site.
-            auto addTerm = [&](OpBuilder &ob, Location oloc, Value offset,
-                               Value sum) -> Value {
-              SmallVector<Value> j = unravel(ob, oloc, offset, kernel);
-              Value covered =
-                  arith::ConstantOp::create(ob, oloc, ob.getBoolAttr(true));
-              Value column = indexConst(ob, oloc, 0);
-              for (unsigned d = 0; d < g.getRank(); ++d) {
-                // block = (x + p - j * dilation) / s, exactly and in range.
-                Value t = arith::SubIOp::create(
+  ifElseZero(b, loc, ok, result, [&](OpBuilder &b, Location loc) {
+    markKernel(
+        scf::ParallelOp::create(
+            b, loc, lbs, sizes, steps,
+            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+              // Sum, in offset order, the columns whose window covers this
+              // site.
+              auto addTerm = [&](OpBuilder &ob, Location oloc, Value offset,
+                                 Value sum) -> Value {
+                SmallVector<Value> j = unravel(ob, oloc, offset, kernel);
+                Value covered =
+                    arith::ConstantOp::create(ob, oloc, ob.getBoolAttr(true));
+                Value column = indexConst(ob, oloc, 0);
+                for (unsigned d = 0; d < g.getRank(); ++d) {
+                  // block = (x + p - j * dilation) / s, exactly and in range.
+                  Value t = arith::SubIOp::create(
+                      ob, oloc,
+                      arith::AddIOp::create(
+                          ob, oloc, ivs[2 + d],
+                          indexConst(ob, oloc, g.getPadding()[d])),
+                      arith::MulIOp::create(
+                          ob, oloc, j[d],
+                          indexConst(ob, oloc, g.getDilation()[d])));
+                  Value s = indexConst(ob, oloc, g.getStride()[d]);
+                  Value block = arith::DivSIOp::create(ob, oloc, t, s);
+                  Value ok = arith::AndIOp::create(
+                      ob, oloc,
+                      arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::sge,
+                                            t, indexConst(ob, oloc, 0)),
+                      arith::CmpIOp::create(
+                          ob, oloc, arith::CmpIPredicate::eq,
+                          arith::RemSIOp::create(ob, oloc, t, s),
+                          indexConst(ob, oloc, 0)));
+                  ok = arith::AndIOp::create(
+                      ob, oloc, ok,
+                      arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::slt,
+                                            block, blocks[d]));
+                  covered = arith::AndIOp::create(ob, oloc, covered, ok);
+                  column = arith::AddIOp::create(
+                      ob, oloc,
+                      arith::MulIOp::create(ob, oloc, column, blocks[d]),
+                      block);
+                }
+                Value row = arith::AddIOp::create(
                     ob, oloc,
-                    arith::AddIOp::create(
-                        ob, oloc, ivs[2 + d],
-                        indexConst(ob, oloc, g.getPadding()[d])),
-                    arith::MulIOp::create(
-                        ob, oloc, j[d],
-                        indexConst(ob, oloc, g.getDilation()[d])));
-                Value s = indexConst(ob, oloc, g.getStride()[d]);
-                Value block = arith::DivSIOp::create(ob, oloc, t, s);
-                Value ok = arith::AndIOp::create(
-                    ob, oloc,
-                    arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::sge,
-                                          t, indexConst(ob, oloc, 0)),
-                    arith::CmpIOp::create(
-                        ob, oloc, arith::CmpIPredicate::eq,
-                        arith::RemSIOp::create(ob, oloc, t, s),
-                        indexConst(ob, oloc, 0)));
-                ok = arith::AndIOp::create(
-                    ob, oloc, ok,
-                    arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::slt,
-                                          block, blocks[d]));
-                covered = arith::AndIOp::create(ob, oloc, covered, ok);
-                column = arith::AddIOp::create(
-                    ob, oloc,
-                    arith::MulIOp::create(ob, oloc, column, blocks[d]), block);
+                    arith::MulIOp::create(ob, oloc, ivs[1],
+                                          indexConst(ob, oloc, volume)),
+                    offset);
+                auto term = scf::IfOp::create(
+                    ob, oloc, covered,
+                    [&](OpBuilder &tb, Location tloc) {
+                      scf::YieldOp::create(
+                          tb, tloc,
+                          ValueRange{loadAs(tb, tloc, input,
+                                            {ivs[0], row, column}, accType)});
+                    },
+                    [&](OpBuilder &eb, Location eloc) {
+                      scf::YieldOp::create(
+                          eb, eloc,
+                          ValueRange{arith::ConstantOp::create(
+                              eb, eloc, eb.getZeroAttr(accType))});
+                    });
+                return arith::AddFOp::create(ob, oloc, sum, term.getResult(0));
+              };
+              Value sum =
+                  arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
+              if (ctx.unrollsOffsets(volume)) {
+                for (int64_t offset = 0; offset < volume; ++offset)
+                  sum = addTerm(pb, ploc, indexConst(pb, ploc, offset), sum);
+              } else {
+                sum = scf::ForOp::create(
+                          pb, ploc, zero, indexConst(pb, ploc, volume), one,
+                          ValueRange{sum},
+                          [&](OpBuilder &ob, Location oloc, Value offset,
+                              ValueRange partial) {
+                            scf::YieldOp::create(
+                                ob, oloc,
+                                ValueRange{
+                                    addTerm(ob, oloc, offset, partial[0])});
+                          })
+                          .getResult(0);
               }
-              Value row = arith::AddIOp::create(
-                  ob, oloc,
-                  arith::MulIOp::create(ob, oloc, ivs[1],
-                                        indexConst(ob, oloc, volume)),
-                  offset);
-              auto term = scf::IfOp::create(
-                  ob, oloc, covered,
-                  [&](OpBuilder &tb, Location tloc) {
-                    scf::YieldOp::create(
-                        tb, tloc,
-                        ValueRange{loadAs(tb, tloc, input,
-                                          {ivs[0], row, column}, accType)});
-                  },
-                  [&](OpBuilder &eb, Location eloc) {
-                    scf::YieldOp::create(
-                        eb, eloc,
-                        ValueRange{arith::ConstantOp::create(
-                            eb, eloc, eb.getZeroAttr(accType))});
-                  });
-              return arith::AddFOp::create(ob, oloc, sum, term.getResult(0));
-            };
-            Value sum =
-                arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
-            if (ctx.unrollsOffsets(volume)) {
-              for (int64_t offset = 0; offset < volume; ++offset)
-                sum = addTerm(pb, ploc, indexConst(pb, ploc, offset), sum);
-            } else {
-              sum =
-                  scf::ForOp::create(
-                      pb, ploc, zero, indexConst(pb, ploc, volume), one,
-                      ValueRange{sum},
-                      [&](OpBuilder &ob, Location oloc, Value offset,
-                          ValueRange partial) {
-                        scf::YieldOp::create(
-                            ob, oloc,
-                            ValueRange{addTerm(ob, oloc, offset, partial[0])});
-                      })
-                      .getResult(0);
-            }
-            memref::StoreOp::create(pb, ploc,
-                                    convertScalar(pb, ploc, sum, elementType),
-                                    result, ivs);
-          }),
-      "fold");
+              memref::StoreOp::create(pb, ploc,
+                                      convertScalar(pb, ploc, sum, elementType),
+                                      result, ivs);
+            }),
+        "fold");
+  });
   return {result};
 }
 

@@ -286,6 +286,119 @@ Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,
   return ok;
 }
 
+int64_t lowering::sourceLine(Location loc) {
+  int64_t line = 0;
+  loc->walk([&](Location inner) {
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner)) {
+      line = fileLoc.getLine();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return line;
+}
+
+Value lowering::checkSize(LoweringContext &ctx, OpBuilder &b, Location loc,
+                          Value actual, Value expected, SizeCheck what) {
+  Value ok =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, actual, expected);
+  scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location tloc) { scf::YieldOp::create(tb, tloc); },
+      [&](OpBuilder &eb, Location eloc) {
+        reportError(ctx, eb, eloc, "spconv_rt_report_size_mismatch",
+                    {i64Const(eb, eloc, static_cast<int64_t>(what)), actual,
+                     expected, i64Const(eb, eloc, sourceLine(loc))});
+        scf::YieldOp::create(eb, eloc);
+      });
+  return ok;
+}
+
+Value lowering::checkSizeIf(LoweringContext &ctx, OpBuilder &b, Location loc,
+                            Value precondition, Value actual, Value expected,
+                            SizeCheck what) {
+  if (!precondition)
+    return checkSize(ctx, b, loc, actual, expected, what);
+  return scf::IfOp::create(
+             b, loc, precondition,
+             [&](OpBuilder &tb, Location tloc) {
+               scf::YieldOp::create(tb, tloc,
+                                    ValueRange{checkSize(ctx, tb, tloc, actual,
+                                                         expected, what)});
+             },
+             [&](OpBuilder &eb, Location eloc) {
+               scf::YieldOp::create(eb, eloc, ValueRange{precondition});
+             })
+      .getResult(0);
+}
+
+Value lowering::checkStaticSize(LoweringContext &ctx, OpBuilder &b,
+                                Location loc, int64_t staticActual,
+                                Value actual, int64_t expected,
+                                SizeCheck what) {
+  if (ShapedType::isDynamic(expected) || !ShapedType::isDynamic(staticActual))
+    return Value();
+  return checkSize(ctx, b, loc, actual, indexConst(b, loc, expected), what);
+}
+
+Value lowering::allOf(OpBuilder &b, Location loc, ArrayRef<Value> conditions) {
+  Value all;
+  for (Value condition : conditions) {
+    if (!condition)
+      continue;
+    all = all ? arith::AndIOp::create(b, loc, all, condition).getResult()
+              : condition;
+  }
+  return all;
+}
+
+void lowering::fillZeros(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    lbs.push_back(indexConst(b, loc, 0));
+    ubs.push_back(memref::DimOp::create(b, loc, buffer, d));
+    steps.push_back(indexConst(b, loc, 1));
+  }
+  // Sequential: an error path, which must not become a GPU kernel.
+  scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                     [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+                       memref::StoreOp::create(nb, nloc, zero, buffer, ivs);
+                     });
+}
+
+void lowering::ifElseZero(OpBuilder &b, Location loc, Value ok,
+                          ValueRange zeroed,
+                          function_ref<void(OpBuilder &, Location)> body) {
+  if (!ok) {
+    body(b, loc);
+    return;
+  }
+  scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location tloc) {
+        body(tb, tloc);
+        scf::YieldOp::create(tb, tloc);
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        for (Value buffer : zeroed)
+          fillZeros(eb, eloc, buffer);
+        scf::YieldOp::create(eb, eloc);
+      });
+}
+
+Value lowering::staticPrefix(OpBuilder &b, Location loc, Value buffer,
+                             int64_t size) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value view = memref::SubViewOp::create(
+      b, loc, buffer, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return castTo(b, loc, view, MemRefType::get({size}, type.getElementType()));
+}
+
 Value lowering::loadOrZero(OpBuilder &b, Location loc, Value inside,
                            Value buffer, ValueRange indices) {
   Type elementType = cast<MemRefType>(buffer.getType()).getElementType();

@@ -158,6 +158,68 @@ void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
 Value checkFeatureRows(LoweringContext &ctx, OpBuilder &b, Location loc,
                        Value features, Value expected, int64_t what);
 
+/// What a run-time size check reports: SpConvRtSizeCheck of
+/// runtime/include/spconv-rt/SpConvRuntime.h, with the same values (the
+/// compiler does not include the runtime's headers).
+enum class SizeCheck : int64_t {
+  SortUniqueCount = 0,
+  SortUniqueInverse = 1,
+  LinearizeKeys = 2,
+  DelinearizeRows = 3,
+  HashLookupRows = 4,
+  GatherRows = 5,
+  GatherChannels = 6,
+  UnfoldBatch = 7,
+  UnfoldRows = 8,
+  UnfoldColumns = 9,
+  FoldBatch = 10,
+  FoldRows = 11,
+  FoldColumns = 12,
+  FoldRowsMultiple = 13,
+};
+
+/// The source line of `loc` (its first file location), or 0 when it has
+/// none; run-time reports name it.
+int64_t sourceLine(Location loc);
+
+/// Whether `actual` equals `expected` (both index; i1); reports the mismatch
+/// through the runtime (`what`, with the line of `loc`) when it does not.
+Value checkSize(LoweringContext &ctx, OpBuilder &b, Location loc, Value actual,
+                Value expected, SizeCheck what);
+
+/// Like checkSize, but only where `precondition` (i1) holds, so that an
+/// earlier failure (already reported) is not overwritten by a consequence of
+/// it: returns `precondition && actual == expected`.
+Value checkSizeIf(LoweringContext &ctx, OpBuilder &b, Location loc,
+                  Value precondition, Value actual, Value expected,
+                  SizeCheck what);
+
+/// Checks, when it is not known at compile time, that a run-time extent
+/// matches the static extent of a result: `staticActual` is the static
+/// extent of the operand (or dynamic), `actual` its run-time value,
+/// `expected` the static extent of the result (or dynamic). Returns the i1
+/// of checkSize, or null when there is nothing to check (the result is
+/// dynamic, or both are static and the verifier compared them).
+Value checkStaticSize(LoweringContext &ctx, OpBuilder &b, Location loc,
+                      int64_t staticActual, Value actual, int64_t expected,
+                      SizeCheck what);
+
+/// The conjunction of the non-null `conditions`, or null if there are none.
+Value allOf(OpBuilder &b, Location loc, ArrayRef<Value> conditions);
+
+/// Stores zero in every element of `buffer` (identity layout, any rank).
+void fillZeros(OpBuilder &b, Location loc, Value buffer);
+
+/// Emits `body` where `ok` (i1) holds and fills `zeroed` with zeros where
+/// it does not: an op whose sizes failed a run-time check does no work and
+/// leaves defined results. With a null `ok`, emits `body` alone.
+void ifElseZero(OpBuilder &b, Location loc, Value ok, ValueRange zeroed,
+                function_ref<void(OpBuilder &, Location)> body);
+
+/// The first `size` elements of a 1-D buffer, as a `memref<size x T>`; the
+/// buffer must have at least `size` elements.
+Value staticPrefix(OpBuilder &b, Location loc, Value buffer, int64_t size);
+
 /// `buffer[indices]` where `inside` (i1) holds, zero elsewhere (padding,
 /// missing rows); the load happens only inside.
 Value loadOrZero(OpBuilder &b, Location loc, Value inside, Value buffer,

@@ -31,16 +31,33 @@ static int64_t batchSizeOf(GridAttr grid) {
   return effectiveBatchSize(grid, {*checkedProduct(grid.getShape())});
 }
 
+/// The static extent `dim` of a tensor value (or ShapedType::kDynamic).
+static int64_t staticDim(Value tensor, unsigned dim) {
+  return cast<RankedTensorType>(tensor.getType()).getDimSize(dim);
+}
+
 static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                                 LinearizeOp op, ArrayRef<Value> operands) {
   Location loc = op.getLoc();
   GridAttr grid = getGrid(op.getCoords().getType());
   Value n = memref::DimOp::create(b, loc, operands[0], 0);
-  Value keys = alloc1d(b, loc, b.getI64Type(), n);
-  callRuntime(ctx, b, loc, "spconv_rt_memref_linearize_coords",
-              {castTo(b, loc, operands[0], anyLayoutCoords(b.getContext())),
-               i64Array(b, loc, grid.getShape()),
-               i64Const(b, loc, batchSizeOf(grid)), keys});
+  // One key per row; a static key count that the rows contradict is
+  // reported and the keys are left zero.
+  int64_t staticKeys = staticDim(op.getKeys(), 0);
+  Value ok = checkStaticSize(ctx, b, loc, staticDim(op.getCoords(), 0), n,
+                             staticKeys, SizeCheck::LinearizeKeys);
+  auto keysType = MemRefType::get({staticKeys}, b.getI64Type());
+  Value keys = ShapedType::isDynamic(staticKeys)
+                   ? memref::AllocOp::create(b, loc, keysType, ValueRange{n})
+                   : memref::AllocOp::create(b, loc, keysType);
+  ifElseZero(b, loc, ok, keys, [&](OpBuilder &tb, Location tloc) {
+    callRuntime(
+        ctx, tb, tloc, "spconv_rt_memref_linearize_coords",
+        {castTo(tb, tloc, operands[0], anyLayoutCoords(tb.getContext())),
+         i64Array(tb, tloc, grid.getShape()),
+         i64Const(tb, tloc, batchSizeOf(grid)),
+         castTo(tb, tloc, keys, dynamic1d(tb.getI64Type()))});
+  });
   return {keys};
 }
 
@@ -49,14 +66,24 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   Location loc = op.getLoc();
   GridAttr grid = getGrid(op.getCoords().getType());
   Value n = memref::DimOp::create(b, loc, operands[0], 0);
+  // One row per key; a static row count that the keys contradict is
+  // reported and the coordinates are left zero.
+  int64_t staticRows = staticDim(op.getCoords(), 0);
+  Value ok = checkStaticSize(ctx, b, loc, staticDim(op.getKeys(), 0), n,
+                             staticRows, SizeCheck::DelinearizeRows);
   auto coordsType = MemRefType::get(
-      {ShapedType::kDynamic, static_cast<int64_t>(grid.getRank()) + 1},
-      b.getI32Type());
-  Value coords = memref::AllocOp::create(b, loc, coordsType, ValueRange{n});
-  callRuntime(ctx, b, loc, "spconv_rt_memref_delinearize_keys",
-              {operands[0], i64Array(b, loc, grid.getShape()),
-               i64Const(b, loc, batchSizeOf(grid)),
-               castTo(b, loc, coords, anyLayoutCoords(b.getContext()))});
+      {staticRows, static_cast<int64_t>(grid.getRank()) + 1}, b.getI32Type());
+  Value coords =
+      ShapedType::isDynamic(staticRows)
+          ? memref::AllocOp::create(b, loc, coordsType, ValueRange{n})
+          : memref::AllocOp::create(b, loc, coordsType);
+  ifElseZero(b, loc, ok, coords, [&](OpBuilder &tb, Location tloc) {
+    callRuntime(ctx, tb, tloc, "spconv_rt_memref_delinearize_keys",
+                {castTo(tb, tloc, operands[0], dynamic1d(tb.getI64Type())),
+                 i64Array(tb, tloc, grid.getShape()),
+                 i64Const(tb, tloc, batchSizeOf(grid)),
+                 castTo(tb, tloc, coords, anyLayoutCoords(tb.getContext()))});
+  });
   return {coords};
 }
 
@@ -64,21 +91,80 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                                 SortUniqueOp op, ArrayRef<Value> operands) {
   Location loc = op.getLoc();
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  Value n = memref::DimOp::create(b, loc, operands[0], 0);
-  Value unique = alloc1d(b, loc, i64, n);
-  Value first = alloc1d(b, loc, i32, n);
-  Value inverse = alloc1d(b, loc, i32, n);
+  Value keys = castTo(b, loc, operands[0], dynamic1d(i64));
+  Value n = memref::DimOp::create(b, loc, keys, 0);
+  // The verifier compared the sizes static on both sides; the number of
+  // unique keys is only known after the sort.
+  int64_t staticUnique = staticDim(op.getUnique(), 0);
+  int64_t staticInverse = staticDim(op.getInverse(), 0);
+  Value keysOk = checkStaticSize(ctx, b, loc, staticDim(op.getKeys(), 0), n,
+                                 staticInverse, SizeCheck::SortUniqueInverse);
+  // The runtime writes up to n of each; the static results view their
+  // static sizes. Both must lie inside the buffers, also on a mismatch.
+  Value capacity = n;
+  for (int64_t size : {staticUnique, staticInverse})
+    if (!ShapedType::isDynamic(size))
+      capacity =
+          arith::MaxUIOp::create(b, loc, capacity, indexConst(b, loc, size));
+  Value unique = alloc1d(b, loc, i64, capacity);
+  Value first = alloc1d(b, loc, i32, capacity);
+  Value inverse = alloc1d(b, loc, i32, capacity);
   Value count = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i64));
-  Value ok = callRuntime(ctx, b, loc, "spconv_rt_memref_unique",
-                         {operands[0], unique, first, inverse,
-                          castTo(b, loc, count, dynamic1d(i64))});
+  auto sort = [&](OpBuilder &sb, Location sloc) {
+    return callRuntime(ctx, sb, sloc, "spconv_rt_memref_unique",
+                       {keys, unique, first, inverse,
+                        castTo(sb, sloc, count, dynamic1d(i64))});
+  };
+  Value ok;
+  if (keysOk) {
+    ok = scf::IfOp::create(
+             b, loc, keysOk,
+             [&](OpBuilder &tb, Location tloc) {
+               scf::YieldOp::create(tb, tloc, ValueRange{sort(tb, tloc)});
+             },
+             [&](OpBuilder &eb, Location eloc) {
+               scf::YieldOp::create(eb, eloc,
+                                    ValueRange{arith::ConstantOp::create(
+                                        eb, eloc, eb.getBoolAttr(false))});
+             })
+             .getResult(0);
+  } else {
+    ok = sort(b, loc);
+  }
   Value numUnique = arith::IndexCastOp::create(
       b, loc, b.getIndexType(),
       memref::LoadOp::create(b, loc, count, ValueRange{indexConst(b, loc, 0)}));
   numUnique =
       arith::SelectOp::create(b, loc, ok, numUnique, indexConst(b, loc, 0));
-  return {prefix(b, loc, unique, numUnique), prefix(b, loc, first, numUnique),
-          inverse};
+
+  if (ShapedType::isDynamic(staticUnique) &&
+      ShapedType::isDynamic(staticInverse))
+    return {prefix(b, loc, unique, numUnique), prefix(b, loc, first, numUnique),
+            inverse};
+
+  // Static sizes: the count must be the static one (checked after a sort
+  // that succeeded; a failed one has reported its error). Any failure
+  // leaves the results zero.
+  Value allOk = ok;
+  if (!ShapedType::isDynamic(staticUnique))
+    allOk = checkSizeIf(ctx, b, loc, ok, numUnique,
+                        indexConst(b, loc, staticUnique),
+                        SizeCheck::SortUniqueCount);
+  Value failed = arith::XOrIOp::create(
+      b, loc, allOk, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  scf::IfOp::create(b, loc, failed, [&](OpBuilder &tb, Location tloc) {
+    for (Value buffer : {unique, first, inverse})
+      fillZeros(tb, tloc, buffer);
+    scf::YieldOp::create(tb, tloc);
+  });
+  auto view = [&](Value buffer, int64_t staticSize, Value size) {
+    return ShapedType::isDynamic(staticSize)
+               ? prefix(b, loc, buffer, size)
+               : staticPrefix(b, loc, buffer, staticSize);
+  };
+  return {view(unique, staticUnique, numUnique),
+          view(first, staticUnique, numUnique),
+          view(inverse, staticInverse, n)};
 }
 
 HashTableBuffers lowering::lowerHashBuild(LoweringContext &ctx, OpBuilder &b,
@@ -125,55 +211,70 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   Value n = memref::DimOp::create(b, loc, rows, 0);
   Value channels = memref::DimOp::create(b, loc, features, 1);
 
-  // Validate first: rows are -1 or in [0, sourceRows).
-  Value firstBad = findFirst(
-      b, loc, zero, n, [&](OpBuilder &fb, Location floc, Value i) -> Value {
-        Value row = loadAs(fb, floc, rows, i, index);
-        return arith::AndIOp::create(
-            fb, floc,
-            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::ne, row,
-                                  indexConst(fb, floc, -1)),
-            arith::OrIOp::create(
-                fb, floc,
-                arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, row,
-                                      indexConst(fb, floc, -1)),
-                arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, row,
-                                      sourceRows)));
-      });
-  Value found =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, firstBad, zero);
-  scf::IfOp::create(b, loc, found, [&](OpBuilder &tb, Location tloc) {
-    reportBadIndex(ctx, tb, tloc, firstBad,
-                   loadAs(tb, tloc, rows, firstBad, index), sourceRows);
-    scf::YieldOp::create(tb, tloc);
-  });
-
+  // The result has one row per index and the features' channels; where its
+  // type makes either static and the operands leave it to run time, a
+  // mismatch is reported and the result left zero.
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   Type elementType = resultType.getElementType();
-  auto bufferType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic}, elementType);
-  Value result =
-      memref::AllocOp::create(b, loc, bufferType, ValueRange{n, channels});
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero, zero}, ValueRange{n, channels},
-          ValueRange{one, one},
-          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-            Value row = loadAs(pb, ploc, rows, ivs[0], index);
-            Value inside = arith::AndIOp::create(
-                pb, ploc,
-                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge, row,
-                                      indexConst(pb, ploc, 0)),
-                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt, row,
-                                      sourceRows));
-            memref::StoreOp::create(
-                pb, ploc,
-                loadOrZero(pb, ploc, inside, features, ValueRange{row, ivs[1]}),
-                result, ivs);
-          }),
-      "gather_rows");
-  return {castTo(b, loc, result,
-                 MemRefType::get(resultType.getShape(), elementType))};
+  Value sizesOk = allOf(
+      b, loc,
+      {checkStaticSize(ctx, b, loc, staticDim(op.getRows(), 0), n,
+                       resultType.getDimSize(0), SizeCheck::GatherRows),
+       checkStaticSize(ctx, b, loc, staticDim(op.getFeatures(), 1), channels,
+                       resultType.getDimSize(1), SizeCheck::GatherChannels)});
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(n);
+  if (resultType.isDynamicDim(1))
+    dynamicSizes.push_back(channels);
+  Value result = memref::AllocOp::create(
+      b, loc, MemRefType::get(resultType.getShape(), elementType),
+      dynamicSizes);
+
+  ifElseZero(b, loc, sizesOk, result, [&](OpBuilder &gb, Location gloc) {
+    // Validate first: rows are -1 or in [0, sourceRows).
+    Value firstBad = findFirst(
+        gb, gloc, zero, n, [&](OpBuilder &fb, Location floc, Value i) -> Value {
+          Value row = loadAs(fb, floc, rows, i, index);
+          return arith::AndIOp::create(
+              fb, floc,
+              arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::ne, row,
+                                    indexConst(fb, floc, -1)),
+              arith::OrIOp::create(
+                  fb, floc,
+                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
+                                        row, indexConst(fb, floc, -1)),
+                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
+                                        row, sourceRows)));
+        });
+    Value found = arith::CmpIOp::create(gb, gloc, arith::CmpIPredicate::sge,
+                                        firstBad, zero);
+    scf::IfOp::create(gb, gloc, found, [&](OpBuilder &tb, Location tloc) {
+      reportBadIndex(ctx, tb, tloc, firstBad,
+                     loadAs(tb, tloc, rows, firstBad, index), sourceRows);
+      scf::YieldOp::create(tb, tloc);
+    });
+
+    markKernel(
+        scf::ParallelOp::create(
+            gb, gloc, ValueRange{zero, zero}, ValueRange{n, channels},
+            ValueRange{one, one},
+            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+              Value row = loadAs(pb, ploc, rows, ivs[0], index);
+              Value inside = arith::AndIOp::create(
+                  pb, ploc,
+                  arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::sge,
+                                        row, indexConst(pb, ploc, 0)),
+                  arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
+                                        row, sourceRows));
+              memref::StoreOp::create(pb, ploc,
+                                      loadOrZero(pb, ploc, inside, features,
+                                                 ValueRange{row, ivs[1]}),
+                                      result, ivs);
+            }),
+        "gather_rows");
+  });
+  return {result};
 }
 
 SmallVector<Value> lowering::lowerPrimitive(LoweringContext &ctx, OpBuilder &b,

@@ -85,6 +85,62 @@ SPCONV_RT_EXPORT int spconv_rt_report_row_mismatch(int64_t rows,
                                                    int64_t expected,
                                                    int64_t what);
 
+/* What spconv_rt_report_size_mismatch reports: a size known only at run
+ * time that contradicts a static size in an op's types (the verifier checks
+ * the sizes that are static on both sides). */
+enum SpConvRtSizeCheck {
+  /* spconv.sort_unique: unique keys vs the static size of unique/first. */
+  SPCONV_RT_SIZE_SORT_UNIQUE_COUNT = 0,
+  /* spconv.sort_unique: keys vs the static size of the inverse map. */
+  SPCONV_RT_SIZE_SORT_UNIQUE_INVERSE = 1,
+  /* spconv.linearize: coordinate rows vs the static number of keys. */
+  SPCONV_RT_SIZE_LINEARIZE_KEYS = 2,
+  /* spconv.delinearize: keys vs the static number of coordinate rows. */
+  SPCONV_RT_SIZE_DELINEARIZE_ROWS = 3,
+  /* spconv.hash_lookup: queries vs the static size of the result. */
+  SPCONV_RT_SIZE_HASH_LOOKUP_ROWS = 4,
+  /* spconv.gather_rows: row indices vs the static rows of the result. */
+  SPCONV_RT_SIZE_GATHER_ROWS = 5,
+  /* spconv.gather_rows: feature channels vs the result's static channels. */
+  SPCONV_RT_SIZE_GATHER_CHANNELS = 6,
+  /* spconv.unfold: input batch vs the result's static batch. */
+  SPCONV_RT_SIZE_UNFOLD_BATCH = 7,
+  /* spconv.unfold: input channels x kernel volume vs static result rows. */
+  SPCONV_RT_SIZE_UNFOLD_ROWS = 8,
+  /* spconv.unfold: window positions vs the result's static columns. */
+  SPCONV_RT_SIZE_UNFOLD_COLUMNS = 9,
+  /* spconv.fold: input batch vs the result's static batch. */
+  SPCONV_RT_SIZE_FOLD_BATCH = 10,
+  /* spconv.fold: input rows vs result channels x kernel volume. */
+  SPCONV_RT_SIZE_FOLD_ROWS = 11,
+  /* spconv.fold: input columns vs the window positions of the output size. */
+  SPCONV_RT_SIZE_FOLD_COLUMNS = 12,
+  /* spconv.fold: input rows vs the kernel volume they must be a multiple of
+   * (expected: the kernel volume). */
+  SPCONV_RT_SIZE_FOLD_ROWS_MULTIPLE = 13,
+};
+
+/* Records "<op> at line <line>: <actual> <things> but <the static size>
+ * <expected>" for the check `what` (SpConvRtSizeCheck; `line` is the op's
+ * source line, 0 when unknown) and returns SPCONV_RT_ERR_INVALID_ARGUMENT.
+ * Lowered code calls it when a run-time size contradicts a static one; it
+ * then skips the op's work and leaves its results zero (never reading or
+ * writing past a buffer). */
+SPCONV_RT_EXPORT int spconv_rt_report_size_mismatch(int64_t what,
+                                                    int64_t actual,
+                                                    int64_t expected,
+                                                    int64_t line);
+
+/* Records that spconv.unfold's window does not fit in spatial dimension
+ * `dim` (extent + 2 * padding < dilated kernel extent, so there would be no
+ * window position; PyTorch's unfold rejects it too) and returns
+ * SPCONV_RT_ERR_INVALID_ARGUMENT. Lowered code calls it for a dynamic
+ * extent; the verifier rejects a static one. */
+SPCONV_RT_EXPORT int spconv_rt_report_empty_window(int64_t dim, int64_t extent,
+                                                   int64_t padding,
+                                                   int64_t kernelExtent,
+                                                   int64_t line);
+
 /* Name of a status code, e.g. "SPCONV_RT_ERR_DUPLICATE_KEY". */
 SPCONV_RT_EXPORT const char *spconv_rt_status_name(int status);
 
@@ -102,15 +158,25 @@ SPCONV_RT_EXPORT int spconv_rt_get_num_threads(int32_t *numThreads);
  * Profiling (called by code compiled with the spconv-profile pass)
  *===----------------------------------------------------------------------===*/
 
+/* Entry ids are in [0, SPCONV_RT_PROFILE_MAX_ENTRIES). The spconv-profile
+ * pass numbers the timed ops of a module 0, 1, ... and rejects a module with
+ * more of them. The table grows to the largest id begun (about 40 bytes per
+ * entry). */
+#define SPCONV_RT_PROFILE_MAX_ENTRIES (INT64_C(1) << 20)
+
 /* Start and stop the wall-clock timer of op `id`; `rows` is what it made.
- * Times of repeated calls add up. */
-SPCONV_RT_EXPORT void spconv_rt_profile_begin(int64_t id);
-SPCONV_RT_EXPORT void spconv_rt_profile_end(int64_t id, int64_t rows);
-/* Forget every entry. */
+ * Times of repeated begin/end pairs add up; a second begin restarts the
+ * timer. An id outside [0, SPCONV_RT_PROFILE_MAX_ENTRIES) fails with
+ * SPCONV_RT_ERR_OUT_OF_RANGE, an end without its begin with
+ * SPCONV_RT_ERR_INVALID_ARGUMENT; neither changes any entry. */
+SPCONV_RT_EXPORT int spconv_rt_profile_begin(int64_t id);
+SPCONV_RT_EXPORT int spconv_rt_profile_end(int64_t id, int64_t rows);
+/* Forget every entry (and free the table). */
 SPCONV_RT_EXPORT void spconv_rt_profile_reset(void);
-/* Number of entries (the largest id seen, plus one). */
+/* Number of entries (the largest id begun, plus one). */
 SPCONV_RT_EXPORT int64_t spconv_rt_profile_count(void);
-/* Total milliseconds, last row count and number of calls of op `id`. */
+/* Total milliseconds, last row count and number of calls of op `id`;
+ * SPCONV_RT_ERR_OUT_OF_RANGE for an id at or past the count. */
 SPCONV_RT_EXPORT int spconv_rt_profile_get(int64_t id, double *milliseconds,
                                            int64_t *rows, int64_t *calls);
 
@@ -316,6 +382,13 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_report_bad_index(int64_t position,
                                                              int64_t bound);
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_report_row_mismatch(
     int64_t rows, int64_t expected, int64_t what);
+SPCONV_RT_EXPORT int
+_mlir_ciface_spconv_rt_report_size_mismatch(int64_t what, int64_t actual,
+                                            int64_t expected, int64_t line);
+SPCONV_RT_EXPORT int
+_mlir_ciface_spconv_rt_report_empty_window(int64_t dim, int64_t extent,
+                                           int64_t padding,
+                                           int64_t kernelExtent, int64_t line);
 /* coords: N x (1 + D), spatialShape: D, keys: >= N. */
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_linearize_coords(
     StridedMemRefType<int32_t, 2> *coords,

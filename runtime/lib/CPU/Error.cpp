@@ -62,6 +62,104 @@ int spconv_rt_report_row_mismatch(int64_t rows, int64_t expected,
       what == 0 ? "input sites" : "output sites of the inverted convolution");
 }
 
+namespace {
+/// The op and the sentence of each SpConvRtSizeCheck: "<op>: <actual>
+/// <middle> <expected>".
+struct SizeCheckText {
+  const char *op, *middle;
+};
+SizeCheckText sizeCheckText(int64_t what) {
+  switch (what) {
+  case SPCONV_RT_SIZE_SORT_UNIQUE_COUNT:
+    return {"spconv.sort_unique",
+            "unique keys, but its unique and first results have the static "
+            "size"};
+  case SPCONV_RT_SIZE_SORT_UNIQUE_INVERSE:
+    return {"spconv.sort_unique",
+            "keys, but its inverse result has the static size"};
+  case SPCONV_RT_SIZE_LINEARIZE_KEYS:
+    return {"spconv.linearize",
+            "coordinate rows, but its keys have the static size"};
+  case SPCONV_RT_SIZE_DELINEARIZE_ROWS:
+    return {"spconv.delinearize",
+            "keys, but its coordinates have the static number of rows"};
+  case SPCONV_RT_SIZE_HASH_LOOKUP_ROWS:
+    return {"spconv.hash_lookup",
+            "queries, but its result has the static size"};
+  case SPCONV_RT_SIZE_GATHER_ROWS:
+    return {"spconv.gather_rows",
+            "row indices, but its result has the static number of rows"};
+  case SPCONV_RT_SIZE_GATHER_CHANNELS:
+    return {"spconv.gather_rows",
+            "feature channels, but its result has the static number of "
+            "channels"};
+  case SPCONV_RT_SIZE_UNFOLD_BATCH:
+    return {"spconv.unfold",
+            "input batch rows, but its result has the static batch"};
+  case SPCONV_RT_SIZE_UNFOLD_ROWS:
+    return {"spconv.unfold",
+            "input channels x kernel volume, but its result has the static "
+            "number of rows"};
+  case SPCONV_RT_SIZE_UNFOLD_COLUMNS:
+    return {"spconv.unfold",
+            "window positions, but its result has the static number of "
+            "columns"};
+  case SPCONV_RT_SIZE_FOLD_BATCH:
+    return {"spconv.fold",
+            "input batch rows, but its result has the static batch"};
+  case SPCONV_RT_SIZE_FOLD_ROWS:
+    return {"spconv.fold",
+            "input rows, but the result's channels x kernel volume is"};
+  case SPCONV_RT_SIZE_FOLD_COLUMNS:
+    return {"spconv.fold", "input columns, but the output size has the "
+                           "number of window positions"};
+  case SPCONV_RT_SIZE_FOLD_ROWS_MULTIPLE:
+    return {"spconv.fold", "input rows, not a multiple of the kernel volume"};
+  default:
+    return {nullptr, nullptr};
+  }
+}
+
+/// " at line N", or "" for line 0 (unknown).
+void formatLine(char (&text)[32], int64_t line) {
+  text[0] = '\0';
+  if (line > 0)
+    std::snprintf(text, sizeof(text), " at line %lld",
+                  static_cast<long long>(line));
+}
+} // namespace
+
+int spconv_rt_report_size_mismatch(int64_t what, int64_t actual,
+                                   int64_t expected, int64_t line) {
+  SizeCheckText text = sizeCheckText(what);
+  if (!text.op)
+    return spconv::rt::setError(
+        SPCONV_RT_ERR_INVALID_ARGUMENT,
+        "spconv_rt_report_size_mismatch: unknown size check %lld (%lld "
+        "against %lld)",
+        static_cast<long long>(what), static_cast<long long>(actual),
+        static_cast<long long>(expected));
+  char at[32];
+  formatLine(at, line);
+  return spconv::rt::setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                              "%s%s: %lld %s %lld", text.op, at,
+                              static_cast<long long>(actual), text.middle,
+                              static_cast<long long>(expected));
+}
+
+int spconv_rt_report_empty_window(int64_t dim, int64_t extent, int64_t padding,
+                                  int64_t kernelExtent, int64_t line) {
+  char at[32];
+  formatLine(at, line);
+  return spconv::rt::setError(
+      SPCONV_RT_ERR_INVALID_ARGUMENT,
+      "spconv.unfold%s: the window does not fit in spatial dimension %lld: "
+      "input extent %lld + 2 * padding %lld is smaller than the dilated "
+      "kernel extent %lld",
+      at, static_cast<long long>(dim), static_cast<long long>(extent),
+      static_cast<long long>(padding), static_cast<long long>(kernelExtent));
+}
+
 int spconv_rt_internal_set_error(int status, const char *message) {
   std::snprintf(lastError, sizeof(lastError), "%s", message ? message : "");
   return status;

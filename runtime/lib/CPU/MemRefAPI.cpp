@@ -134,6 +134,22 @@ extern "C" int _mlir_ciface_spconv_rt_report_row_mismatch(int64_t rows,
   return spconv_rt_report_row_mismatch(rows, expected, what);
 }
 
+extern "C" int _mlir_ciface_spconv_rt_report_size_mismatch(int64_t what,
+                                                           int64_t actual,
+                                                           int64_t expected,
+                                                           int64_t line) {
+  return spconv_rt_report_size_mismatch(what, actual, expected, line);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_report_empty_window(int64_t dim,
+                                                          int64_t extent,
+                                                          int64_t padding,
+                                                          int64_t kernelExtent,
+                                                          int64_t line) {
+  return spconv_rt_report_empty_window(dim, extent, padding, kernelExtent,
+                                       line);
+}
+
 extern "C" int _mlir_ciface_spconv_rt_memref_hash_capacity(
     int64_t n, StridedMemRefType<int64_t, 1> *capacity) {
   const char *fn = "spconv_rt_memref_hash_capacity";

@@ -432,6 +432,24 @@ func.func @sort_unique_count(%k: tensor<6xi64>) {
 
 // -----
 
+// The key count can come from the inverse map, the unique count from the
+// first occurrences.
+func.func @sort_unique_count_from_other_results(%k: tensor<?xi64>) {
+  // expected-error @+1 {{'spconv.sort_unique' op cannot have more unique keys (5) than keys (4)}}
+  %0:3 = spconv.sort_unique %k : tensor<?xi64> -> tensor<?xi64>, tensor<5xi32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @sort_unique_none(%k: tensor<3xi64>) {
+  // expected-error @+1 {{'spconv.sort_unique' op has at least one unique key for 3 keys, not 0}}
+  %0:3 = spconv.sort_unique %k : tensor<3xi64> -> tensor<0xi64>, tensor<0xi32>, tensor<3xi32>
+  return
+}
+
+// -----
+
 func.func @hash_lookup_size(%t: !spconv.hash_table, %q: tensor<8xi64>) {
   // expected-error @+1 {{'spconv.hash_lookup' op query count (8) and result size (7) must agree}}
   %0 = spconv.hash_lookup %t, %q : !spconv.hash_table, tensor<8xi64> -> tensor<7xi32>
@@ -507,6 +525,35 @@ func.func @unfold_columns(%x: tensor<1x2x8x8xf32>) {
 func.func @unfold_empty(%x: tensor<1x2x2x8xf32>) {
   // expected-error @+1 {{'spconv.unfold' op the output grid is empty in dimension 0: input extent 2 + 2 * padding 0 is smaller than the dilated kernel extent 3}}
   %0 = spconv.unfold <regular, kernel = [3, 3]> %x : tensor<1x2x2x8xf32> -> tensor<1x18x0xf32>
+  return
+}
+
+// -----
+
+// A static extent too small for the window is rejected even when another
+// one is dynamic (that one is checked at run time).
+func.func @unfold_empty_partly_dynamic(%x: tensor<1x2x?x2xf32>) {
+  // expected-error @+1 {{'spconv.unfold' op the output grid is empty in dimension 1: input extent 2 + 2 * padding 0 is smaller than the dilated kernel extent 5}}
+  %0 = spconv.unfold <regular, kernel = [3, 3], dilation = [1, 2]> %x : tensor<1x2x?x2xf32> -> tensor<1x18x?xf32>
+  return
+}
+
+// -----
+
+// Padding counts on both sides: 1 + 2 * 1 = 3 holds a kernel of 3, so only
+// the second dimension (1 + 2 * 0 < 3) is empty.
+func.func @unfold_empty_padding(%x: tensor<1x2x1x1xf32>) {
+  // expected-error @+1 {{'spconv.unfold' op the output grid is empty in dimension 1: input extent 1 + 2 * padding 0 is smaller than the dilated kernel extent 3}}
+  %0 = spconv.unfold <regular, kernel = [3, 3], padding = [1, 0]> %x : tensor<1x2x1x1xf32> -> tensor<1x18x1xf32>
+  return
+}
+
+// -----
+
+// fold's output size has no window position for this kernel.
+func.func @fold_empty(%x: tensor<1x18x?xf32>) {
+  // expected-error @+1 {{'spconv.fold' op the output grid is empty in dimension 0: input extent 2 + 2 * padding 0 is smaller than the dilated kernel extent 3}}
+  %0 = spconv.fold <regular, kernel = [3, 3]> %x : tensor<1x18x?xf32> -> tensor<1x2x2x8xf32>
   return
 }
 

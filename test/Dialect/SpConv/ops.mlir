@@ -119,6 +119,15 @@ func.func @primitives(%c: !kitti, %q: tensor<?xi64>) {
   %back = spconv.delinearize %keys : tensor<?xi64> -> !kitti
   // CHECK: spconv.sort_unique %{{.*}} : tensor<?xi64> -> tensor<?xi64>, tensor<?xi32>, tensor<?xi32>
   %u, %first, %inv = spconv.sort_unique %keys : tensor<?xi64> -> tensor<?xi64>, tensor<?xi32>, tensor<?xi32>
+  // Static sizes that agree: the unique count is checked at run time.
+  // CHECK: spconv.sort_unique %{{.*}} : tensor<5xi64> -> tensor<3xi64>, tensor<3xi32>, tensor<5xi32>
+  %k5 = tensor.cast %keys : tensor<?xi64> to tensor<5xi64>
+  %u3:3 = spconv.sort_unique %k5 : tensor<5xi64> -> tensor<3xi64>, tensor<3xi32>, tensor<5xi32>
+  // CHECK: spconv.sort_unique %{{.*}} : tensor<?xi64> -> tensor<5xi64>, tensor<?xi32>, tensor<5xi32>
+  %u5:3 = spconv.sort_unique %keys : tensor<?xi64> -> tensor<5xi64>, tensor<?xi32>, tensor<5xi32>
+  // CHECK: spconv.sort_unique %{{.*}} : tensor<0xi64> -> tensor<0xi64>, tensor<0xi32>, tensor<0xi32>
+  %k0 = tensor.cast %keys : tensor<?xi64> to tensor<0xi64>
+  %u0:3 = spconv.sort_unique %k0 : tensor<0xi64> -> tensor<0xi64>, tensor<0xi32>, tensor<0xi32>
   // CHECK: %[[T:.*]] = spconv.hash_build %{{.*}} : tensor<?xi64> -> !spconv.hash_table
   %t = spconv.hash_build %keys : tensor<?xi64> -> !spconv.hash_table
   // CHECK: spconv.hash_lookup %[[T]], %{{.*}} : !spconv.hash_table, tensor<?xi64> -> tensor<?xi32>
