@@ -195,9 +195,21 @@ Value lowering::lowerHashLookup(LoweringContext &ctx, OpBuilder &b,
                                 Value queries) {
   Location loc = op.getLoc();
   Value n = memref::DimOp::create(b, loc, queries, 0);
-  Value rows = alloc1d(b, loc, b.getI32Type(), n);
-  callRuntime(ctx, b, loc, "spconv_rt_memref_hash_lookup",
-              {table.keys, table.values, queries, rows});
+  // One row per query; a static row count that the queries contradict is
+  // reported and the rows are left zero.
+  int64_t staticRows = staticDim(op.getRows(), 0);
+  Value ok = checkStaticSize(ctx, b, loc, staticDim(op.getQueries(), 0), n,
+                             staticRows, SizeCheck::HashLookupRows);
+  auto rowsType = MemRefType::get({staticRows}, b.getI32Type());
+  Value rows = ShapedType::isDynamic(staticRows)
+                   ? memref::AllocOp::create(b, loc, rowsType, ValueRange{n})
+                   : memref::AllocOp::create(b, loc, rowsType);
+  ifElseZero(b, loc, ok, rows, [&](OpBuilder &tb, Location tloc) {
+    callRuntime(ctx, tb, tloc, "spconv_rt_memref_hash_lookup",
+                {table.keys, table.values,
+                 castTo(tb, tloc, queries, dynamic1d(tb.getI64Type())),
+                 castTo(tb, tloc, rows, dynamic1d(tb.getI32Type()))});
+  });
   return rows;
 }
 
