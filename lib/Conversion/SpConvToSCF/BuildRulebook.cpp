@@ -92,6 +92,16 @@ private:
   /// around a loop over the sites, so the IR does not grow with the kernel.
   /// They count and write the same pairs, in the same slots, as the unrolled
   /// passes (which keep one counter per offset and visit each site once).
+  using OffsetBody = function_ref<void(OpBuilder &, Location, Value block,
+                                       Value start, Value end, Value offset)>;
+  using BlockBody = function_ref<void(OpBuilder &, Location, Value block,
+                                      Value start, Value end)>;
+  /// Parallel over blocks of sites: `perOffset` for each searched offset in
+  /// order, then, for a symmetric subm kernel, `perBlock` (the centre).
+  void forEachBlockAndOffset(OpBuilder &b, Location loc, Value blocks,
+                             BlockRange blockRange, const SubmSearchPlan &plan,
+                             StringRef role, OffsetBody perOffset,
+                             BlockBody perBlock);
   void countPairsLooped(OpBuilder &b, Location loc, Value coords, Value blocks,
                         BlockRange blockRange, const SubmSearchPlan &plan,
                         PairCounts &counts);
@@ -510,55 +520,67 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   return function;
 }
 
-void RulebookBuilder::countPairsLooped(OpBuilder &b, Location loc, Value coords,
-                                       Value blocks, BlockRange blockRange,
-                                       const SubmSearchPlan &plan,
-                                       PairCounts &counts) {
-  Type i32 = b.getI32Type();
+void RulebookBuilder::forEachBlockAndOffset(OpBuilder &b, Location loc,
+                                            Value blocks, BlockRange blockRange,
+                                            const SubmSearchPlan &plan,
+                                            StringRef role,
+                                            OffsetBody perOffset,
+                                            BlockBody perBlock) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  // The searched offsets are 0, 1, ... (below the centre when symmetric).
   Value numSearched =
       indexConst(b, loc, static_cast<int64_t>(plan.searched.size()));
-  auto mirror = [&](OpBuilder &nb, Location nloc, Value offset) {
-    return arith::SubIOp::create(nb, nloc, indexConst(nb, nloc, volume - 1),
-                                 offset);
-  };
   markKernel(
       scf::ParallelOp::create(
           b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
           [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
             Value block = ivs[0];
             auto [start, end] = blockRange(nb, nloc, block);
-            // The searched offsets are 0, 1, ... (below the centre when
-            // symmetric).
             scf::ForOp::create(
                 nb, nloc, zero, numSearched, one, ValueRange{},
                 [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
-                  auto count = scf::ForOp::create(
-                      ob, oloc, start, end, one,
-                      ValueRange{i32Const(ob, oloc, 0)},
-                      [&](OpBuilder &fb, Location floc, Value row,
-                          ValueRange counted) {
-                        auto site = loadSite(fb, floc, coords, row);
-                        Value found = findPair(fb, floc, site, offset).first;
-                        scf::YieldOp::create(
-                            fb, floc,
-                            ValueRange{arith::AddIOp::create(
-                                fb, floc, counted[0],
-                                arith::ExtUIOp::create(fb, floc, i32, found))});
-                      });
-                  counts.store(ob, oloc, count.getResult(0), offset, block);
-                  if (plan.symmetric)
-                    counts.store(ob, oloc, count.getResult(0),
-                                 mirror(ob, oloc, offset), block);
+                  perOffset(ob, oloc, block, start, end, offset);
                   scf::YieldOp::create(ob, oloc);
                 });
-            if (plan.symmetric) {
-              Value size = arith::IndexCastOp::create(
-                  nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
-              counts.store(nb, nloc, size, plan.centre, block);
-            }
+            if (plan.symmetric)
+              perBlock(nb, nloc, block, start, end);
           }),
-      "count_pairs");
+      role);
+}
+
+void RulebookBuilder::countPairsLooped(OpBuilder &b, Location loc, Value coords,
+                                       Value blocks, BlockRange blockRange,
+                                       const SubmSearchPlan &plan,
+                                       PairCounts &counts) {
+  Type i32 = b.getI32Type();
+  Value one = indexConst(b, loc, 1);
+  auto countOffset = [&](OpBuilder &ob, Location oloc, Value block, Value start,
+                         Value end, Value offset) {
+    auto count = scf::ForOp::create(
+        ob, oloc, start, end, one, ValueRange{i32Const(ob, oloc, 0)},
+        [&](OpBuilder &fb, Location floc, Value row, ValueRange counted) {
+          auto site = loadSite(fb, floc, coords, row);
+          Value found = findPair(fb, floc, site, offset).first;
+          scf::YieldOp::create(
+              fb, floc,
+              ValueRange{arith::AddIOp::create(
+                  fb, floc, counted[0],
+                  arith::ExtUIOp::create(fb, floc, i32, found))});
+        });
+    counts.store(ob, oloc, count.getResult(0), offset, block);
+    if (plan.symmetric)
+      counts.store(ob, oloc, count.getResult(0), plan.mirror(ob, oloc, offset),
+                   block);
+  };
+  // The centre: one pair per site.
+  auto countCentre = [&](OpBuilder &nb, Location nloc, Value block, Value start,
+                         Value end) {
+    Value size = arith::IndexCastOp::create(
+        nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
+    counts.store(nb, nloc, size, plan.centre, block);
+  };
+  forEachBlockAndOffset(b, loc, blocks, blockRange, plan, "count_pairs",
+                        countOffset, countCentre);
 }
 
 void RulebookBuilder::writePairsLooped(OpBuilder &b, Location loc, Value coords,
@@ -569,75 +591,54 @@ void RulebookBuilder::writePairsLooped(OpBuilder &b, Location loc, Value coords,
   Type i32 = b.getI32Type();
   bool subm = geometry.getKind() == ConvKind::Subm;
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value numSearched =
-      indexConst(b, loc, static_cast<int64_t>(plan.searched.size()));
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            Value block = ivs[0];
-            auto [start, end] = blockRange(nb, nloc, block);
-            scf::ForOp::create(
-                nb, nloc, zero, numSearched, one, ValueRange{},
-                [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
-                  Value first = counts.firstSlot(ob, oloc, offset, block);
-                  Value firstMirrored =
-                      plan.symmetric
-                          ? counts.firstSlot(
-                                ob, oloc,
-                                arith::SubIOp::create(
-                                    ob, oloc, indexConst(ob, oloc, volume - 1),
-                                    offset),
-                                block)
-                          : Value();
-                  scf::ForOp::create(
-                      ob, oloc, start, end, one, ValueRange{zero},
-                      [&](OpBuilder &fb, Location floc, Value row,
-                          ValueRange written) {
-                        auto site = loadSite(fb, floc, coords, row);
-                        Value rowI32 =
-                            arith::IndexCastOp::create(fb, floc, i32, row);
-                        auto [found, partner] =
-                            findPair(fb, floc, site, offset);
-                        Value next = writePairIfFound(
-                            fb, floc, found, first, written[0],
-                            [&](OpBuilder &tb, Location tloc, Value slot) {
-                              if (!subm) {
-                                memref::StoreOp::create(tb, tloc, rowI32,
-                                                        pairIn, slot);
-                                memref::StoreOp::create(tb, tloc, partner,
-                                                        candidateKeys, slot);
-                                return;
-                              }
-                              Value neighbour = memref::LoadOp::create(
-                                  tb, tloc, table.values, ValueRange{partner});
-                              Value mirrored =
-                                  plan.symmetric
-                                      ? arith::AddIOp::create(
-                                            tb, tloc, firstMirrored, written[0])
-                                      : Value();
-                              storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
-                                             mirrored, neighbour, rowI32);
-                            });
-                        scf::YieldOp::create(fb, floc, next);
-                      });
-                  scf::YieldOp::create(ob, oloc);
-                });
-            // The centre: every site feeds itself.
-            if (plan.symmetric) {
-              Value firstCentre =
-                  counts.firstSlot(nb, nloc, plan.centre, block);
-              scf::ForOp::create(
-                  nb, nloc, start, end, one, ValueRange{},
-                  [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
-                    storeCentrePair(
-                        fb, floc, pairIn, pairOut, firstCentre, row, start,
-                        arith::IndexCastOp::create(fb, floc, i32, row));
-                    scf::YieldOp::create(fb, floc);
-                  });
-            }
-          }),
-      "write_pairs");
+  auto writeOffset = [&](OpBuilder &ob, Location oloc, Value block, Value start,
+                         Value end, Value offset) {
+    Value first = counts.firstSlot(ob, oloc, offset, block);
+    Value firstMirrored =
+        plan.symmetric
+            ? counts.firstSlot(ob, oloc, plan.mirror(ob, oloc, offset), block)
+            : Value();
+    scf::ForOp::create(
+        ob, oloc, start, end, one, ValueRange{zero},
+        [&](OpBuilder &fb, Location floc, Value row, ValueRange written) {
+          auto site = loadSite(fb, floc, coords, row);
+          Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+          auto [found, partner] = findPair(fb, floc, site, offset);
+          Value next = writePairIfFound(
+              fb, floc, found, first, written[0],
+              [&](OpBuilder &tb, Location tloc, Value slot) {
+                if (!subm) {
+                  memref::StoreOp::create(tb, tloc, rowI32, pairIn, slot);
+                  memref::StoreOp::create(tb, tloc, partner, candidateKeys,
+                                          slot);
+                  return;
+                }
+                Value neighbour = memref::LoadOp::create(tb, tloc, table.values,
+                                                         ValueRange{partner});
+                Value mirrored = plan.symmetric
+                                     ? arith::AddIOp::create(
+                                           tb, tloc, firstMirrored, written[0])
+                                     : Value();
+                storeSubmPairs(tb, tloc, pairIn, pairOut, slot, mirrored,
+                               neighbour, rowI32);
+              });
+          scf::YieldOp::create(fb, floc, next);
+        });
+  };
+  // The centre: every site feeds itself.
+  auto writeCentre = [&](OpBuilder &nb, Location nloc, Value block, Value start,
+                         Value end) {
+    Value firstCentre = counts.firstSlot(nb, nloc, plan.centre, block);
+    scf::ForOp::create(
+        nb, nloc, start, end, one, ValueRange{},
+        [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
+          storeCentrePair(fb, floc, pairIn, pairOut, firstCentre, row, start,
+                          arith::IndexCastOp::create(fb, floc, i32, row));
+          scf::YieldOp::create(fb, floc);
+        });
+  };
+  forEachBlockAndOffset(b, loc, blocks, blockRange, plan, "write_pairs",
+                        writeOffset, writeCentre);
 }
 
 FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,

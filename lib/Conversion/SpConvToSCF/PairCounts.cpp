@@ -85,6 +85,10 @@ SubmSearchPlan::SubmSearchPlan(GeometryAttr geometry, bool subm)
     searched.push_back(offset);
 }
 
+Value SubmSearchPlan::mirror(OpBuilder &b, Location loc, Value offset) const {
+  return arith::SubIOp::create(b, loc, indexConst(b, loc, volume - 1), offset);
+}
+
 void lowering::storeCentrePair(OpBuilder &b, Location loc, Value pairIn,
                                Value pairOut, Value firstCentre, Value position,
                                Value start, Value row) {

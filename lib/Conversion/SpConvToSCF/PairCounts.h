@@ -66,6 +66,8 @@ struct SubmSearchPlan {
   explicit SubmSearchPlan(GeometryAttr geometry, bool subm);
 
   int64_t mirror(int64_t offset) const { return volume - 1 - offset; }
+  /// The mirrored offset of a loop's offset (index).
+  Value mirror(OpBuilder &b, Location loc, Value offset) const;
 
   int64_t volume;
   bool symmetric;
