@@ -629,17 +629,32 @@ def signature(kind, pipeline, err):
             key = line
             break
     if not key:
-        frames = [l for l in err.split("\n") if re.match(r"\s*#\d+ ", l)
-                  and "llvm::sys::" not in l and "SignalHandler" not in l and "libc.so" not in l
-                  and "__restore_rt" not in l and "PrintStackTrace" not in l]
-        if frames:
-            key = re.sub(r"0x[0-9a-f]+", "", frames[0])
-            key = re.sub(r"^\s*#\d+\s*", "", key)
+        # The innermost frame of our own code (spconv-opt's symbols), else
+        # the innermost named frame.
+        frames = []
+        for l in err.split("\n"):
+            m = re.match(r"\s*#\d+ 0x[0-9a-f]+ (.*?)(?:\(([^()]*)\+0x[0-9a-f]+\))?$", l)
+            if not m or not m.group(1).strip() or "llvm::sys::" in l:
+                continue
+            func = re.sub(r"\(.*$", "", m.group(1)).strip()
+            frames.append((func, "spconv-opt" in (m.group(2) or "") or ".cpp:" in l or "spconv" in func))
+        ours = [f for f, own in frames if own]
+        key = ours[0] if ours else (frames[0][0] if frames else "")
     if not key:
         errs = [l for l in err.split("\n") if "error:" in l]
         key = errs[0].split("error:", 1)[1] if errs else ""
     key = re.sub(r"\d+", "N", key).strip()
-    return f"{kind}|{pipeline}|{key}"
+    # The pass that crashed: what the minimiser keeps (a memory error's top
+    # frame can change from run to run, its pass does not).
+    m = re.search(r"([\w:]*Pass)(?:<[^>]*>)?::runOnOperation", err)
+    pass_name = m.group(1).split("::")[-1] if m else ""
+    return f"{kind}|{pipeline}|{pass_name}|{key}"
+
+
+def same_failure(sig_a, sig_b):
+    """Kind, pipeline and pass agree (and the message too where there is no pass)."""
+    a, b = sig_a.split("|"), sig_b.split("|")
+    return a[:3] == b[:3] and (a[2] != "" or a[3] == b[3])
 
 
 class Runner:
@@ -689,29 +704,104 @@ class Runner:
         return None, cmd, res
 
 
-def minimise(runner, text, pipe_args, pipeline, want_sig, budget_s):
-    """Deletes chunks of lines while the same failure (signature) remains."""
-    deadline = time.monotonic() + budget_s
-    lines = text.split("\n")
+STATEMENT_START = re.compile(r"\s*(%|\}|func\.func|return\b|module\b|\"|![\w.]+ =|\^|[a-z_]+\.[a-z_]+|\{|$)")
 
-    def same(cand_lines):
+
+def statements(text):
+    """Groups lines into statements (an op's continuation lines go with it)."""
+    units = []
+    for line in text.split("\n"):
+        if units and not STATEMENT_START.match(line):
+            units[-1] += "\n" + line
+        else:
+            units.append(line)
+    return units
+
+
+def drop_results(text):
+    """Functions return nothing, so the statements behind their results can go."""
+    text = re.sub(r"(func\.func @[^{]*?\))\s*->\s*(?:\([^{]*?\)|[^{]*?)\s*\{", r"\1 {", text)
+    return re.sub(r"\breturn\b[^\n]*(\n\s+[:,][^\n]*)*", "return", text)
+
+
+def minimise(runner, text, pipe_args, pipeline, want_sig, budget_s):
+    """Deletes statements (chunks, then one by one) while the same failure remains."""
+    deadline = time.monotonic() + budget_s
+
+    def same(cand):
         if time.monotonic() > deadline:
             return False
-        kind, _cmd, res = runner.check("\n".join(cand_lines), pipe_args, pipeline)
-        return kind not in (None, "rejected") and signature(kind, pipeline, res.err) == want_sig
+        kind, _cmd, res = runner.check(cand, pipe_args, pipeline)
+        return kind not in (None, "rejected") and same_failure(signature(kind, pipeline, res.err), want_sig)
 
-    chunk = max(1, len(lines) // 2)
+    cand = drop_results(text)
+    if cand != text and same(cand):
+        text = cand
+    units = statements(text)
+    chunk = max(1, len(units) // 2)
     while chunk >= 1 and time.monotonic() < deadline:
         i, changed = 0, False
-        while i < len(lines) and time.monotonic() < deadline:
-            cand = lines[:i] + lines[i + chunk:]
-            if cand and same(cand):
-                lines, changed = cand, True
+        while i < len(units) and time.monotonic() < deadline:
+            cand = units[:i] + units[i + chunk:]
+            if cand and same("\n".join(cand)):
+                units, changed = cand, True
             else:
                 i += chunk
         if not changed:
             chunk //= 2
-    return "\n".join(lines)
+    return "\n".join(units)
+
+
+def write_finding(args, rec, text):
+    """OUT/KIND-PIPELINE-HASH/: input.mlir, original.mlir, command.txt, stderr.txt, info.json."""
+    h = hashlib.sha1(rec["signature"].encode()).hexdigest()[:8]
+    d = os.path.join(args.out, f"{rec['kind']}-{rec['pipeline']}-{h}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "input.mlir"), "w") as f:
+        f.write(text if text.endswith("\n") else text + "\n")
+    with open(os.path.join(d, "original.mlir"), "w") as f:
+        f.write(rec["input"])
+    parts = ["spconv-opt" if c == args.spconv_opt else c for c in rec["command"]]
+    parts[parts.index("-")] = "input.mlir"
+    cmd = shlex.join(parts).replace("'|'", "|")
+    with open(os.path.join(d, "command.txt"), "w") as f:
+        f.write(cmd + "\n")
+    with open(os.path.join(d, "stderr.txt"), "w") as f:
+        f.write(rec["stderr"])
+    info = {k: rec[k] for k in ["index", "seed", "seed_file", "mutations", "pipeline", "kind",
+                                 "signature", "count"]}
+    info["reproduce"] = (f"test/Fuzz/fuzz.py --seed {rec['seed']} --start {rec['index']} --runs 1"
+                         + (f" --max-kernel-volume {args.max_kernel_volume}" if args.max_kernel_volume else "")
+                         + (" --skip-rulebook-select" if args.skip_rulebook_select else ""))
+    with open(os.path.join(d, "info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    return d, cmd
+
+
+def prepare(runner, seeds, args, index, have_ptxas):
+    """Run index's input (mutated, then partly repaired) and pipeline.
+
+    Returns (seed name, mutations, text, pipeline, its arguments, and the
+    kind, command and result of a repair attempt that crashed or None)."""
+    name, applied, text, pipeline, rng = make_input(seeds, args, index)
+    pargs = pipeline_args(pipeline, rng, have_ptxas)
+    if pargs is None:
+        pipeline, pargs = "to-cpu", ["--spconv-to-cpu"]
+    kind = cmd = res = None
+    if applied and rng.random() < 0.8:
+        # Verifier-guided repair; each attempt also fuzzes the parser and verifier.
+        for _ in range(6):
+            cmd = [runner.opt, "-"]
+            res = run_tool(cmd, text, args.timeout, args.mem_limit)
+            kind = classify(res)
+            if kind or res.rc == 0:
+                break
+            fixed = repair(rng, text, res.err)
+            if fixed is None or fixed == text:
+                break
+            text = fixed
+            applied = applied + ["repair"]
+    return name, applied, text, pipeline, pargs, kind, cmd, res
 
 
 # --------------------------------------------------------------------------
@@ -772,9 +862,15 @@ def main():
         os.environ["PATH"] += os.pathsep + "/usr/local/cuda/bin"
 
     if args.show is not None:
-        name, applied, text, pipeline, rng = make_input(seeds, args, args.show)
-        print(f"// seed {name}, mutations {applied}, pipeline {pipeline} "
-              f"{pipeline_args(pipeline, rng, have_ptxas)}")
+        # Without spconv-opt, the mutant before repair.
+        runner = Runner(args)
+        if not os.access(args.spconv_opt, os.X_OK):
+            runner.opt = None
+            name, applied, text, pipeline, rng = make_input(seeds, args, args.show)
+            pargs = pipeline_args(pipeline, rng, have_ptxas)
+        else:
+            name, applied, text, pipeline, pargs, *_ = prepare(runner, seeds, args, args.show, have_ptxas)
+        print(f"// seed {name}, mutations {applied}, pipeline {pipeline}: {shlex.join(pargs)}")
         print(text)
         return 0
 
@@ -806,24 +902,7 @@ def main():
             return i
 
     def one(index):
-        name, applied, text, pipeline, rng = make_input(seeds, args, index)
-        pargs = pipeline_args(pipeline, rng, have_ptxas)
-        if pargs is None:
-            pipeline, pargs = "to-cpu", ["--spconv-to-cpu"]
-        kind = None
-        if applied and rng.random() < 0.7:
-            # Verifier-guided repair; each attempt also fuzzes the parser and verifier.
-            for _ in range(4):
-                cmd = [runner.opt, "-"]
-                res = run_tool(cmd, text, args.timeout, args.mem_limit)
-                kind = classify(res)
-                if kind or res.rc == 0:
-                    break
-                fixed = repair(rng, text, res.err)
-                if fixed is None or fixed == text:
-                    break
-                text = fixed
-                applied = applied + ["repair"]
+        name, applied, text, pipeline, pargs, kind, cmd, res = prepare(runner, seeds, args, index, have_ptxas)
         if kind:
             pipeline = "parse"
         else:
@@ -858,6 +937,8 @@ def main():
                     if old is None or rec["index"] < old["index"]:
                         rec["count"] = (old or {}).get("count", 0) + 1
                         findings[rec["signature"]] = rec
+                        # Unminimised for now: kept if the run is interrupted.
+                        write_finding(args, rec, rec["input"])
                     else:
                         old["count"] = old.get("count", 1) + 1
                 if not args.quiet:
@@ -877,39 +958,17 @@ def main():
     elapsed = time.monotonic() - start
 
     # Findings, in run order, minimised (outside the time budget).
-    if findings:
-        os.makedirs(args.out, exist_ok=True)
     for sig, rec in sorted(findings.items(), key=lambda kv: kv[1]["index"]):
         text = rec["input"]
         if args.minimise_time > 0 and rec["kind"] not in ("hang", "oom"):
             text = minimise(runner, text, rec["pipe_args"], rec["pipeline"], sig, args.minimise_time)
-        h = hashlib.sha1(sig.encode()).hexdigest()[:8]
-        d = os.path.join(args.out, f"{rec['kind']}-{rec['pipeline']}-{h}")
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "input.mlir"), "w") as f:
-            f.write(text if text.endswith("\n") else text + "\n")
-        with open(os.path.join(d, "original.mlir"), "w") as f:
-            f.write(rec["input"])
-        parts = ["spconv-opt" if c == args.spconv_opt else c for c in rec["command"]]
-        parts[parts.index("-")] = "input.mlir"
-        cmd = shlex.join(parts).replace("'|'", "|")
-        with open(os.path.join(d, "command.txt"), "w") as f:
-            f.write(cmd + "\n")
-        with open(os.path.join(d, "stderr.txt"), "w") as f:
-            f.write(rec["stderr"])
-        info = {k: rec[k] for k in ["index", "seed", "seed_file", "mutations", "pipeline", "kind",
-                                     "signature", "count"]}
-        info["reproduce"] = (f"test/Fuzz/fuzz.py --seed {rec['seed']} --start {rec['index']} --runs 1"
-                             + (f" --max-kernel-volume {args.max_kernel_volume}" if args.max_kernel_volume else "")
-                             + (" --skip-rulebook-select" if args.skip_rulebook_select else ""))
-        with open(os.path.join(d, "info.json"), "w") as f:
-            json.dump(info, f, indent=1)
+        d, cmd = write_finding(args, rec, text)
         print(f"FINDING {rec['kind']} in {rec['pipeline']} (run {rec['index']}, seen {rec['count']}x): {d}")
         print(f"  {cmd}")
         print(f"  {sig}")
 
     total = sum(s["ran"] for s in stats.values())
-    per = ", ".join(f"{p} {s['ran']}" for p, s in stats.items())
+    per = ", ".join(f"{p} {s['ran']} ({s['ok']} through)" for p, s in stats.items())
     rejected = sum(s["rejected"] for s in stats.values())
     refused = sum(s["refused"] for s in stats.values())
     print(f"fuzz: seed {args.seed}, runs {args.start}..{args.start + total - 1}, {total} inputs in "
