@@ -187,7 +187,8 @@ def default_seed_paths():
 INTERESTING = [0, 1, 1, 2, 2, 3, 3, 4, 5, 7, 8, 16, 31, 64, 1000, -1, -2,
                2**31 - 1, 2**31, 2**32, 2**32 + 1, 2**62, 2**63 - 1, 10**6]
 SMALL = [0, 1, 1, 2, 2, 3, 3, 4, 5, 7, -1]
-ELEMENT_TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64", "index"]
+ELEMENT_TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64", "index",
+                 "f80", "f128", "tf32", "f8E4M3FN", "f8E5M2", "complex<f32>"]
 SPCONV_OPS = ["conv", "inverse_conv", "pool", "build_rulebook", "rulebook_conv",
               "rulebook_pool", "linearize", "delinearize", "sort_unique",
               "hash_build", "hash_lookup", "gather_rows", "unfold", "fold",
@@ -273,7 +274,7 @@ def m_grid(rng, text, ctx):
     return sub_one(rng, r", batch = -?\d+", text, lambda m: "")
 
 
-TENSOR_RE = r"tensor<((?:(?:\?|\d+)x)*)(f16|bf16|f32|f64|i1|i8|i32|i64|index)\b"
+TENSOR_RE = r"tensor<((?:(?:\?|\d+)x)*)(f16|bf16|f32|f64|i1|i8|i32|i64|index|f80|f128|tf32|f8E4M3FN|f8E5M2)\b"
 
 
 def m_tensor_dims(rng, text, ctx):
@@ -287,8 +288,10 @@ def m_tensor_dims(rng, text, ctx):
             dims = [d if not d.startswith("-") else "?" for d in dims]
         elif r < 0.8:
             dims.insert(rng.randrange(len(dims) + 1), rng.choice(["?", "1", "2", "3", "27"]))
-        elif dims:
+        elif r < 0.95 and dims:
             del dims[rng.randrange(len(dims))]
+        else:
+            dims = ["*"]
         return "tensor<" + "".join(d + "x" for d in dims) + m.group(2)
     return sub_one(rng, TENSOR_RE, text, repl)
 
@@ -526,11 +529,20 @@ def repair(rng, text, err):
     return None
 
 
+def m_dense_array(rng, text, ctx):
+    """Edits an array<i32: ...> (the generic form's operandSegmentSizes)."""
+    def repl(m):
+        items = [x.strip() for x in m.group(2).split(",") if x.strip()]
+        return f"array<{m.group(1)}: {', '.join(mutate_int_list(rng, items, True))}>"
+    return sub_one(rng, r"array<(i32|i64): ([^>]*)>", text, repl)
+
+
 MUTATORS = [
     (m_geom_list, 6), (m_geom_field, 2), (m_geom_kind, 2), (m_grid, 4),
     (m_tensor_dims, 5), (m_tensor_dims_consistent, 2), (m_element_type, 2),
     (m_op_name, 2), (m_bias, 1), (m_swap_ssa, 3), (m_drop_dup_operand, 2),
     (m_type_list, 1), (m_lines, 2), (m_int_literal, 1), (m_wrap_select, 2),
+    (m_dense_array, 1),
 ]
 
 
@@ -548,10 +560,17 @@ def kernel_volume(text):
     return vol
 
 
-def make_input(seeds, args, index):
-    """The mutant and pipeline of run `index`: a function of (seed, index) only."""
+def make_input(seeds, args, index, to_generic=None):
+    """The mutant and pipeline of run `index`: a function of (seed, index) only.
+
+    A quarter of the seeds are first printed in the generic form (to_generic),
+    whose mutants reach the verifiers without the custom parsers' checks."""
     rng = random.Random(f"{args.seed}:{index}")
     name, text, _w = rng.choices(seeds, [w for _n, _t, w in seeds])[0]
+    if rng.random() < 0.25 and to_generic:
+        generic = to_generic(name, text)
+        if generic:
+            name, text = name + " (generic)", generic
     ctx = {"skip_rulebook_select": args.skip_rulebook_select}
     applied = []
     for _attempt in range(20):
@@ -661,13 +680,26 @@ class Runner:
     def __init__(self, args):
         self.args = args
         self.opt = args.spconv_opt
+        self.generic_cache = {}
+        self.generic_lock = threading.Lock()
+
+    def generic(self, name, text):
+        """The seed in the generic form, without locations (None if it does not verify)."""
+        with self.generic_lock:
+            if name in self.generic_cache:
+                return self.generic_cache[name]
+        res = run_tool([self.opt, "-", "--mlir-print-op-generic"], text, 60, self.args.mem_limit)
+        out = res.out if res.rc == 0 else None
+        with self.generic_lock:
+            self.generic_cache[name] = out
+        return out
 
     def check(self, text, pipe_args, pipeline):
         """Runs one input through one pipeline: (kind, cmd, result) or (None, cmd, result).
 
         kind "rejected" means the input does not verify (not a finding)."""
         a = self.args
-        parse_cmd = [self.opt, "-", "--mlir-print-op-generic"] if pipeline == "parse" else [self.opt, "-"]
+        parse_cmd = [self.opt, "-"]
         res = run_tool(parse_cmd, text, a.timeout, a.mem_limit)
         kind = classify(res)
         if kind:
@@ -675,11 +707,17 @@ class Runner:
         if res.rc != 0:
             return "rejected", parse_cmd, res
         if pipeline == "parse":
-            # The generic form of a verified input reparses and verifies.
-            res2 = run_tool([self.opt, "-"], res.out, a.timeout, a.mem_limit)
-            kind = classify(res2)
-            if kind or res2.rc != 0:
-                return kind or "bad-output", parse_cmd + ["|", self.opt, "-"], res2
+            # The printed form and the generic form of a verified input
+            # reparse, verify and print the same again.
+            for first in ([self.opt, "-"], [self.opt, "-", "--mlir-print-op-generic"]):
+                res1 = run_tool(first, text, a.timeout, a.mem_limit)
+                res2 = run_tool([self.opt, "-"], res1.out, a.timeout, a.mem_limit)
+                kind = classify(res1) or classify(res2)
+                if kind or res1.rc != 0 or res2.rc != 0:
+                    return kind or "bad-output", first + ["|", self.opt, "-"], res2
+                if res2.out != res.out:
+                    res2.err += "\nerror: printing again changes the output:\n" + res.out + "\n---\n" + res2.out
+                    return "bad-output", first + ["|", self.opt, "-"], res2
             return None, parse_cmd, res
         cmd = [self.opt, "-"] + pipe_args
         res = run_tool(cmd, text, a.timeout, a.mem_limit)
@@ -783,7 +821,7 @@ def prepare(runner, seeds, args, index, have_ptxas):
 
     Returns (seed name, mutations, text, pipeline, its arguments, and the
     kind, command and result of a repair attempt that crashed or None)."""
-    name, applied, text, pipeline, rng = make_input(seeds, args, index)
+    name, applied, text, pipeline, rng = make_input(seeds, args, index, runner.generic)
     pargs = pipeline_args(pipeline, rng, have_ptxas)
     if pargs is None:
         pipeline, pargs = "to-cpu", ["--spconv-to-cpu"]
@@ -870,8 +908,11 @@ def main():
             pargs = pipeline_args(pipeline, rng, have_ptxas)
         else:
             name, applied, text, pipeline, pargs, *_ = prepare(runner, seeds, args, args.show, have_ptxas)
-        print(f"// seed {name}, mutations {applied}, pipeline {pipeline}: {shlex.join(pargs)}")
-        print(text)
+        try:
+            print(f"// seed {name}, mutations {applied}, pipeline {pipeline}: {shlex.join(pargs)}")
+            print(text)
+        except BrokenPipeError:
+            pass
         return 0
 
     if not os.access(args.spconv_opt, os.X_OK):
