@@ -614,8 +614,16 @@ def run_tool(cmd, stdin_text, timeout, mem_mb):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         os.setsid()
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         preexec_fn=limit)
+    for attempt in range(10):
+        try:
+            p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, preexec_fn=limit)
+            break
+        except OSError:
+            # spconv-opt being relinked under a long run: wait for it.
+            if attempt == 9:
+                raise
+            time.sleep(5)
     try:
         out, err = p.communicate(stdin_text.encode(), timeout=timeout)
         timed_out = False
