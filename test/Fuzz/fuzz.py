@@ -64,6 +64,7 @@ PIPELINES = [
     "to-gpu-emulator",
     "to-cuda",
     "gpu-passes",     # spconv-to-scf for the GPU, then the GPU passes one by one
+    "loop-passes",    # one of our loop / GPU passes on the input as it is
 ]
 
 
@@ -134,6 +135,16 @@ def pipeline_args(name, rng, have_ptxas):
                 "--spconv-parallel-loops-to-gpu",
                 ] + rng.choice([["--spconv-gpu-kernels-to-cpu"], ["--spconv-gpu-managed-memory"],
                                 ["--spconv-gpu-managed-memory", "--spconv-gpu-runtime-calls"]])
+    if name == "loop-passes":
+        return [rng.choice([
+            "--spconv-parallel-loops-to-gpu",
+            "--spconv-parallel-loops-to-gpu=block-size=%d max-blocks=%d" % (
+                rng.choice([1, 32, 1024]), rng.choice([0, 1, 65535])),
+            "--spconv-gpu-kernels-to-cpu",
+            "--spconv-gpu-managed-memory",
+            "--spconv-gpu-runtime-calls",
+            "--spconv-matmul-to-row-loops",
+        ])]
     raise ValueError(name)
 
 
