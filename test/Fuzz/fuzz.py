@@ -548,12 +548,27 @@ def m_dense_array(rng, text, ctx):
     return sub_one(rng, r"array<(i32|i64): ([^>]*)>", text, repl)
 
 
+def m_generic_attr(rng, text, ctx):
+    """Properties of the generic form: integer values, attribute kinds, dropped entries."""
+    r = rng.random()
+    if r < 0.35:
+        return sub_one(rng, r"(\w+ = )-?\d+( : i(?:32|64))", text,
+                       lambda m: m.group(1) + str(pick_int(rng, True)) + m.group(2))
+    if r < 0.7:
+        return sub_one(rng, r"(geometry = )#spconv\.geom<[^<>]*>", text,
+                       lambda m: m.group(1) + rng.choice(["1 : i64", "#spconv.grid<[8]>", "unit",
+                                                          "\"subm\"", "[3, 3]"]))
+    if r < 0.85:
+        return sub_one(rng, r"<\{inverse\}> ", text, lambda m: "")
+    return sub_one(rng, r", (kind|geometry) = [^,}]*(?=\}>)", text, lambda m: "")
+
+
 MUTATORS = [
     (m_geom_list, 6), (m_geom_field, 2), (m_geom_kind, 2), (m_grid, 4),
     (m_tensor_dims, 5), (m_tensor_dims_consistent, 2), (m_element_type, 2),
     (m_op_name, 2), (m_bias, 1), (m_swap_ssa, 3), (m_drop_dup_operand, 2),
     (m_type_list, 1), (m_lines, 2), (m_int_literal, 1), (m_wrap_select, 2),
-    (m_dense_array, 1),
+    (m_dense_array, 1), (m_generic_attr, 1),
 ]
 
 
