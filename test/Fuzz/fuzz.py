@@ -540,14 +540,6 @@ def repair(rng, text, err):
     return None
 
 
-def m_dense_array(rng, text, ctx):
-    """Edits an array<i32: ...> (the generic form's operandSegmentSizes)."""
-    def repl(m):
-        items = [x.strip() for x in m.group(2).split(",") if x.strip()]
-        return f"array<{m.group(1)}: {', '.join(mutate_int_list(rng, items, True))}>"
-    return sub_one(rng, r"array<(i32|i64): ([^>]*)>", text, repl)
-
-
 def m_generic_attr(rng, text, ctx):
     """Properties of the generic form: integer values, attribute kinds, dropped entries."""
     r = rng.random()
@@ -568,7 +560,7 @@ MUTATORS = [
     (m_tensor_dims, 5), (m_tensor_dims_consistent, 2), (m_element_type, 2),
     (m_op_name, 2), (m_bias, 1), (m_swap_ssa, 3), (m_drop_dup_operand, 2),
     (m_type_list, 1), (m_lines, 2), (m_int_literal, 1), (m_wrap_select, 2),
-    (m_dense_array, 1), (m_generic_attr, 1),
+    (m_generic_attr, 1),
 ]
 
 
