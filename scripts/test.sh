@@ -20,7 +20,7 @@ ninja -C "$build" check-spconv
 echo "== fuzz: test/Fuzz/fuzz.py, CI slice"
 rm -rf "$build/fuzz-findings"
 /usr/bin/python3 "$root/test/Fuzz/fuzz.py" --spconv-opt "$build/bin/spconv-opt" \
-  --seed 11 --runs "${SPCONV_FUZZ_RUNS:-400}" --jobs 2 --timeout 60 --minimise-time 30 \
+  --seed 11 --runs "${SPCONV_FUZZ_RUNS:-500}" --jobs 2 --timeout 60 --minimise-time 30 \
   --out "$build/fuzz-findings" --quiet \
   --max-kernel-volume 125 --skip-rulebook-select
 
