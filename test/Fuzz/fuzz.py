@@ -836,7 +836,8 @@ def write_finding(args, rec, text):
                                  "signature", "count"]}
     info["reproduce"] = (f"test/Fuzz/fuzz.py --seed {rec['seed']} --start {rec['index']} --runs 1"
                          + (f" --max-kernel-volume {args.max_kernel_volume}" if args.max_kernel_volume else "")
-                         + (" --skip-rulebook-select" if args.skip_rulebook_select else ""))
+                         + (" --skip-rulebook-select" if args.skip_rulebook_select else "")
+                         + (f" --pipelines {args.pipelines}" if args.pipelines else ""))
     with open(os.path.join(d, "info.json"), "w") as f:
         json.dump(info, f, indent=1)
     return d, cmd
