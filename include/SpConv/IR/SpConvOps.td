@@ -16,10 +16,15 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // wrong.
 //===----------------------------------------------------------------------===//
 
+// The element types that every target computes in (f16 and bf16 accumulate
+// in f32). Other floats (f80, f128, tf32, f8) and integers have no lowering:
+// the CUDA back end cannot select f80 or f128, the sums are float sums.
+def SpConv_Float : AnyTypeOf<[F16, BF16, F32, F64], "f16, bf16, f32 or f64">;
+
 def SpConv_CoordsTensor : TensorRankOf<[I32], [2]>;
-def SpConv_FeatureTensor : TensorRankOf<[AnyFloat], [2]>;
-def SpConv_WeightTensor : TensorRankOf<[AnyFloat], [3]>;
-def SpConv_BiasTensor : TensorRankOf<[AnyFloat], [1]>;
+def SpConv_FeatureTensor : TensorRankOf<[SpConv_Float], [2]>;
+def SpConv_WeightTensor : TensorRankOf<[SpConv_Float], [3]>;
+def SpConv_BiasTensor : TensorRankOf<[SpConv_Float], [1]>;
 def SpConv_KeyTensor : TensorRankOf<[I64], [1]>;
 def SpConv_IndexTensor : TensorRankOf<[I32], [1]>;
 
@@ -431,8 +436,9 @@ def SpConv_UnfoldOp : SpConv_Op<"unfold", [Pure]> {
         : tensor<2x4x8x8xf32> -> tensor<2x36x64xf32>
     ```
   }];
-  let arguments = (ins SpConv_GeometryAttr:$geometry, AnyRankedTensor:$input);
-  let results = (outs AnyRankedTensor:$output);
+  let arguments = (ins SpConv_GeometryAttr:$geometry,
+                       RankedTensorOf<[SpConv_Float]>:$input);
+  let results = (outs RankedTensorOf<[SpConv_Float]>:$output);
   let assemblyFormat = [{
     $geometry $input attr-dict `:` type($input) `->` type($output)
   }];
@@ -459,8 +465,9 @@ def SpConv_FoldOp : SpConv_Op<"fold", [Pure]> {
         : tensor<2x36x64xf32> -> tensor<2x4x8x8xf32>
     ```
   }];
-  let arguments = (ins SpConv_GeometryAttr:$geometry, AnyRankedTensor:$input);
-  let results = (outs AnyRankedTensor:$output);
+  let arguments = (ins SpConv_GeometryAttr:$geometry,
+                       RankedTensorOf<[SpConv_Float]>:$input);
+  let results = (outs RankedTensorOf<[SpConv_Float]>:$output);
   let assemblyFormat = [{
     $geometry $input attr-dict `:` type($input) `->` type($output)
   }];
@@ -489,11 +496,11 @@ def SpConv_SegmentMaxOp : SpConv_Op<"segment_max", [Pure]> {
     ```
   }];
   let arguments = (ins
-    TensorRankOf<[AnyFloat], [3]>:$data,
+    TensorRankOf<[SpConv_Float], [3]>:$data,
     TensorRankOf<[I32, I64], [2]>:$index
   );
   let results = (outs
-    TensorRankOf<[AnyFloat], [3]>:$values,
+    TensorRankOf<[SpConv_Float], [3]>:$values,
     TensorRankOf<[I32], [3]>:$positions
   );
   let assemblyFormat = [{
