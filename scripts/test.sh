@@ -14,15 +14,11 @@ ninja -C "$build" check-spconv
 
 # The CI slice of the fuzzer (docs/Fuzzing.md): a fixed number of mutants, so
 # the result depends on the seed only, never on the machine's load.
-# --max-kernel-volume and --skip-rulebook-select keep it off two crash classes
-# of the lowering being fixed under issue 11 (huge kernels, a rulebook chosen
-# by arith.select / scf.if): remove them once those fixes land.
 echo "== fuzz: test/Fuzz/fuzz.py, CI slice"
 rm -rf "$build/fuzz-findings"
 /usr/bin/python3 "$root/test/Fuzz/fuzz.py" --spconv-opt "$build/bin/spconv-opt" \
   --seed 11 --runs "${SPCONV_FUZZ_RUNS:-500}" --jobs 2 --timeout 60 --minimise-time 30 \
-  --out "$build/fuzz-findings" --quiet \
-  --max-kernel-volume 125 --skip-rulebook-select
+  --out "$build/fuzz-findings" --quiet
 
 echo "== ctest: C++ unit tests"
 ctest --test-dir "$build" --output-on-failure -j 2
