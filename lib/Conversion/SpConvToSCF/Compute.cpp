@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConvToSCF.h"
 #include "SpConv/Support/VectorWidth.h"
+#include "SpConvToSCF.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -183,8 +183,9 @@ allocRows(OpBuilder &b, Location loc, Value rows, Value channels, Type type,
 }
 
 /// Converts an accumulator buffer to the result's element type and shape.
-static Value finish(OpBuilder &b, Location loc, Value acc, Value rows,
-                    Value channels, MemRefType resultType) {
+static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
+                    Value rows, Value channels, MemRefType resultType,
+                    SizeCheck what) {
   Type elementType = resultType.getElementType();
   Value result;
   if (cast<MemRefType>(acc.getType()).getElementType() == elementType) {
@@ -195,7 +196,8 @@ static Value finish(OpBuilder &b, Location loc, Value acc, Value rows,
                          return loadAs(pb, ploc, acc, {r, c}, elementType);
                        });
   }
-  return castTo(b, loc, result, resultType);
+  // A static result row count is checked against the rulebook's.
+  return castToChecked(ctx, b, loc, result, resultType, what);
 }
 
 /// A builder inside `scf.if (features has one row per site)`: the pair
@@ -372,8 +374,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   if (ctx.getTarget() == LoopTarget::GPU) {
     emitPairChannelConv(pairs, loc, rulebook, volume, inverse, acc, features,
                         weight, channelsIn, channelsOut, accType, role);
-    return finish(b, loc, acc, rows, channelsOut,
-                  resultBufferType(op.getOutFeatures()));
+    return finish(ctx, b, loc, acc, rows, channelsOut,
+                  resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
   }
   std::optional<int64_t> staticChannelsOut;
   if (!weightType.isDynamicDim(2))
@@ -407,8 +409,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
           emitScalarRowUpdate(pb, ploc, acc, dsts[0], features, srcs[0], weight,
                               offset, channelsIn, channelsOut, accType);
       });
-  return finish(b, loc, acc, rows, channelsOut,
-                resultBufferType(op.getOutFeatures()));
+  return finish(ctx, b, loc, acc, rows, channelsOut,
+                resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
 }
 
 Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
@@ -506,6 +508,6 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
             }),
         "average");
   }
-  return finish(b, loc, acc, rows, channels,
-                resultBufferType(op.getOutFeatures()));
+  return finish(ctx, b, loc, acc, rows, channels,
+                resultBufferType(op.getOutFeatures()), SizeCheck::PoolRows);
 }

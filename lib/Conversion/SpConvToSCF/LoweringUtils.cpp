@@ -369,6 +369,37 @@ void lowering::fillZeros(OpBuilder &b, Location loc, Value buffer) {
                      });
 }
 
+Value lowering::castToChecked(LoweringContext &ctx, OpBuilder &b, Location loc,
+                              Value buffer, MemRefType type, SizeCheck what) {
+  auto bufferType = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> checks;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!type.isDynamicDim(d) && bufferType.isDynamicDim(d))
+      checks.push_back(checkSize(ctx, b, loc,
+                                 memref::DimOp::create(b, loc, buffer, d),
+                                 indexConst(b, loc, type.getDimSize(d)), what));
+  Value ok = allOf(b, loc, checks);
+  if (!ok)
+    return castTo(b, loc, buffer, type);
+  return scf::IfOp::create(
+             b, loc, ok,
+             [&](OpBuilder &tb, Location tloc) {
+               scf::YieldOp::create(tb, tloc, castTo(tb, tloc, buffer, type));
+             },
+             [&](OpBuilder &eb, Location eloc) {
+               SmallVector<Value> dynamicSizes;
+               for (int64_t d = 0; d < type.getRank(); ++d)
+                 if (type.isDynamicDim(d))
+                   dynamicSizes.push_back(
+                       memref::DimOp::create(eb, eloc, buffer, d));
+               Value zeros =
+                   memref::AllocOp::create(eb, eloc, type, dynamicSizes);
+               fillZeros(eb, eloc, zeros);
+               scf::YieldOp::create(eb, eloc, zeros);
+             })
+      .getResult(0);
+}
+
 void lowering::ifElseZero(OpBuilder &b, Location loc, Value ok,
                           ValueRange zeroed,
                           function_ref<void(OpBuilder &, Location)> body) {

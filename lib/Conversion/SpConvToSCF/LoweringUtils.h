@@ -176,6 +176,9 @@ enum class SizeCheck : int64_t {
   FoldRows = 11,
   FoldColumns = 12,
   FoldRowsMultiple = 13,
+  OutputSites = 14,
+  ConvRows = 15,
+  PoolRows = 16,
 };
 
 /// The source line of `loc` (its first file location), or 0 when it has
@@ -203,6 +206,13 @@ Value checkSizeIf(LoweringContext &ctx, OpBuilder &b, Location loc,
 Value checkStaticSize(LoweringContext &ctx, OpBuilder &b, Location loc,
                       int64_t staticActual, Value actual, int64_t expected,
                       SizeCheck what);
+
+/// `buffer` (identity layout) as `type`, whose static sizes may be dynamic in
+/// `buffer`: each such size is checked at run time (`what`), and on a
+/// mismatch the result is a zero buffer of `type`, so no one reads or writes
+/// past `buffer` through the static type.
+Value castToChecked(LoweringContext &ctx, OpBuilder &b, Location loc,
+                    Value buffer, MemRefType type, SizeCheck what);
 
 /// The conjunction of the non-null `conditions`, or null if there are none.
 Value allOf(OpBuilder &b, Location loc, ArrayRef<Value> conditions);

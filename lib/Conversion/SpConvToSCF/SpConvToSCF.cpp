@@ -131,10 +131,16 @@ struct BuildRulebookLowering : SpConvOpLowering<BuildRulebookOp> {
     if (failed(built))
       return failure();
     // Subm output sites are its input sites, in their order.
-    Value outCoords = built->outCoords
-                          ? toTensor(rewriter, loc, built->outCoords,
-                                     op.getOutCoords().getType())
-                          : coords;
+    Value outCoords = coords;
+    if (built->outCoords) {
+      auto type = op.getOutCoords().getType();
+      outCoords = toTensor(
+          rewriter, loc,
+          castToChecked(ctx, rewriter, loc, built->outCoords,
+                        MemRefType::get(type.getShape(), type.getElementType()),
+                        SizeCheck::OutputSites),
+          type);
+    }
     rewriter.replaceOpWithMultiple(
         op, {built->rulebook.toValues(), SmallVector<Value>{outCoords}});
     return success();

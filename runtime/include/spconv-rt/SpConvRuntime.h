@@ -118,6 +118,13 @@ enum SpConvRtSizeCheck {
   /* spconv.fold: input rows vs the kernel volume they must be a multiple of
    * (expected: the kernel volume). */
   SPCONV_RT_SIZE_FOLD_ROWS_MULTIPLE = 13,
+  /* spconv.build_rulebook (regular, transposed): output sites vs the static
+   * rows of its output coordinates. */
+  SPCONV_RT_SIZE_OUTPUT_SITES = 14,
+  /* spconv.rulebook_conv: output rows vs the static rows of its result. */
+  SPCONV_RT_SIZE_CONV_ROWS = 15,
+  /* spconv.rulebook_pool: output sites vs the static rows of its result. */
+  SPCONV_RT_SIZE_POOL_ROWS = 16,
 };
 
 /* Records "<op> at line <line>: <actual> <things> but <the static size>

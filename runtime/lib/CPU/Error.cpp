@@ -115,6 +115,16 @@ SizeCheckText sizeCheckText(int64_t what) {
                            "number of window positions"};
   case SPCONV_RT_SIZE_FOLD_ROWS_MULTIPLE:
     return {"spconv.fold", "input rows, not a multiple of the kernel volume"};
+  case SPCONV_RT_SIZE_OUTPUT_SITES:
+    return {"spconv.build_rulebook",
+            "output sites, but its output coordinates have the static number "
+            "of rows"};
+  case SPCONV_RT_SIZE_CONV_ROWS:
+    return {"spconv.rulebook_conv",
+            "output rows, but its result has the static number of rows"};
+  case SPCONV_RT_SIZE_POOL_ROWS:
+    return {"spconv.rulebook_pool",
+            "output sites, but its result has the static number of rows"};
   default:
     return {nullptr, nullptr};
   }
