@@ -95,7 +95,11 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   Value n = memref::DimOp::create(b, loc, keys, 0);
   // The verifier compared the sizes static on both sides; the number of
   // unique keys is only known after the sort.
+  // Unique keys and first occurrences have one count; either may state it
+  // (the verifier compared them where both do).
   int64_t staticUnique = staticDim(op.getUnique(), 0);
+  if (ShapedType::isDynamic(staticUnique))
+    staticUnique = staticDim(op.getFirst(), 0);
   int64_t staticInverse = staticDim(op.getInverse(), 0);
   Value keysOk = checkStaticSize(ctx, b, loc, staticDim(op.getKeys(), 0), n,
                                  staticInverse, SizeCheck::SortUniqueInverse);
@@ -162,9 +166,9 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                ? prefix(b, loc, buffer, size)
                : staticPrefix(b, loc, buffer, staticSize);
   };
-  return {view(unique, staticUnique, numUnique),
-          view(first, staticUnique, numUnique),
-          view(inverse, staticInverse, n)};
+  return {view(unique, staticDim(op.getUnique(), 0), numUnique),
+          view(first, staticDim(op.getFirst(), 0), numUnique),
+          view(inverse, staticDim(op.getInverse(), 0), n)};
 }
 
 HashTableBuffers lowering::lowerHashBuild(LoweringContext &ctx, OpBuilder &b,

@@ -72,6 +72,31 @@ func.func @sort_unique_inverse(%k: tensor<?xi64>) -> (tensor<?xi64>, tensor<5xi3
 
 // -----
 
+// Only `first` states the unique count (found by the fuzzer: the count was
+// taken from `unique` alone, leaving `first` a dynamic buffer for a static
+// tensor): it is checked (check 0) and both results view their own sizes.
+// CHECK-LABEL: func.func @sort_unique_static_first
+// CHECK: call @spconv_rt_memref_unique
+// CHECK: %[[WHAT:.*]] = arith.constant 0 : i64
+// CHECK: call @spconv_rt_report_size_mismatch(%[[WHAT]],
+// CHECK: memref.subview %{{.*}}[0] [%{{.*}}] [1] : memref<?xi64> to memref<?xi64, strided<[1]>>
+// CHECK: memref.subview %{{.*}}[0] [2] [1] : memref<?xi32> to memref<2xi32, strided<[1]>>
+func.func @sort_unique_static_first(%k: tensor<?xi64>) -> (tensor<?xi64>, tensor<2xi32>) {
+  %u, %f, %i = spconv.sort_unique %k : tensor<?xi64> -> tensor<?xi64>, tensor<2xi32>, tensor<?xi32>
+  return %u, %f : tensor<?xi64>, tensor<2xi32>
+}
+
+// And the other way round.
+// CHECK-LABEL: func.func @sort_unique_static_unique
+// CHECK: memref.subview %{{.*}}[0] [2] [1] : memref<?xi64> to memref<2xi64, strided<[1]>>
+// CHECK: memref.subview %{{.*}}[0] [%{{.*}}] [1] : memref<?xi32> to memref<?xi32, strided<[1]>>
+func.func @sort_unique_static_unique(%k: tensor<2xi64>) -> (tensor<2xi64>, tensor<?xi32>) {
+  %u, %f, %i = spconv.sort_unique %k : tensor<2xi64> -> tensor<2xi64>, tensor<?xi32>, tensor<?xi32>
+  return %u, %f : tensor<2xi64>, tensor<?xi32>
+}
+
+// -----
+
 // linearize into a static number of keys: the rows are checked (check 2),
 // the runtime fills a static buffer or the keys stay zero.
 // CHECK-LABEL: func.func @linearize_static
