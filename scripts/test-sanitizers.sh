@@ -42,16 +42,18 @@ fi
 export ASAN_OPTIONS=allow_user_poisoning=0
 # What the lit suite runs (not the benchmark baselines).
 ninja -C "$build" -j "$jobs" spconv-opt spconv-compile spconv-run spconv-ref \
-  spconv-npy-compare spconv-aot-example
+  spconv-npy-compare spconv-aot-example mlir-doc
 built=$(date +%s)
 echo "== sanitizer build: $((built - start)) s"
 
 # Tools run by lit, and by the Python scripts that lit runs, inherit these (lit
-# passes ASAN_OPTIONS, LSAN_OPTIONS and UBSAN_OPTIONS through). Every report
-# also goes to a file under $logs, and any file there fails the run: a test
-# that expects a tool to fail (`not spconv-opt ...`, an error test in Python)
-# must not pass because the tool died of a sanitizer report instead.
-# abort_on_error=1 makes such a death a crash, which `not` does not accept.
+# passes ASAN_OPTIONS, LSAN_OPTIONS and UBSAN_OPTIONS through). A test that
+# expects a tool to fail (`not spconv-opt ...`) must not pass because the tool
+# died of a sanitizer report instead: abort_on_error=1 makes every report a
+# crash (SIGABRT), which `not` does not accept (the Python drivers fail on any
+# non-zero status), and ASan and LSan reports also go to a file under $logs,
+# any of which fails the run. (gcc 12's UBSan runtime ignores log_path: its
+# reports go to stderr only, and the abort is what fails the test.)
 # Leaks are errors; the suppressions name upstream frames only.
 logs="$build/sanitizer-logs"
 rm -rf "$logs" && mkdir -p "$logs"
@@ -65,7 +67,7 @@ if [[ $# -eq 0 ]]; then
   set -- "$build/test"
 fi
 status=0
-/usr/lib/llvm-22/bin/lit -sv -j "$jobs" "$@" || status=$?
+/usr/lib/llvm-22/bin/lit -sv --time-tests -j "$jobs" "$@" || status=$?
 echo "== sanitizer lit suite: $(($(date +%s) - built)) s (total $(($(date +%s) - start)) s)"
 if compgen -G "$logs/report*" >/dev/null; then
   echo "== sanitizer reports (in $logs):"
