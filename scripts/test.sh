@@ -27,4 +27,10 @@ if [[ -x "$root/scripts/test-runtime-sanitizers.sh" ]]; then
   echo "== runtime under ASan + UBSan"
   "$root/scripts/test-runtime-sanitizers.sh" "$build-asan"
 fi
+# Opt-in (about 28 minutes here): the lit suite against an ASan + UBSan build
+# of the compiler itself, in build-sanitize/.
+if [[ "${SPCONV_SANITIZE:-0}" == 1 ]]; then
+  echo "== the compiler under ASan + UBSan (SPCONV_SANITIZE=1)"
+  "$root/scripts/test-sanitizers.sh"
+fi
 echo "All tests passed."

@@ -27,6 +27,12 @@ llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%spconv_tools_dir", config.spconv_tools_dir))
 
+# A build with -DSPCONV_ENABLE_SANITIZERS=ON (scripts/test-sanitizers.sh): the
+# tools run under ASan + UBSan, several times slower. A test too slow for it
+# says `UNSUPPORTED: sanitizers` and why.
+if getattr(config, "spconv_sanitizers", False):
+    config.available_features.add("sanitizers")
+
 
 def find_python_with_numpy():
     """The execution tests generate inputs with numpy (python3-numpy)."""

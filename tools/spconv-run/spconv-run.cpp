@@ -35,6 +35,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <functional>
 #include <omp.h>
 #include <set>
 
@@ -331,8 +332,13 @@ int main(int argc, char **argv) {
   timer.stop("lower");
 
   timer.start();
+  // ExecutionEngineOptions::transformer is a function_ref: the std::function
+  // it refers to must outlive ExecutionEngine::create (a temporary did not;
+  // ASan: stack-use-after-scope).
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, nullptr);
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  engineOptions.transformer = optimize;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
     return fail("JIT compilation failed: " +
