@@ -734,9 +734,11 @@ def check_network(opts, workload, name, threads, check_dir):
     ok = coords_ok and err <= opts.check_tolerance
     if not ok:
         sys.exit("output check FAILED on %s, %s, %d threads: spconv 2.x modules: coordinates "
-                 "%s, max |difference| / max |ours| = %.3g (outputs in %s)" % (
+                 "%s, max |difference| / max |ours| = %.3g (outputs in %s)%s" % (
                      workload.name, name, threads, "equal" if coords_ok else "DIFFER", err,
-                     check_dir))
+                     check_dir, "; spconv 2.3.8 with Debian's torch 1.13 is known to go wrong "
+                     "on 2 torch threads (docs/Benchmarks.md, 'Real libraries'): "
+                     "--spconv2-network-threads 1" if threads > 1 else ""))
     return {"workload": workload.name, "threads": threads, "layer": name,
             "side": "spconv 2.x modules (BatchNorm, ReLU)", "rows": int(sf.shape[0]),
             "coords_equal": coords_ok, "rel_err": err, "ok": ok}
