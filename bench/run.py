@@ -736,8 +736,8 @@ def check_network(opts, workload, name, threads, check_dir):
         sys.exit("output check FAILED on %s, %s, %d threads: spconv 2.x modules: coordinates "
                  "%s, max |difference| / max |ours| = %.3g (outputs in %s)%s" % (
                      workload.name, name, threads, "equal" if coords_ok else "DIFFER", err,
-                     check_dir, "; spconv 2.3.8 with Debian's torch 1.13 is known to go wrong "
-                     "on 2 torch threads (docs/Benchmarks.md, 'Real libraries'): "
+                     check_dir, "; spconv 2.3.8's modules are known to go wrong on 2 torch "
+                     "threads (docs/Benchmarks.md, 'Real libraries'): "
                      "--spconv2-network-threads 1" if threads > 1 else ""))
     return {"workload": workload.name, "threads": threads, "layer": name,
             "side": "spconv 2.x modules (BatchNorm, ReLU)", "rows": int(sf.shape[0]),
@@ -1226,9 +1226,9 @@ def parse_args():
                              "layer sweep (docs/Benchmarks.md, 'Real libraries')")
     parser.add_argument("--spconv2-network-threads", type=parse_ints,
                         help="thread counts at which the networks also run through spconv "
-                             "2.x's modules (default: every --threads; spconv 2.3.8 with "
-                             "Debian's torch 1.13 gives wrong outputs on 2 torch threads, "
-                             "which stops the run: docs/Benchmarks.md)")
+                             "2.x's modules (default: every --threads; spconv 2.3.8's "
+                             "modules give wrong outputs on 2 torch threads, which stops "
+                             "the run: docs/Benchmarks.md)")
     parser.add_argument("--cases", type=parse_cases,
                         default=list(gen_layers.SWEEP + gen_layers.GOALS),
                         help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")

@@ -14,7 +14,8 @@
 #
 #   --torch apt   (default) Debian's python3-torch (CPU build; about 180
 #                 packages from apt, no CUDA libraries)
-#   --torch pip   torch from PyPI into the venv (about 3 GB: the PyPI wheel
+#   --torch pip   numpy and torch from PyPI into a venv of its own (no
+#                 Debian packages visible; about 3 GB: the PyPI torch wheel
 #                 pulls CUDA libraries even for CPU use)
 #   --torch none  spconv without torch (bench/baselines/spconv2_cpu.py's
 #                 numpy-driven path only)
@@ -49,13 +50,16 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     --no-install-recommends "${missing[@]}"
 fi
 
-[[ -x $venv/bin/python ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+if [[ $torch == pip ]]; then
+  # Its own numpy and torch: Debian's must not satisfy pip's requirements.
+  [[ -x $venv/bin/python ]] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -c "import numpy, torch" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy torch
+else
+  [[ -x $venv/bin/python ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+fi
 "$venv/bin/python" -c "import spconv" 2>/dev/null ||
   "$venv/bin/pip" install -q spconv
-if [[ $torch == pip ]]; then
-  "$venv/bin/python" -c "import torch" 2>/dev/null ||
-    "$venv/bin/pip" install -q torch
-fi
 "$venv/bin/python" - <<'PY'
 import numpy, spconv
 print("spconv", spconv.__version__, "numpy", numpy.__version__)
