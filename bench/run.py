@@ -63,6 +63,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -567,7 +568,10 @@ def sweep(opts, workload, work):
                 out_dir = os.path.join(work, "check", "%s_%s_t%d" % (workload.name, entry,
                                                                      threads)) if i == 0 else None
                 if out_dir:
-                    os.makedirs(out_dir, exist_ok=True)
+                    # Fresh: a side that does not run must leave no output
+                    # of an earlier run into the same --out to be checked.
+                    shutil.rmtree(out_dir, ignore_errors=True)
+                    os.makedirs(out_dir)
                 sample = ours(opts, module, entry, inputs, threads, out_dir)
                 sample.update(baselines(opts, workload, cin, cout, k, threads, inputs, out_dir))
                 sample.update(spconv2(opts, workload, cin, cout, k, threads, inputs, out_dir))
@@ -680,6 +684,7 @@ def network(opts, workload, work):
                                                                        threads))
                 cmd = spconv_run(opts, model, entry, threads) + ["--time"] + inputs
                 if i == 0:
+                    shutil.rmtree(check_dir, ignore_errors=True)
                     cmd[cmd.index("--output-dir") + 1] = os.path.join(check_dir, "ours")
                 result = run(cmd, measure=True)
                 table = profile_table(result.stdout)
