@@ -354,7 +354,7 @@ def spconv2(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
     """One process of the real spconv 2.x, same inputs and policy as ours:
     its C++ ops driven like spconv.pytorch (`s2_`), and where torch imports
     spconv.pytorch's own module (`s2m_`)."""
-    if not opts.spconv2_python:
+    if not opts.spconv2_python or threads not in opts.spconv2_threads:
         return {}
     features, weights = input_files(inputs)
     common = [opts.spconv2_python, os.path.join(HERE, "baselines", "spconv2_cpu.py"),
@@ -368,7 +368,7 @@ def spconv2(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
     row = {"s2_rulebook_ms": m["rulebook_ms_last"], "s2_conv_ms": m["conv_ms_last"],
            "s2_total_ms": m["total_ms_last"], "s2_first_ms": m["total_ms_first"],
            "s2_pairs": m["pairs"]}
-    if opts.spconv2_torch and threads in opts.spconv2_torch_threads:
+    if opts.spconv2_torch:
         result = run(common + ["--api", "module"] + outputs_args(out_dir, "s2m"), env=BLAS_ENV)
         note_blas("spconv 2.x (SubMConv3d, torch)", result.stdout)
         m = metrics(result.stdout)
@@ -543,9 +543,9 @@ def check_outputs(opts, workload, layer, threads, out_dir):
                                              feats.shape, ours_f.shape))
     if bad:
         hint = ""
-        if threads > 1 and any(b.startswith("spconv 2.x (SubMConv3d)") for b in bad):
-            hint = ("\n(spconv 2.3.8 through torch is known to go wrong on 2 torch threads, "
-                    "docs/Benchmarks.md 'Real libraries': --spconv2-torch-threads 1)")
+        if threads > 1 and any(b.startswith("spconv 2.x") for b in bad):
+            hint = ("\n(spconv 2.3.8 is known to go wrong on 2 threads, docs/Benchmarks.md "
+                    "'Real libraries': --spconv2-threads 1)")
         sys.exit("output check FAILED on %s, %s, %d threads (inputs and outputs in %s):\n  %s%s"
                  % (workload.name, layer, threads, out_dir, "\n  ".join(bad), hint))
     return found
@@ -696,7 +696,7 @@ def network(opts, workload, work):
                     "first_ms": phase_ms(result.stderr, "first" if opts.calls > 1 else "run"),
                     "compile_ms": phase_ms(result.stderr, "lower") + phase_ms(result.stderr, "jit"),
                     "rss_mib": result.max_rss_mib}
-                if opts.spconv2_torch and threads in opts.spconv2_torch_threads:
+                if opts.spconv2_torch and threads in opts.spconv2_threads:
                     # spconv 2.x's own modules, same inputs and weights,
                     # BatchNorm and ReLU included (spconv2_networks.py).
                     s2 = run([opts.spconv2_python,
@@ -747,7 +747,7 @@ def check_network(opts, workload, name, threads, check_dir):
                      workload.name, name, threads, "equal" if coords_ok else "DIFFER", err,
                      check_dir, "; spconv 2.3.8's modules are known to go wrong on 2 torch "
                      "threads (docs/Benchmarks.md, 'Real libraries'): "
-                     "--spconv2-torch-threads 1" if threads > 1 else ""))
+                     "--spconv2-threads 1" if threads > 1 else ""))
     return {"workload": workload.name, "threads": threads, "layer": name,
             "side": "spconv 2.x modules (BatchNorm, ReLU)", "rows": int(sf.shape[0]),
             "coords_equal": coords_ok, "rel_err": err, "ok": ok}
@@ -988,6 +988,8 @@ def spconv2_table(rows):
              + (" | SubMConv3d: total | SubMConv3d / ours" if s2m else "") + " |",
              "|---|---:|---|" + "---:|" * (9 + 2 * s2m)]
     for r in rows:
+        if "s2_total_ms" not in r:
+            continue  # a thread count spconv 2.x did not run at
         extra = ""
         if s2m:
             extra = " %s | %.2fx |" % (fmt_ms(r["s2m_total_ms"]),
@@ -1233,11 +1235,11 @@ def parse_args():
     parser.add_argument("--spconv2-python",
                         help="a Python that imports spconv 2.x: adds the real library to the "
                              "layer sweep (docs/Benchmarks.md, 'Real libraries')")
-    parser.add_argument("--spconv2-torch-threads", type=parse_ints,
-                        help="thread counts at which spconv 2.x also runs through torch "
-                             "(SubMConv3d in the sweep, the networks' modules); default: "
-                             "every --threads. spconv 2.3.8 through torch gives wrong outputs "
-                             "on 2 torch threads, which stops the run: docs/Benchmarks.md")
+    parser.add_argument("--spconv2-threads", type=parse_ints,
+                        help="thread counts at which spconv 2.x runs (its ops, SubMConv3d, "
+                             "the networks' modules); default: every --threads. spconv 2.3.8 "
+                             "gives wrong outputs on 2 threads, which stops the run: "
+                             "docs/Benchmarks.md")
     parser.add_argument("--cases", type=parse_cases,
                         default=list(gen_layers.SWEEP + gen_layers.GOALS),
                         help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")
@@ -1264,8 +1266,8 @@ def parse_args():
         probe = subprocess.run([opts.spconv2_python, "-c", "import torch, spconv.pytorch"],
                                capture_output=True)
         opts.spconv2_torch = probe.returncode == 0
-    if opts.spconv2_torch_threads is None:
-        opts.spconv2_torch_threads = opts.threads
+    if opts.spconv2_threads is None:
+        opts.spconv2_threads = opts.threads
     opts.workload = opts.workload or ["lidar:100000"]
     opts.work = os.path.join(opts.out, "work")
     for tool in (TIME, os.path.join(opts.bin, "spconv-run"), os.path.join(opts.bin, "spconv-ref"),
