@@ -63,6 +63,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -96,7 +97,13 @@ class Run:
         self.wall_s = wall_s
 
 
-def run(args, measure=False):
+# The environment of every BLAS-backed side (the C++ baselines, numpy's and
+# torch's OpenBLAS in spconv 2.x): OPENBLAS_CORETYPE when choose_blas() set
+# one. Ours does not use a BLAS.
+BLAS_ENV = {}
+
+
+def run(args, measure=False, env=None):
     """Runs `args` and exits on failure. With `measure`, the peak RSS is
     the program's own max RSS as GNU time reports it (`%M`, what `time -v`
     calls "Maximum resident set size"). Not wait4's ru_maxrss of a child of
@@ -107,7 +114,8 @@ def run(args, measure=False):
         rss_file = os.path.join(tmp, "rss")
         command = [TIME, "-f", "%M", "-o", rss_file] + args if measure else args
         start = time.monotonic()
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = subprocess.run(command, capture_output=True, text=True,
+                                env=dict(os.environ, **env) if env else None)
         wall = time.monotonic() - start
         rss = float(open(rss_file).read().split()[-1]) if measure and os.path.exists(rss_file) else 0.0
     if result.returncode != 0:
@@ -260,6 +268,11 @@ def layer_inputs(workload, cin, cout, k, work):
     return ["--input", workload.coords, "--input", features, "--input", weights]
 
 
+def input_files(inputs):
+    """(features, weights) of layer_inputs' arguments."""
+    return inputs[3], inputs[5]
+
+
 def reference_pairs(opts, workload, k, work):
     """The subm K^3 pair count from spconv-ref rulebook (the reference)."""
     out = run([os.path.join(opts.bin, "spconv-ref"), "rulebook", "--kind", "subm",
@@ -281,50 +294,261 @@ def spconv_run(opts, module, entry, threads):
             "--target", opts.target]
 
 
-def ours(opts, module, entry, inputs, threads):
-    """One spconv-run of a layer: build ms, compute ms, peak RSS MiB."""
-    result = run(spconv_run(opts, module, entry, threads) + inputs, measure=True)
+def ours(opts, module, entry, inputs, threads, out_dir=None):
+    """One spconv-run of a layer (--calls calls in one process): build ms,
+    compute ms of the last call, the cold first call (whole function) and
+    the compile time (lower + JIT), peak RSS MiB."""
+    cmd = spconv_run(opts, module, entry, threads) + ["--time"] + inputs
+    if out_dir:
+        cmd[cmd.index("--output-dir") + 1] = out_dir
+    result = run(cmd, measure=True)
     rows = profile_table(result.stdout)
     build = sum(ms for ms, _, op in rows if op == "build_rulebook")
     compute = sum(ms for ms, _, op in rows if op == "rulebook_conv")
+    first = phase_ms(result.stderr, "first" if opts.calls > 1 else "run")
     return {"build_ms": build, "compute_ms": compute, "e2e_ms": build + compute,
+            "first_ms": first,
+            "compile_ms": phase_ms(result.stderr, "lower") + phase_ms(result.stderr, "jit"),
             "rss_mib": result.max_rss_mib}
 
 
-def baselines(opts, workload, cin, cout, k, threads):
-    """One run of each baseline (one warm-up, one timed repeat each)."""
+def outputs_args(out_dir, name):
+    """--out / --out-coords of a side that writes its output (or nothing)."""
+    if not out_dir:
+        return []
+    return ["--out", os.path.join(out_dir, name + "_f.npy"),
+            "--out-coords", os.path.join(out_dir, name + "_c.npy")]
+
+
+def baselines(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
+    """One process of each baseline on the same features and weights as
+    ours, with the same policy: --calls calls, the first (cold) reported
+    apart, the last timed. With `out_dir` the outputs are written there."""
+    features, weights = input_files(inputs)
     common = ["--coords", workload.coords, "--grid", ",".join(map(str, workload.grid)),
               "--kernel", str(k), "--cin", str(cin), "--cout", str(cout),
-              "--threads", str(threads), "--repeat", "1"]
+              "--threads", str(threads), "--repeat", str(opts.calls - 1),
+              "--features", features, "--weight", weights]
     tool = lambda name: os.path.join(opts.baselines, name)  # noqa: E731
-    v1 = run([tool("spconv-v1-cpu")] + common, measure=True)
-    sgemm = metrics(run([tool("sgemm-roofline")] + common).stdout)
+    v1 = run([tool("spconv-v1-cpu")] + common + outputs_args(out_dir, "v1"), measure=True,
+             env=BLAS_ENV)
+    sgemm_run = run([tool("sgemm-roofline")] + common + outputs_args(out_dir, "sgemm"),
+                    env=BLAS_ENV)
+    sgemm = metrics(sgemm_run.stdout)
     dense = metrics(run([tool("dense-gemm")] + common +
-                        ["--max-bytes", str(opts.dense_max_bytes)]).stdout)
+                        ["--max-bytes", str(opts.dense_max_bytes)], env=BLAS_ENV).stdout)
     v1m = metrics(v1.stdout)
-    return {"v1_rulebook_ms": v1m["rulebook_ms"], "v1_conv_ms": v1m["conv_ms"],
-            "v1_total_ms": v1m["total_ms"], "v1_pairs": v1m["pairs"],
-            "v1_rss_mib": v1.max_rss_mib,
-            "sgemm_hot_ms": sgemm["gemm_hot_ms"], "sgemm_hot_gflops": sgemm["gemm_hot_gflops"],
-            "dense_ms": dense["dense_gemm_ms"], "dense_gflops": dense["dense_gemm_gflops"],
+    note_blas("spconv-v1-cpu", v1.stdout)
+    note_blas("sgemm-roofline", sgemm_run.stdout)
+    return {"v1_rulebook_ms": v1m["rulebook_ms_last"], "v1_conv_ms": v1m["conv_ms_last"],
+            "v1_total_ms": v1m["total_ms_last"], "v1_first_ms": v1m["total_ms_first"],
+            "v1_pairs": v1m["pairs"], "v1_rss_mib": v1.max_rss_mib,
+            "sgemm_hot_ms": sgemm["gemm_hot_ms_last"],
+            "sgemm_best_ms": sgemm["gemm_best_ms_last"],
+            "sgemm_first_ms": sgemm["gemm_best_ms_first"],
+            "dense_ms": dense["dense_gemm_ms_last"], "dense_first_ms": dense["dense_gemm_ms_first"],
             "dense_projected": dense["dense_projected"], "dense_volume": dense["dense_volume"]}
 
 
-def spconv2(opts, workload, cin, cout, k, threads):
-    """One run of the real spconv 2.x (median of its own warm repeats)."""
-    if not opts.spconv2_python:
+def spconv2(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
+    """One process of the real spconv 2.x, same inputs and policy as ours:
+    its C++ ops driven like spconv.pytorch (`s2_`), and where torch imports
+    spconv.pytorch's own module (`s2m_`)."""
+    if not opts.spconv2_python or threads not in opts.spconv2_threads:
         return {}
-    m = metrics(run([opts.spconv2_python, os.path.join(HERE, "baselines", "spconv2_cpu.py"),
-                     "--coords", workload.coords, "--grid", ",".join(map(str, workload.grid)),
-                     "--kernel", str(k), "--cin", str(cin), "--cout", str(cout),
-                     "--threads", str(threads), "--repeat", "3"]).stdout)
-    return {"s2_rulebook_ms": m["rulebook_ms"], "s2_conv_ms": m["conv_ms"],
-            "s2_total_ms": m["total_ms"], "s2_pairs": m["pairs"]}
+    features, weights = input_files(inputs)
+    common = [opts.spconv2_python, os.path.join(HERE, "baselines", "spconv2_cpu.py"),
+              "--coords", workload.coords, "--grid", ",".join(map(str, workload.grid)),
+              "--kernel", str(k), "--cin", str(cin), "--cout", str(cout),
+              "--threads", str(threads), "--repeat", str(opts.calls - 1),
+              "--features", features, "--weight", weights]
+    result = run(common + outputs_args(out_dir, "s2"), env=BLAS_ENV)
+    note_blas("spconv 2.x (numpy matmul)", result.stdout)
+    m = metrics(result.stdout)
+    row = {"s2_rulebook_ms": m["rulebook_ms_last"], "s2_conv_ms": m["conv_ms_last"],
+           "s2_total_ms": m["total_ms_last"], "s2_first_ms": m["total_ms_first"],
+           "s2_pairs": m["pairs"]}
+    if opts.spconv2_torch:
+        result = run(common + ["--api", "module"] + outputs_args(out_dir, "s2m"), env=BLAS_ENV)
+        note_blas("spconv 2.x (SubMConv3d, torch)", result.stdout)
+        m = metrics(result.stdout)
+        row.update(s2m_total_ms=m["total_ms_last"], s2m_first_ms=m["total_ms_first"])
+    return row
 
 
 def medians(samples):
-    """{metric: median over the repeats} of a list of {metric: value}."""
-    return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+    """{metric: median over the repeats, metric_min, metric_max} of a list
+    of {metric: value} (the spread is reported, not only the median)."""
+    row = {}
+    for key in samples[0]:
+        values = [s[key] for s in samples]
+        row[key] = statistics.median(values)
+        row[key + "_min"] = min(values)
+        row[key + "_max"] = max(values)
+    return row
+
+
+# ===----------------------------------------------------------------------=== #
+# The BLAS of the baselines, the machine's limits, equal outputs
+# ===----------------------------------------------------------------------=== #
+
+# side -> the OpenBLAS kernels it reported (blas_core lines).
+BLAS_SEEN = {}
+
+
+def note_blas(side, stdout):
+    """Records the `blas_core` (or `# blas_core`) line of a side's output."""
+    match = re.search(r"^(?:# )?blas_core (.+)$", stdout, re.M)
+    if match:
+        BLAS_SEEN.setdefault(side, set()).add(match.group(1).strip())
+
+
+def cpu_flags():
+    """The flags of /proc/cpuinfo's first processor (a set)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            match = re.search(r"^flags\s*: (.*)$", f.read(), re.M)
+        return set(match.group(1).split()) if match else set()
+    except OSError:
+        return set()
+
+
+def blas_candidates(flags):
+    """OPENBLAS_CORETYPE values worth trying on a CPU with these flags: the
+    kernels of the widest vectors it has. OpenBLAS 0.3.21 picks its kernels
+    from the CPU model, and falls back to Prescott's on a model it does not
+    know (Intel family 6 model 207), whatever the vector units."""
+    names = []
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        names += ["SkylakeX"] + (["Cooperlake"] if "avx512_bf16" in flags else [])
+    if {"avx2", "fma"} <= flags:
+        names += ["Haswell", "Zen"]
+    return names
+
+
+def choose_blas(opts, workload):
+    """Sets BLAS_ENV: with --blas-coretype auto, times sgemm-roofline (64 ->
+    64, subm 3x3x3, the most threads) under OpenBLAS's own choice and under
+    each candidate of the CPU flags, best of 3 interleaved rounds of 3
+    repeats, and keeps the fastest (the default unless another is more than
+    5 % faster); NAME forces OPENBLAS_CORETYPE, `default` leaves it alone.
+    Returns the probes for the report."""
+    BLAS_ENV.clear()
+    if opts.blas_coretype == "default":
+        return []
+    if opts.blas_coretype != "auto":
+        BLAS_ENV["OPENBLAS_CORETYPE"] = opts.blas_coretype
+        return []
+    features = workload_features(workload, 64, opts.work)
+    names = [None] + blas_candidates(cpu_flags())
+    probes = [None] * len(names)
+    # Three interleaved rounds; each candidate keeps its best repeat (what
+    # the library reaches, least disturbed by other processes).
+    for _ in range(3):
+        for i, name in enumerate(names):
+            env = {"OPENBLAS_CORETYPE": name} if name else {}
+            result = run([os.path.join(opts.baselines, "sgemm-roofline"), "--coords",
+                          workload.coords, "--grid", ",".join(map(str, workload.grid)),
+                          "--cin", "64", "--cout", "64", "--threads", str(max(opts.threads)),
+                          "--repeat", "3", "--features", features], env=env)
+            m = metrics(result.stdout)
+            core = re.search(r"^blas_core (.+)$", result.stdout, re.M)
+            if probes[i] is None or m["gemm_best_gflops_max"] > probes[i]["gflops"]:
+                probes[i] = {"coretype": name or "(OpenBLAS's choice)",
+                             "core": core.group(1) if core else "?",
+                             "gflops": m["gemm_best_gflops_max"], "ms": m["gemm_best_ms_min"]}
+    best = max(probes, key=lambda p: p["gflops"])
+    if best is not probes[0] and best["gflops"] > 1.05 * probes[0]["gflops"]:
+        BLAS_ENV["OPENBLAS_CORETYPE"] = best["coretype"]
+    return probes
+
+
+def workload_features(workload, cin, work):
+    """Seeded features [N x cin] of `workload` (for the BLAS probe)."""
+    path = os.path.join(work, "%s_probe_c%d_f.npy" % (workload.name, cin))
+    if not os.path.exists(path):
+        rng = np.random.default_rng(cin)
+        np.save(path, rng.standard_normal((workload.n, cin)).astype(np.float32))
+    return path
+
+
+_PEAK = {}
+
+
+def machine_limits(opts, threads, read_bytes, write_bytes):
+    """machine-peak's figures for `threads` with the bandwidths measured at
+    the layer's footprints (cached)."""
+    key = (threads, read_bytes, write_bytes)
+    if key not in _PEAK:
+        _PEAK[key] = metrics(run([os.path.join(opts.baselines, "machine-peak"),
+                                  "--threads", str(threads),
+                                  "--read-bytes", str(max(read_bytes, 4096)),
+                                  "--write-bytes", str(max(write_bytes, 4096))]).stdout)
+    return _PEAK[key]
+
+
+def layer_limits(opts, workload, cin, cout, pairs, threads):
+    """The layer's bounds on this machine: the FMA bound (2 P Cin Cout flops
+    at the FP32 peak of `threads`) and the memory bound of a gather conv
+    (each pair reads its input row, P Cin 4 bytes, at the streaming read
+    bandwidth over a buffer the size of the features; every output row is
+    written once, N Cout 4 bytes): both are lower bounds of any
+    implementation that gathers per pair; the limit is the larger."""
+    n = workload.n
+    m = machine_limits(opts, threads, n * cin * 4, n * cout * 4)
+    flops = 2.0 * pairs * cin * cout
+    read, write = 4.0 * pairs * cin, 4.0 * n * cout
+    flop_ms = ratio(flops, m["peak_gflops"]) * 1e-6
+    bw_ms = (ratio(read, m["read_gbs"]) + ratio(write, m["write_gbs"])) * 1e-6
+    return {"peak_gflops": m["peak_gflops"], "clock_ghz": m["clock_ghz"],
+            "vector_bits": m["vector_bits"], "fma_pipes": m["fma_pipes"],
+            "read_gbs": m["read_gbs"], "write_gbs": m["write_gbs"],
+            "bytes": read + write, "flop_bound_ms": flop_ms, "bw_bound_ms": bw_ms,
+            "limit_ms": max(flop_ms, bw_ms)}
+
+
+# (side, file prefix) of every side that writes its output.
+CHECKED_SIDES = [("spconv-v1-cpu", "v1"), ("sgemm-roofline (gathered GEMMs, scattered)", "sgemm"),
+                 ("spconv 2.x (ops, numpy matmul)", "s2"), ("spconv 2.x (SubMConv3d)", "s2m")]
+
+
+def check_outputs(opts, workload, layer, threads, out_dir):
+    """Compares every side's output with ours, on the same inputs: the
+    output coordinates exactly (ours, a subm conv, keeps the input's, in
+    their order), the features to --check-tolerance of the largest |ours|.
+    Exits (no report, no times) on a mismatch; returns the verdicts."""
+    ours_f = np.load(os.path.join(out_dir, "out0.npy"))
+    coords = np.load(workload.coords).astype(np.int64)
+    scale = max(float(np.abs(ours_f).max()) if ours_f.size else 0.0, 1e-30)
+    found, bad = [], []
+    for side, name in CHECKED_SIDES:
+        fpath = os.path.join(out_dir, name + "_f.npy")
+        if not os.path.exists(fpath):
+            continue
+        feats = np.load(fpath)
+        c = np.load(os.path.join(out_dir, name + "_c.npy")).astype(np.int64)
+        coords_ok = c.shape == coords.shape and bool(np.array_equal(c, coords))
+        if feats.shape == ours_f.shape:
+            err = float(np.abs(feats.astype(np.float64) - ours_f).max()) / scale \
+                if feats.size else 0.0
+        else:
+            err = float("inf")
+        ok = coords_ok and err <= opts.check_tolerance
+        found.append({"workload": workload.name, "threads": threads, "layer": layer,
+                      "side": side, "rows": int(feats.shape[0]), "coords_equal": coords_ok,
+                      "rel_err": err, "ok": ok})
+        if not ok:
+            bad.append("%s: coordinates %s, max |difference| / max |ours| = %.3g (shape %s "
+                       "against ours %s)" % (side, "equal" if coords_ok else "DIFFER", err,
+                                             feats.shape, ours_f.shape))
+    if bad:
+        hint = ""
+        if threads > 1 and any(b.startswith("spconv 2.x") for b in bad):
+            hint = ("\n(spconv 2.3.8 is known to go wrong on 2 threads, docs/Benchmarks.md "
+                    "'Real libraries': --spconv2-threads 1)")
+        sys.exit("output check FAILED on %s, %s, %d threads (inputs and outputs in %s):\n  %s%s"
+                 % (workload.name, layer, threads, out_dir, "\n  ".join(bad), hint))
+    return found
 
 
 def sweep(opts, workload, work):
@@ -336,11 +560,23 @@ def sweep(opts, workload, work):
         for cin, cout, k in opts.cases:
             module, entry = layer_module(cin, cout, k, workload.grid, work)
             inputs = layer_inputs(workload, cin, cout, k, work)
+            layer = "%d->%d k%d" % (cin, cout, k)
             samples = []
-            for _ in range(opts.repeat):
-                sample = ours(opts, module, entry, inputs, threads)
-                sample.update(baselines(opts, workload, cin, cout, k, threads))
-                sample.update(spconv2(opts, workload, cin, cout, k, threads))
+            for i in range(opts.repeat):
+                # The first process of every side writes its output: checked
+                # against ours before anything is timed further.
+                out_dir = os.path.join(work, "check", "%s_%s_t%d" % (workload.name, entry,
+                                                                     threads)) if i == 0 else None
+                if out_dir:
+                    # Fresh: a side that does not run must leave no output
+                    # of an earlier run into the same --out to be checked.
+                    shutil.rmtree(out_dir, ignore_errors=True)
+                    os.makedirs(out_dir)
+                sample = ours(opts, module, entry, inputs, threads, out_dir)
+                sample.update(baselines(opts, workload, cin, cout, k, threads, inputs, out_dir))
+                sample.update(spconv2(opts, workload, cin, cout, k, threads, inputs, out_dir))
+                if out_dir:
+                    CHECKS.extend(check_outputs(opts, workload, layer, threads, out_dir))
                 samples.append(sample)
             row = medians(samples)
             for key, tool in (("v1_pairs", "spconv-v1-cpu"), ("s2_pairs", "spconv 2.x")):
@@ -351,7 +587,12 @@ def sweep(opts, workload, work):
             row.update(workload=workload.name, threads=threads, cin=cin, cout=cout, k=k,
                        pairs=pairs[k], entry=entry,
                        gflops=ratio(flops, row["compute_ms"]) * 1e-6,
-                       v1_conv_gflops=ratio(flops, row["v1_conv_ms"]) * 1e-6, samples=samples)
+                       v1_conv_gflops=ratio(flops, row["v1_conv_ms"]) * 1e-6,
+                       sgemm_best_gflops=ratio(flops, row["sgemm_best_ms"]) * 1e-6,
+                       dense_gflops=ratio(2.0 * row["dense_volume"] * k ** 3 * cin * cout,
+                                          row["dense_ms"]) * 1e-6,
+                       samples=samples)
+            row.update(layer_limits(opts, workload, cin, cout, pairs[k], threads))
             rows.append(row)
             print("  %s t=%d %s: build %.1f compute %.1f ms, v1 %.1f ms, rss %.0f MiB"
                   % (workload.name, threads, entry, row["build_ms"], row["compute_ms"],
@@ -420,6 +661,10 @@ NETWORKS = [
 ]
 
 
+# The output checks of the layer sweep (check_outputs), for the report.
+CHECKS = []
+
+
 def network(opts, workload, work):
     """Each example network end to end: summed builds and computes, the
     whole function's run time (--time), compile time, peak RSS."""
@@ -434,17 +679,36 @@ def network(opts, workload, work):
         inputs = made.stdout.split()
         for threads in opts.threads:
             samples = []
-            for _ in range(opts.repeat):
-                result = run(spconv_run(opts, model, entry, threads) + ["--time"] + inputs,
-                             measure=True)
+            for i in range(opts.repeat):
+                check_dir = os.path.join(work, "check", "%s_%s_t%d" % (workload.name, entry,
+                                                                       threads))
+                cmd = spconv_run(opts, model, entry, threads) + ["--time"] + inputs
+                if i == 0:
+                    shutil.rmtree(check_dir, ignore_errors=True)
+                    cmd[cmd.index("--output-dir") + 1] = os.path.join(check_dir, "ours")
+                result = run(cmd, measure=True)
                 table = profile_table(result.stdout)
-                samples.append({
+                sample = {
                     "builds": sum(1 for _, _, op in table if op == "build_rulebook"),
                     "build_ms": sum(ms for ms, _, op in table if op == "build_rulebook"),
                     "compute_ms": sum(ms for ms, _, op in table if op != "build_rulebook"),
                     "run_ms": phase_ms(result.stderr, "run"),
+                    "first_ms": phase_ms(result.stderr, "first" if opts.calls > 1 else "run"),
                     "compile_ms": phase_ms(result.stderr, "lower") + phase_ms(result.stderr, "jit"),
-                    "rss_mib": result.max_rss_mib})
+                    "rss_mib": result.max_rss_mib}
+                if opts.spconv2_torch and threads in opts.spconv2_threads:
+                    # spconv 2.x's own modules, same inputs and weights,
+                    # BatchNorm and ReLU included (spconv2_networks.py).
+                    s2 = run([opts.spconv2_python,
+                              os.path.join(HERE, "baselines", "spconv2_networks.py"), model,
+                              entry, "--threads", str(threads), "--repeat", str(opts.calls - 1)]
+                             + inputs + (["--out-dir", os.path.join(check_dir, "s2")]
+                                         if i == 0 else []), env=BLAS_ENV)
+                    m = metrics(s2.stdout)
+                    sample.update(s2_run_ms=m["total_ms_last"], s2_first_ms=m["total_ms_first"])
+                    if i == 0:
+                        CHECKS.append(check_network(opts, workload, name, threads, check_dir))
+                samples.append(sample)
             row = medians(samples)
             row.update(network=name, workload=workload.name, threads=threads, layers=sum(
                 1 for _, _, op in profile_table(result.stdout)
@@ -454,6 +718,39 @@ def network(opts, workload, work):
                   % (name, workload.name, threads, row["run_ms"], row["rss_mib"]),
                   file=sys.stderr)
     return rows
+
+
+def sorted_by_key(coords, feats):
+    """Rows sorted by their (batch, z, y, x) key (regular convs number their
+    outputs in different orders in different libraries)."""
+    c = coords.astype(np.int64)
+    order = np.lexsort(tuple(c[:, j] for j in range(c.shape[1] - 1, -1, -1)))
+    return c[order], feats[order]
+
+
+def check_network(opts, workload, name, threads, check_dir):
+    """A network's outputs, ours against spconv 2.x's modules: coordinates
+    exactly and features to --check-tolerance, rows compared in key order.
+    Exits on a mismatch, as check_outputs."""
+    oc, of = sorted_by_key(np.load(os.path.join(check_dir, "ours", "out0.npy")),
+                           np.load(os.path.join(check_dir, "ours", "out1.npy")))
+    sc, sf = sorted_by_key(np.load(os.path.join(check_dir, "s2", "out0.npy")),
+                           np.load(os.path.join(check_dir, "s2", "out1.npy")))
+    coords_ok = oc.shape == sc.shape and bool(np.array_equal(oc, sc))
+    scale = max(float(np.abs(of).max()) if of.size else 0.0, 1e-30)
+    err = (float(np.abs(sf.astype(np.float64) - of).max()) / scale if of.size else 0.0) \
+        if coords_ok and sf.shape == of.shape else float("inf")
+    ok = coords_ok and err <= opts.check_tolerance
+    if not ok:
+        sys.exit("output check FAILED on %s, %s, %d threads: spconv 2.x modules: coordinates "
+                 "%s, max |difference| / max |ours| = %.3g (outputs in %s)%s" % (
+                     workload.name, name, threads, "equal" if coords_ok else "DIFFER", err,
+                     check_dir, "; spconv 2.3.8's modules are known to go wrong on 2 torch "
+                     "threads (docs/Benchmarks.md, 'Real libraries'): "
+                     "--spconv2-threads 1" if threads > 1 else ""))
+    return {"workload": workload.name, "threads": threads, "layer": name,
+            "side": "spconv 2.x modules (BatchNorm, ReLU)", "rows": int(sf.shape[0]),
+            "coords_equal": coords_ok, "rel_err": err, "ok": ok}
 
 
 def grid_memory(opts, workload, work):
@@ -488,7 +785,7 @@ def sweep_table(rows):
     """The layer sweep as Markdown (one table, every workload and thread)."""
     head = ("| workload | thr | layer | pairs | ours: build | ours: compute | ours: e2e "
             "| ours: GFLOP/s | ours: peak RSS | v1: rulebook | v1: conv | v1: total | v1 / ours "
-            "| v1: GFLOP/s | v1: peak RSS | sgemm hot | sgemm GFLOP/s | dense GEMM | dense GFLOP/s |")
+            "| v1: GFLOP/s | v1: peak RSS | sgemm best | sgemm GFLOP/s | dense GEMM | dense GFLOP/s |")
     lines = [head, "|---|---:|---|---:" + "|---:" * 15 + "|"]
     for r in rows:
         dense = fmt_ms(r["dense_ms"]) + (" (proj.)" if r["dense_projected"] else "")
@@ -499,8 +796,116 @@ def sweep_table(rows):
                          r["gflops"], r["rss_mib"], fmt_ms(r["v1_rulebook_ms"]),
                          fmt_ms(r["v1_conv_ms"]), fmt_ms(r["v1_total_ms"]),
                          ratio(r["v1_total_ms"], r["e2e_ms"]), r["v1_conv_gflops"], r["v1_rss_mib"],
-                         fmt_ms(r["sgemm_hot_ms"]), r["sgemm_hot_gflops"], dense,
+                         fmt_ms(r["sgemm_best_ms"]), r["sgemm_best_gflops"], dense,
                          r["dense_gflops"]))
+    return "\n".join(lines)
+
+
+def spread(r, key):
+    """'median [min, max]' of a row's metric (ms)."""
+    return "%s [%s, %s]" % (fmt_ms(r[key]), fmt_ms(r[key + "_min"]), fmt_ms(r[key + "_max"]))
+
+
+def spread_table(rows):
+    """Every side's time as median [min, max] over the processes (the last
+    call of each), as Markdown."""
+    s2 = any("s2_total_ms" in r for r in rows)
+    s2m = any("s2m_total_ms" in r for r in rows)
+    head = ("| workload | thr | layer | ours: e2e | ours: compute | v1: total | v1: conv "
+            "| sgemm best | dense GEMM" + (" | spconv 2.x: total" if s2 else "")
+            + (" | SubMConv3d: total" if s2m else "") + " |")
+    lines = [head, "|---|---:|---|" + "---:|" * (6 + s2 + s2m)]
+    for r in rows:
+        cells = [spread(r, key) for key in ("e2e_ms", "compute_ms", "v1_total_ms", "v1_conv_ms",
+                                            "sgemm_best_ms", "dense_ms")]
+        if s2:
+            cells.append(spread(r, "s2_total_ms") if "s2_total_ms" in r else "—")
+        if s2m:
+            cells.append(spread(r, "s2m_total_ms") if "s2m_total_ms" in r else "—")
+        lines.append("| %s | %d | %d->%d k%d | %s |" % (r["workload"], r["threads"], r["cin"],
+                                                      r["cout"], r["k"], " | ".join(cells)))
+    return "\n".join(lines)
+
+
+def cold_table(rows):
+    """Cold first calls and compile time, apart from the warm figures."""
+    s2 = any("s2_first_ms" in r for r in rows)
+    s2m = any("s2m_first_ms" in r for r in rows)
+    head = ("| workload | thr | layer | ours: compile (lower + JIT) | ours: first call "
+            "| ours: last call | v1: first call | v1: last call | sgemm best: first call"
+            + (" | spconv 2.x: first call" if s2 else "")
+            + (" | SubMConv3d: first call" if s2m else "") + " |")
+    lines = [head, "|---|---:|---|" + "---:|" * (6 + s2 + s2m)]
+    for r in rows:
+        cells = [fmt_ms(r["compile_ms"]), fmt_ms(r["first_ms"]), fmt_ms(r["e2e_ms"]),
+                 fmt_ms(r["v1_first_ms"]), fmt_ms(r["v1_total_ms"]), fmt_ms(r["sgemm_first_ms"])]
+        if s2:
+            cells.append(fmt_ms(r["s2_first_ms"]) if "s2_first_ms" in r else "—")
+        if s2m:
+            cells.append(fmt_ms(r["s2m_first_ms"]) if "s2m_first_ms" in r else "—")
+        lines.append("| %s | %d | %d->%d k%d | %s |" % (r["workload"], r["threads"], r["cin"],
+                                                      r["cout"], r["k"], " | ".join(cells)))
+    return "\n".join(lines)
+
+
+def limits_table(rows):
+    """Each layer against this machine's limits, as Markdown."""
+    lines = ["| workload | thr | layer | FP32 peak GFLOP/s | FMA bound | bytes moved (min) "
+             "| read / write GB/s | bandwidth bound | limit | ours: compute | ours: fraction "
+             "| v1: conv fraction | sgemm best: fraction |",
+             "|---|---:|---|" + "---:|" * 10]
+    for r in rows:
+        lines.append("| %s | %d | %d->%d k%d | %.0f | %s | %.1f MB | %.0f / %.0f | %s | %s | %s "
+                     "| %.2f | %.2f | %.2f |" % (
+                         r["workload"], r["threads"], r["cin"], r["cout"], r["k"],
+                         r["peak_gflops"], fmt_ms(r["flop_bound_ms"]), r["bytes"] / 1e6,
+                         r["read_gbs"], r["write_gbs"], fmt_ms(r["bw_bound_ms"]),
+                         fmt_ms(r["limit_ms"]), fmt_ms(r["compute_ms"]),
+                         ratio(r["limit_ms"], r["compute_ms"]),
+                         ratio(r["limit_ms"], r["v1_conv_ms"]),
+                         ratio(r["flop_bound_ms"], r["sgemm_best_ms"])))
+    return "\n".join(lines)
+
+
+def checks_table(checks):
+    """The output checks as Markdown."""
+    lines = ["| workload | thr | layer | side | output rows | coordinates | max rel. error "
+             "| verdict |", "|---|---:|---|---|---:|---|---:|---|"]
+    for c in checks:
+        lines.append("| %s | %d | %s | %s | %d | %s | %.1e | %s |" % (
+            c["workload"], c["threads"], c["layer"], c["side"], c["rows"],
+            "equal" if c["coords_equal"] else "**differ**", c["rel_err"],
+            "equal" if c["ok"] else "**MISMATCH**"))
+    return "\n".join(lines)
+
+
+def blas_section(probes, limits):
+    """The BLAS kernels each side used, the core-type probe, and the
+    machine's limits, as Markdown."""
+    lines = ["OPENBLAS_CORETYPE for every BLAS-backed side: %s." % (
+        BLAS_ENV.get("OPENBLAS_CORETYPE", "not set (OpenBLAS's own choice)"))]
+    if probes:
+        lines += ["", "Core-type probe (sgemm-roofline 64->64, its best GEMM timing, best of 3 "
+                  "interleaved rounds of 3):",
+                  "", "| OPENBLAS_CORETYPE | kernels loaded | GFLOP/s | ms |",
+                  "|---|---|---:|---:|"]
+        for p in probes:
+            lines.append("| %s | %s | %.1f | %s |" % (p["coretype"], p["core"], p["gflops"],
+                                                    fmt_ms(p["ms"])))
+    if BLAS_SEEN:
+        lines += ["", "| side | OpenBLAS kernels used |", "|---|---|"]
+        for side in sorted(BLAS_SEEN):
+            lines.append("| %s | %s |" % (side, ", ".join(sorted(BLAS_SEEN[side]))))
+    if limits:
+        lines += ["", "Machine limits (`machine-peak`): clock measured with a chain of "
+                  "dependent adds, vector width from the CPU flags, FMA pipes measured; "
+                  "bandwidths are streaming at each layer's footprint (Limits table).", "",
+                  "| threads | clock GHz | vector bits | FMA pipes | FP32 peak GFLOP/s |",
+                  "|---:|---:|---:|---:|---:|"]
+        for threads in sorted(limits):
+            m = limits[threads]
+            lines.append("| %d | %.2f | %d | %d | %.0f |" % (
+                threads, m["clock_ghz"], m["vector_bits"], m["fma_pipes"], m["peak_gflops"]))
     return "\n".join(lines)
 
 
@@ -545,32 +950,56 @@ def scaling_tables(rows, fits):
 
 
 def network_table(rows):
-    """The example networks as Markdown."""
+    """The example networks as Markdown (with spconv 2.x's modules beside
+    ours where they ran)."""
+    s2 = any("s2_run_ms" in r for r in rows)
     lines = ["| network | workload | thr | convs | rulebook builds | builds | computes "
-             "| builds + computes | whole function (run) | compile (lower + JIT) | peak RSS |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| builds + computes | whole function (run) | run [min, max] | first call "
+             "| compile (lower + JIT) | peak RSS"
+             + (" | spconv 2.x modules: run [min, max] | first call | spconv 2.x / ours"
+                if s2 else "") + " |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+             + ("---:|---:|---:|" if s2 else "")]
     for r in rows:
-        lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %.0f MiB |" % (
-            r["network"], r["workload"], r["threads"], r["layers"], r["builds"],
-            fmt_ms(r["build_ms"]),
-            fmt_ms(r["compute_ms"]), fmt_ms(r["build_ms"] + r["compute_ms"]),
-            fmt_ms(r["run_ms"]), fmt_ms(r["compile_ms"]), r["rss_mib"]))
+        extra = ""
+        if s2 and "s2_run_ms" in r:
+            extra = " %s | %s | %.2fx |" % (spread(r, "s2_run_ms"), fmt_ms(r["s2_first_ms"]),
+                                           ratio(r["s2_run_ms"], r["run_ms"]))
+        elif s2:
+            extra = " — | — | — |"
+        lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | [%s, %s] | %s | %s "
+                     "| %.0f MiB |%s" % (
+                         r["network"], r["workload"], r["threads"], r["layers"], r["builds"],
+                         fmt_ms(r["build_ms"]),
+                         fmt_ms(r["compute_ms"]), fmt_ms(r["build_ms"] + r["compute_ms"]),
+                         fmt_ms(r["run_ms"]), fmt_ms(r["run_ms_min"]), fmt_ms(r["run_ms_max"]),
+                         fmt_ms(r["first_ms"]), fmt_ms(r["compile_ms"]), r["rss_mib"], extra))
     return "\n".join(lines)
 
 
 def spconv2_table(rows):
-    """Ours against the real spconv 2.x CPU library, as Markdown."""
+    """Ours against the real spconv 2.x CPU library, as Markdown: its ops
+    driven like spconv.pytorch (numpy's matmul) and, where torch imports,
+    spconv.pytorch's SubMConv3d itself."""
+    s2m = any("s2m_total_ms" in r for r in rows)
     lines = ["| workload | thr | layer | ours: build | ours: compute | ours: e2e "
              "| spconv 2.x: rulebook | spconv 2.x: conv | spconv 2.x: total "
-             "| rulebook ratio | conv ratio | total ratio |",
-             "|---|---:|---|" + "---:|" * 9]
+             "| rulebook ratio | conv ratio | total ratio"
+             + (" | SubMConv3d: total | SubMConv3d / ours" if s2m else "") + " |",
+             "|---|---:|---|" + "---:|" * (9 + 2 * s2m)]
     for r in rows:
-        lines.append("| %s | %d | %d->%d k%d | %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx |" % (
+        if "s2_total_ms" not in r:
+            continue  # a thread count spconv 2.x did not run at
+        extra = ""
+        if s2m:
+            extra = " %s | %.2fx |" % (fmt_ms(r["s2m_total_ms"]),
+                                       ratio(r["s2m_total_ms"], r["e2e_ms"]))
+        lines.append("| %s | %d | %d->%d k%d | %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx |%s" % (
             r["workload"], r["threads"], r["cin"], r["cout"], r["k"], fmt_ms(r["build_ms"]),
             fmt_ms(r["compute_ms"]), fmt_ms(r["e2e_ms"]), fmt_ms(r["s2_rulebook_ms"]),
             fmt_ms(r["s2_conv_ms"]), fmt_ms(r["s2_total_ms"]),
             ratio(r["s2_rulebook_ms"], r["build_ms"]), ratio(r["s2_conv_ms"], r["compute_ms"]),
-            ratio(r["s2_total_ms"], r["e2e_ms"])))
+            ratio(r["s2_total_ms"], r["e2e_ms"]), extra))
     return "\n".join(lines)
 
 
@@ -607,7 +1036,7 @@ def goals(sweep_rows, grid_rows, fits=()):
                 found.append(("subm 64->64 end to end: v1 total / ours e2e", where,
                               ratio(r["v1_total_ms"], r["e2e_ms"]), ">= 3x", True))
                 found.append(("subm 64->64 compute / sgemm on the gathered pairs", where,
-                              ratio(r["compute_ms"], r["sgemm_hot_ms"]), "<= 1.3x", False))
+                              ratio(r["compute_ms"], r["sgemm_best_ms"]), "<= 1.3x", False))
     for fit in fits:
         if fit["series"] == "batch" and fit["k"] == 3:
             found.append(("time against sites at a fixed density (b of e2e ~ sites^b)",
@@ -656,7 +1085,7 @@ def plot_sweep(plt, rows, path):
     groups = sorted({(r["workload"], r["threads"]) for r in rows})
     series = [("build_ms", "ours: build"), ("compute_ms", "ours: compute"),
               ("v1_rulebook_ms", "v1: rulebook"), ("v1_conv_ms", "v1: conv"),
-              ("sgemm_hot_ms", "sgemm hot"), ("dense_ms", "dense GEMM")]
+              ("sgemm_best_ms", "sgemm best"), ("dense_ms", "dense GEMM")]
     fig, axes = plt.subplots(len(groups), 1, figsize=(11, 3.6 * len(groups)), squeeze=False)
     for ax, (workload, threads) in zip(axes[:, 0], groups):
         sel = [r for r in rows if r["workload"] == workload and r["threads"] == threads]
@@ -681,7 +1110,7 @@ def plot_gflops(plt, rows, path):
     """Achieved GFLOP/s of ours, v1's conv and sgemm hot, per layer."""
     groups = sorted({(r["workload"], r["threads"]) for r in rows})
     series = [("gflops", "ours: compute"), ("v1_conv_gflops", "v1: conv"),
-              ("sgemm_hot_gflops", "sgemm hot (GEMM only)")]
+              ("sgemm_best_gflops", "sgemm best (GEMM only)")]
     fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.2 * len(groups)), squeeze=False)
     for ax, (workload, threads) in zip(axes[:, 0], groups):
         sel = [r for r in rows if r["workload"] == workload and r["threads"] == threads]
@@ -790,7 +1219,14 @@ def parse_args():
     parser.add_argument("--threads", type=parse_ints, default=[1, 2])
     parser.add_argument("--repeat", type=int, default=3, help="median of R runs (default 3)")
     parser.add_argument("--calls", type=int, default=3,
-                        help="calls per spconv-run process, the last one timed (default 3)")
+                        help="calls per process of every side, the last one timed, the first "
+                             "reported as the cold call (default 3, at least 2)")
+    parser.add_argument("--blas-coretype", default="auto",
+                        help="OPENBLAS_CORETYPE of the BLAS-backed sides: auto (default: the "
+                             "fastest of OpenBLAS's choice and the kernels the CPU flags allow), "
+                             "default (OpenBLAS's choice) or a name (SkylakeX, Haswell, ...)")
+    parser.add_argument("--check-tolerance", type=float, default=1e-4,
+                        help="largest |other - ours| / max |ours| of an output check (1e-4)")
     parser.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
                         help="where spconv-run runs ours (cuda: needs a GPU)")
     parser.add_argument("--grid-scales", type=parse_ints, default=[1, 2, 4],
@@ -799,6 +1235,11 @@ def parse_args():
     parser.add_argument("--spconv2-python",
                         help="a Python that imports spconv 2.x: adds the real library to the "
                              "layer sweep (docs/Benchmarks.md, 'Real libraries')")
+    parser.add_argument("--spconv2-threads", type=parse_ints,
+                        help="thread counts at which spconv 2.x runs (its ops, SubMConv3d, "
+                             "the networks' modules); default: every --threads. spconv 2.3.8 "
+                             "gives wrong outputs on 2 threads, which stops the run: "
+                             "docs/Benchmarks.md")
     parser.add_argument("--cases", type=parse_cases,
                         default=list(gen_layers.SWEEP + gen_layers.GOALS),
                         help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")
@@ -817,17 +1258,26 @@ def parse_args():
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--baselines", default=os.path.join(ROOT, "build", "bench", "baselines"))
     opts = parser.parse_args()
-    if opts.calls < 1 or opts.repeat < 1:
-        sys.exit("--calls and --repeat must be positive")
+    if opts.calls < 2 or opts.repeat < 1:
+        sys.exit("--calls must be at least 2 (a cold first call and a timed last one) and "
+                 "--repeat positive")
+    opts.spconv2_torch = False
+    if opts.spconv2_python:
+        probe = subprocess.run([opts.spconv2_python, "-c", "import torch, spconv.pytorch"],
+                               capture_output=True)
+        opts.spconv2_torch = probe.returncode == 0
+    if opts.spconv2_threads is None:
+        opts.spconv2_threads = opts.threads
     opts.workload = opts.workload or ["lidar:100000"]
     opts.work = os.path.join(opts.out, "work")
     for tool in (TIME, os.path.join(opts.bin, "spconv-run"), os.path.join(opts.bin, "spconv-ref"),
-                 os.path.join(opts.baselines, "dense-gemm")):
+                 os.path.join(opts.baselines, "dense-gemm"),
+                 os.path.join(opts.baselines, "machine-peak")):
         if tool == TIME and not os.access(tool, os.X_OK):
             sys.exit("%s is missing: apt-get install time" % TIME)
         if not os.access(tool, os.X_OK):
             sys.exit("%s is missing: build it (ninja -C build spconv-run spconv-ref "
-                     "spconv-v1-cpu sgemm-roofline merge-join-count dense-gemm)" % tool)
+                     "spconv-v1-cpu sgemm-roofline merge-join-count dense-gemm machine-peak)" % tool)
     return opts
 
 
@@ -837,6 +1287,7 @@ def main():
     start = time.monotonic()
     load_before = machine()
     workloads = [generate_workload(spec, opts.seed, opts.work) for spec in opts.workload]
+    probes = choose_blas(opts, workloads[0])
     sweep_rows, network_rows, scaling_rows, grid_rows = [], [], [], []
     for workload in workloads:
         if not opts.no_sweep:
@@ -855,16 +1306,36 @@ def main():
               "Command: `%s`" % " ".join(["bench/run.py"] + sys.argv[1:]), "",
               "Machine at the start: %s." % load_before,
               "Machine at the end: %s." % machine(),
-              "Medians of %d runs; ours: the last of %d calls in one process, on --target "
+              "Every side, ours and each baseline alike: %d processes of %d calls each on the "
+              "same inputs, the last call of each timed (medians below, [min, max] in "
+              "'Spread'), the first (cold) call and our compile time apart; ours on --target "
               "%s; times in ms; wall time of the whole run %.0f s." % (
                   opts.repeat, opts.calls, opts.target, time.monotonic() - start), "",
               "Workloads: " + ", ".join("%s (%d sites, grid %s)" % (w.name, w.n, list(w.grid))
                                         for w in workloads), ""]
     found = goals(sweep_rows, grid_rows, fits)
+    limits = {r["threads"]: r for r in sweep_rows}
+    report += ["## BLAS kernels and machine limits", "", blas_section(probes, limits), ""]
+    if CHECKS:
+        report += ["## Output checks (before any time)", "",
+                   "Every side ran on the same coordinates, features and weights; its output "
+                   "coordinates must equal ours exactly (a subm conv keeps the input's, in "
+                   "order; a network's rows are compared in key order) and its features ours to %.0e of the largest |ours| (FP32 sums in "
+                   "different orders). A mismatch stops the run: no report." % opts.check_tolerance,
+                   "", checks_table(CHECKS), ""]
     if found:
         report += ["## Goals", "", goals_table(found), ""]
     if sweep_rows:
-        report += ["## Layer sweep", "", sweep_table(sweep_rows), ""]
+        report += ["## Layer sweep", "", sweep_table(sweep_rows), "",
+                   "## Against the machine's limits", "",
+                   "FMA bound: 2 P Cin Cout flops at the FP32 peak of the threads used; "
+                   "bandwidth bound: P Cin 4 bytes gathered at the streaming read bandwidth "
+                   "over the features' footprint plus N Cout 4 bytes written; limit: the "
+                   "larger. Fraction: limit / measured time (1 = the machine's limit; sgemm: "
+                   "FMA bound / its time).", "", limits_table(sweep_rows), "",
+                   "## Spread (median [min, max] over the processes)", "",
+                   spread_table(sweep_rows), "",
+                   "## Cold first calls and compile time", "", cold_table(sweep_rows), ""]
     if sweep_rows and opts.spconv2_python:
         report += ["## The real spconv 2.x (CPU)", "",
                    "Ratios are spconv 2.x / ours (above 1: we are faster).", "",
@@ -886,6 +1357,8 @@ def main():
                    "fits": fits, "grid_memory": grid_rows,
                    "goals": [dict(zip(("goal", "workload", "measured", "target", "at_least"), g))
                              for g in found],
+                   "checks": CHECKS, "blas_probes": probes, "blas_env": BLAS_ENV,
+                   "blas_seen": {k: sorted(v) for k, v in BLAS_SEEN.items()},
                    "argv": sys.argv[1:]}, f, indent=1)
     print(text)
 

@@ -8,6 +8,8 @@
 
 #include "SpConv/Support/Npy.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +36,12 @@ namespace {
       "  --regular             regular conv instead of submanifold\n"
       "  --check               verify against an independent computation\n"
       "  --seed S              seed of the random features and weights\n"
+      "  --features F.npy      float32 [N, Cin] features instead of random "
+      "ones\n"
+      "  --weight W.npy        float32 [K, Cin, Cout] weights instead of "
+      "random\n"
+      "  --out O.npy           write the output features (float32 [M, Cout])\n"
+      "  --out-coords C.npy    write the output coordinates (int32 [M, 4])\n"
       "%s",
       program, extraUsage ? extraUsage : "");
   std::exit(2);
@@ -127,6 +135,14 @@ Options spconv::bench::parseOptions(int argc, char **argv, const char *program,
       opts.paddingGiven = true;
     } else if (!std::strcmp(arg, "--regular"))
       opts.geom.subm = false;
+    else if (!std::strcmp(arg, "--features"))
+      opts.features = next();
+    else if (!std::strcmp(arg, "--weight"))
+      opts.weight = next();
+    else if (!std::strcmp(arg, "--out"))
+      opts.out = next();
+    else if (!std::strcmp(arg, "--out-coords"))
+      opts.outCoords = next();
     else if (!std::strcmp(arg, "--check"))
       opts.check = true;
     else if (!std::strcmp(arg, "--help") || !std::strcmp(arg, "-h"))
@@ -206,20 +222,108 @@ void spconv::bench::fillRandom(float *data, int64_t n, uint64_t seed) {
                                  1.0);
 }
 
+namespace {
+/// Reads a float32 .npy of exactly `shape` into `out`; exits 1 otherwise.
+void readFloats(const std::string &path, const std::vector<int64_t> &shape,
+                std::vector<float> &out) {
+  spconv::npy::NpyArray array;
+  std::string error;
+  if (!spconv::npy::readNpy(path, array, error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    std::exit(1);
+  }
+  if (array.dtype != spconv::npy::DType::Float32 || array.shape != shape) {
+    std::string want = "f4[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      want += (i ? ", " : "") + std::to_string(shape[i]);
+    std::fprintf(stderr, "error: %s: expected %s], got %s\n", path.c_str(),
+                 want.c_str(), array.describe().c_str());
+    std::exit(1);
+  }
+  out.resize(array.numElements());
+  std::memcpy(out.data(), array.data.data(), out.size() * sizeof(float));
+}
+
+template <typename T>
+void writeArray(const std::string &path, spconv::npy::DType dtype,
+                const T *data, int64_t rows, int64_t cols) {
+  spconv::npy::NpyArray array =
+      spconv::npy::NpyArray::zeros(dtype, {rows, cols});
+  if (rows * cols)
+    std::memcpy(array.data.data(), data, sizeof(T) * rows * cols);
+  std::string error;
+  if (!spconv::npy::writeNpy(path, array, error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    std::exit(1);
+  }
+}
+} // namespace
+
+void spconv::bench::loadFeaturesAndWeights(const Options &opts, int64_t n,
+                                           int64_t kernelVolume,
+                                           std::vector<float> &in,
+                                           std::vector<float> &weights) {
+  if (!opts.features.empty()) {
+    readFloats(opts.features, {n, opts.cin}, in);
+  } else {
+    in.resize(n * opts.cin);
+    fillRandom(in.data(), in.size(), opts.seed);
+  }
+  if (!opts.weight.empty()) {
+    readFloats(opts.weight, {kernelVolume, opts.cin, opts.cout}, weights);
+  } else {
+    weights.resize(kernelVolume * opts.cin * opts.cout);
+    fillRandom(weights.data(), weights.size(), opts.seed + 1);
+  }
+}
+
+void spconv::bench::writeMatrix(const std::string &path, const float *data,
+                                int64_t rows, int64_t cols) {
+  writeArray(path, spconv::npy::DType::Float32, data, rows, cols);
+}
+
+void spconv::bench::writeMatrix(const std::string &path, const int32_t *data,
+                                int64_t rows, int64_t cols) {
+  writeArray(path, spconv::npy::DType::Int32, data, rows, cols);
+}
+
+void spconv::bench::printBlas() {
+  std::printf("blas_core %s\n", openblas_get_corename());
+  std::printf("# blas_config %s\n", openblas_get_config());
+  const char *forced = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("# blas_coretype_env %s\n", forced && *forced ? forced : "-");
+}
+
 void Metrics::add(const std::string &name, double value) {
+  if (warm) {
+    if (!first.count(name) && !samples.count(name))
+      order.push_back(name);
+    first[name] = value;
+    return;
+  }
   auto &v = samples[name];
-  if (v.empty())
+  if (v.empty() && !first.count(name))
     order.push_back(name);
   v.push_back(value);
 }
 
 void Metrics::print() const {
   for (const std::string &name : order) {
-    std::vector<double> v = samples.at(name);
+    auto it = samples.find(name);
+    if (it == samples.end() || it->second.empty())
+      continue;
+    std::vector<double> v = it->second;
+    double last = v.back();
     std::sort(v.begin(), v.end());
     // The lower median for an even count: an observed value, not a mean.
     double median = v[(v.size() - 1) / 2];
     std::printf("%s %.3f\n", name.c_str(), median);
+    std::printf("%s_min %.3f\n", name.c_str(), v.front());
+    std::printf("%s_max %.3f\n", name.c_str(), v.back());
+    std::printf("%s_last %.3f\n", name.c_str(), last);
+    auto f = first.find(name);
+    if (f != first.end())
+      std::printf("%s_first %.3f\n", name.c_str(), f->second);
   }
 }
 

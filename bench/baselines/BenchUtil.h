@@ -50,6 +50,13 @@ struct Options {
   bool paddingGiven = false;
   bool check = false;
   uint64_t seed = 1;
+  /// Inputs shared with the other sides of a comparison (bench/run.py):
+  /// float32 [N, cin] features and [K, cin, cout] weights (DESIGN.md's
+  /// layout); empty: seeded random numbers.
+  std::string features, weight;
+  /// Where to write the conv's output features (float32 [numOut, cout]) and
+  /// its output coordinates (int32 [numOut, 4]); empty: not written.
+  std::string out, outCoords;
 };
 
 /// Parses the command line; on a bad argument prints usage and exits 2.
@@ -64,6 +71,25 @@ Sites loadSites(const Options &opts);
 /// Fills `n` floats with a fixed pseudo-random sequence in [-1, 1).
 void fillRandom(float *data, int64_t n, uint64_t seed);
 
+/// The features (N x cin) and weights (kernelVolume x cin x cout) of a
+/// run: read from --features / --weight (float32 .npy of exactly that shape,
+/// else exit 1), otherwise fillRandom with --seed and --seed + 1.
+void loadFeaturesAndWeights(const Options &opts, int64_t n,
+                            int64_t kernelVolume, std::vector<float> &in,
+                            std::vector<float> &weights);
+
+/// Writes `rows x cols` floats (or int32s) to `path` as .npy; exits 1 on
+/// failure.
+void writeMatrix(const std::string &path, const float *data, int64_t rows,
+                 int64_t cols);
+void writeMatrix(const std::string &path, const int32_t *data, int64_t rows,
+                 int64_t cols);
+
+/// The BLAS the program is linked with and the kernels it chose for this
+/// CPU, as `blas_core NAME` and `# blas_config ...` lines (OpenBLAS picks
+/// its kernels at load time; OPENBLAS_CORETYPE overrides the choice).
+void printBlas();
+
 /// Milliseconds since `start`.
 inline double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
@@ -71,16 +97,23 @@ inline double msSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Collects named samples, one per repeat, and prints their medians.
+/// Collects named samples, one per repeat, and prints their medians. The
+/// samples of the warm-up (the first, cold, call of the process) are kept
+/// apart: call warmUp(rep == 0) before adding a repeat's samples.
 class Metrics {
 public:
+  void warmUp(bool isWarmUp) { warm = isWarmUp; }
   void add(const std::string &name, double value);
-  /// Prints `name median` per metric, in first-added order.
+  /// Prints per metric, in first-added order, `name median` over the timed
+  /// repeats, then `name_min`, `name_max`, `name_last` (the last call of the
+  /// process) and `name_first` (the cold warm-up call).
   void print() const;
 
 private:
+  bool warm = false;
   std::vector<std::string> order;
   std::map<std::string, std::vector<double>> samples;
+  std::map<std::string, double> first;
 };
 
 /// Prints the shared header lines (workload, grid, threads).

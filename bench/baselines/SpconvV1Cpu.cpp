@@ -32,14 +32,12 @@ int main(int argc, char **argv) {
   Sites sites = loadSites(opts);
   openblas_set_num_threads(opts.threads);
   printHeader(opts, sites);
-  std::printf("blas_core %s\n", openblas_get_corename());
+  printBlas();
 
   const ConvGeometry &geom = opts.geom;
   const int64_t n = sites.size();
-  std::vector<float> in(n * opts.cin);
-  std::vector<float> weights(geom.volume() * opts.cin * opts.cout);
-  fillRandom(in.data(), in.size(), opts.seed);
-  fillRandom(weights.data(), weights.size(), opts.seed + 1);
+  std::vector<float> in, weights;
+  loadFeaturesAndWeights(opts, n, geom.volume(), in, weights);
 
   Metrics metrics;
   Rulebook rb;
@@ -56,8 +54,7 @@ int main(int argc, char **argv) {
                           opts.cout, out.data(), times);
     double convMs = msSince(convStart);
     double totalMs = msSince(start);
-    if (rep == 0)
-      continue; // warm-up
+    metrics.warmUp(rep == 0); // the first call is the cold one
     metrics.add("rulebook_ms", rulebookMs);
     metrics.add("gather_ms", times.gather);
     metrics.add("gemm_ms", times.gemm);
@@ -68,6 +65,12 @@ int main(int argc, char **argv) {
   metrics.print();
   std::printf("pairs %lld\n", static_cast<long long>(rb.totalPairs()));
   std::printf("out_sites %lld\n", static_cast<long long>(rb.numOut));
+  if (!opts.out.empty())
+    writeMatrix(opts.out, out.data(), rb.numOut, opts.cout);
+  if (!opts.outCoords.empty())
+    writeMatrix(opts.outCoords,
+                geom.subm ? sites.coords.data() : rb.outCoords.data(),
+                rb.numOut, 4);
 
   if (opts.check) {
     Rulebook ref = buildSortedRulebook(sites, geom);

@@ -15,6 +15,14 @@ libraries"):
       --coords C.npy --grid 41,1600,1408 --kernel 3 --cin 16 --cout 16 \
       --threads 2 --repeat 3 [--kind subm|regular]
 
+--api module times spconv.pytorch's own SubMConv3d / SparseConv3d instead
+(needs torch), as a user would run it: total_ms per call, our weights,
+a fresh SparseConvTensor per call.
+
+Every metric is printed as its median over the timed repeats and as
+NAME_min, NAME_max, NAME_last (the process's last call) and NAME_first (the
+warm-up, i.e. the cold first call), like the C++ baselines.
+
 It runs what `spconv.pytorch` runs for a CPU tensor, minus torch:
 
   rulebook  SpconvOps.get_indice_pairs (C++): the (2, K, N) pair table
@@ -99,6 +107,11 @@ def parse_args(argv):
     p.add_argument("--gemm", choices=["numpy", "torch"], default="numpy",
                    help="the matmul: numpy (OpenBLAS; no torch needed) or "
                    "torch.mm, as spconv.pytorch (needs torch)")
+    p.add_argument("--api", choices=["ops", "module"], default="ops",
+                   help="ops: spconv's C++ ops driven like spconv.pytorch "
+                   "(rulebook and conv timed apart); module: "
+                   "spconv.pytorch.SubMConv3d / SparseConv3d itself, as a "
+                   "user runs it (needs torch; only the total is timed)")
     p.add_argument("--repeat", type=int, default=5,
                    help="timed runs after one warm-up; medians are printed")
     p.add_argument("--seed", type=int, default=0,
@@ -142,14 +155,14 @@ for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 # gather / scatter slow down 20-40x (5 -> 140 ms at 100k sites, 16 -> 16).
 # Passive libgomp threads avoid it; set OMP_WAIT_POLICY to override. With
 # --gemm torch the libraries' defaults are kept (spinning is faster there).
-if ARGS.gemm == "numpy":
+if ARGS.gemm == "numpy" and ARGS.api == "ops":
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
 import cumm  # noqa: E402
 from cumm import tensorview as tv  # noqa: E402
 import spconv  # noqa: E402
-if ARGS.gemm == "torch":
+if ARGS.gemm == "torch" or ARGS.api == "module":
     import torch  # noqa: E402
     torch.set_num_threads(ARGS.blas_threads or ARGS.threads)
 
@@ -302,6 +315,101 @@ def indice_conv(feats, feats_tv, w_krsc, pair, pair_tv, num_per_loc,
     return out
 
 
+def print_samples(samples, first):
+    """BenchUtil.cpp's Metrics::print: per metric the lower median of the
+    timed repeats, then _min, _max, _last (the process's last call) and
+    _first (the cold warm-up call)."""
+    for name, v in samples.items():
+        last = v[-1]
+        v = sorted(v)
+        print("%s %.3f" % (name, v[(len(v) - 1) // 2]))  # lower median
+        print("%s_min %.3f" % (name, v[0]))
+        print("%s_max %.3f" % (name, v[-1]))
+        print("%s_last %.3f" % (name, last))
+        if name in first:
+            print("%s_first %.3f" % (name, first[name]))
+
+
+def blas_core():
+    """The kernels of the OpenBLAS this process loaded (numpy's, torch's),
+    from openblas_get_corename() of every loaded library that has it."""
+    import ctypes
+    names = []
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split()[-1] for line in f
+                            if "blas" in line.lower() and "/" in line})
+    except OSError:
+        return "unknown"
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+            fn = lib.openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        fn.restype = ctypes.c_char_p
+        if fn().decode() not in names:
+            names.append(fn().decode())
+    return ", ".join(names) or "no OpenBLAS loaded"
+
+
+def main_module(a, coords, n, batch, grid, feats, w_ours):
+    """spconv.pytorch's own module as a user runs it: a SubMConv3d (or
+    SparseConv3d) with our weights, called on a fresh SparseConvTensor per
+    call (so every call builds its rulebook), under torch.no_grad()."""
+    import torch
+    import spconv.pytorch as spconv_torch
+    kz, ky, kx = a.kernel
+    if a.kind == "subm":
+        conv = spconv_torch.SubMConv3d(a.cin, a.cout, a.kernel, bias=False,
+                                       dilation=a.dilation)
+    else:
+        conv = spconv_torch.SparseConv3d(a.cin, a.cout, a.kernel, bias=False,
+                                         stride=a.stride, padding=a.padding,
+                                         dilation=a.dilation)
+    w = conv.weight
+    # Ours K x Cin x Cout -> the module's weight; spconv 2.x keeps KRSC
+    # (Cout, kz, ky, kx, Cin) by default, RSCK (kz, ky, kx, Cin, Cout) on
+    # older layouts: match the shape.
+    if tuple(w.shape) == (a.cout, kz, ky, kx, a.cin):
+        wt = w_ours.transpose(2, 0, 1).reshape(a.cout, kz, ky, kx, a.cin)
+    elif tuple(w.shape) == (kz, ky, kx, a.cin, a.cout):
+        wt = w_ours.reshape(kz, ky, kx, a.cin, a.cout)
+    else:
+        sys.exit("error: unexpected spconv weight shape %s" % (tuple(w.shape),))
+    with torch.no_grad():
+        w.copy_(torch.from_numpy(np.ascontiguousarray(wt)))
+    conv.eval()
+    tfeats = torch.from_numpy(feats)
+    tcoords = torch.from_numpy(coords)
+    print("# blas_core %s" % blas_core())
+    print("# torch %s, %d threads" % (torch.__version__, torch.get_num_threads()))
+    samples, first = {}, {}
+    out = None
+    with torch.no_grad():
+        for rep in range(a.repeat + 1):
+            t0 = time.perf_counter()
+            x = spconv_torch.SparseConvTensor(tfeats, tcoords, list(grid), batch)
+            out = conv(x)
+            t1 = time.perf_counter()
+            if rep == 0:
+                first["total_ms"] = (t1 - t0) * 1e3
+            else:
+                samples.setdefault("total_ms", []).append((t1 - t0) * 1e3)
+    print_samples(samples, first)
+    ofeats = out.features.numpy()
+    ocoords = out.indices.numpy().astype(np.int32)
+    if a.kind != "subm":
+        order = np.argsort(linear_keys(ocoords, out_dims(grid, a)))
+        ocoords, ofeats = ocoords[order], ofeats[order]
+    print("out_sites %d" % len(ocoords))
+    if a.out:
+        np.save(a.out, np.ascontiguousarray(ofeats, dtype=np.float32))
+    if a.out_coords:
+        np.save(a.out_coords, np.ascontiguousarray(ocoords))
+    return 0
+
+
 def linear_keys(coords, dims):
     c = coords.astype(np.int64)
     return ((c[:, 0] * dims[0] + c[:, 1]) * dims[1] + c[:, 2]) * dims[2] \
@@ -401,13 +509,18 @@ def main():
         a.gemm, (" torch " + torch.__version__) if a.gemm == "torch" else "",
         os.environ.get("OMP_WAIT_POLICY", "default")))
     print("threads %d" % a.threads)
+    if a.api == "ops":
+        matmul(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32))
+        print("# blas_core %s" % blas_core())
     print("blas_threads %d" % (a.blas_threads or a.threads))
     print("repeat %d" % a.repeat)
     sys.stdout.flush()
 
     indices_tv = tv.from_numpy(coords)
     feats_tv = tv.from_numpy(feats)
-    samples = {}
+    if a.api == "module":
+        return main_module(a, coords, n, batch, grid, feats, w_ours)
+    samples, first = {}, {}
     for rep in range(a.repeat + 1):
         times = {"gather": 0.0, "gemm": 0.0, "scatter": 0.0}
         t0 = time.perf_counter()
@@ -417,17 +530,16 @@ def main():
         out = indice_conv(feats, feats_tv, w_krsc, pair, tv.from_numpy(pair),
                           num_per_loc, num_out, subm, times)
         t2 = time.perf_counter()
-        if rep == 0:
-            continue  # warm-up
         for name, v in (("rulebook_ms", t1 - t0),
                         ("gather_ms", times["gather"]),
                         ("gemm_ms", times["gemm"]),
                         ("scatter_ms", times["scatter"]),
                         ("conv_ms", t2 - t1), ("total_ms", t2 - t0)):
-            samples.setdefault(name, []).append(v * 1e3)
-    for name, v in samples.items():
-        v = sorted(v)
-        print("%s %.3f" % (name, v[(len(v) - 1) // 2]))  # lower median
+            if rep == 0:
+                first[name] = v * 1e3  # the warm-up: the cold first call
+            else:
+                samples.setdefault(name, []).append(v * 1e3)
+    print_samples(samples, first)
     spconv_pairs = int(num_per_loc.sum())
     pairs = n + 2 * spconv_pairs if subm else spconv_pairs
     print("pairs %d" % pairs)

@@ -33,9 +33,14 @@ sweep = [{"workload": "lidar_2000", "threads": 1, "cin": 64, "cout": 64, "k": 3,
           "pairs": 100, "build_ms": 0.0, "compute_ms": 0.0, "e2e_ms": 0.0,
           "gflops": run.ratio(2.0 * 100 * 64 * 64, 0.0) * 1e-6, "rss_mib": 5.0,
           "v1_rulebook_ms": 1.0, "v1_conv_ms": 0.0, "v1_total_ms": 0.0,
-          "v1_conv_gflops": float("nan"), "v1_rss_mib": 5.0, "sgemm_hot_ms": 0.0,
-          "sgemm_hot_gflops": 0.0, "dense_ms": 0.0, "dense_gflops": 0.0,
-          "dense_projected": False}]
+          "v1_conv_gflops": float("nan"), "v1_rss_mib": 5.0, "sgemm_best_ms": 0.0,
+          "sgemm_best_gflops": 0.0, "dense_ms": 0.0, "dense_gflops": 0.0,
+          "dense_projected": False, "first_ms": 0.0, "compile_ms": 0.0,
+          "v1_first_ms": 0.0, "sgemm_first_ms": 0.0, "peak_gflops": 0.0,
+          "flop_bound_ms": float("inf"), "bytes": 0.0, "read_gbs": 0.0, "write_gbs": 0.0,
+          "bw_bound_ms": float("nan"), "limit_ms": float("inf")}]
+for key in ("e2e_ms", "compute_ms", "v1_total_ms", "v1_conv_ms", "sgemm_best_ms", "dense_ms"):
+    sweep[0][key + "_min"] = sweep[0][key + "_max"] = sweep[0][key]
 grid = [{"workload": "lidar_2000", "threads": 1, "volume": 1, "rss_mib": 5.0},
         {"workload": "lidar_2000", "threads": 1, "volume": 8, "rss_mib": 5.0}]
 batch_fits = [dict(f, series="batch")]
@@ -44,5 +49,15 @@ print("goals")
 print(run.goals_table(found))
 print("sweep")
 print(run.sweep_table(sweep))
+print("limits")
+print(run.limits_table(sweep))
+print("spread")
+print(run.spread_table(sweep))
+print("cold")
+print(run.cold_table(sweep))
+print("checks")
+print(run.checks_table([{"workload": "lidar_2000", "threads": 1, "layer": "64->64 k3",
+                         "side": "spconv-v1-cpu", "rows": 0, "coords_equal": True,
+                         "rel_err": 0.0, "ok": True}]))
 print("scaling")
 print(run.scaling_tables(scaling, fits))

@@ -78,7 +78,8 @@ static llvm::cl::opt<std::string> submSearch(
 static llvm::cl::opt<int> repeat(
     "repeat",
     llvm::cl::desc("Run the function this many times on the same inputs; "
-                   "--time and --profile report the last run (default 1)"),
+                   "--time and --profile report the last run, --time the first "
+                   "(cold) one too as \"first\" (default 1)"),
     llvm::cl::init(1));
 static llvm::cl::opt<std::string> target(
     "target",
@@ -417,7 +418,10 @@ int main(int argc, char **argv) {
     if (llvm::Error callError = (*engine)->invokePacked(symbol, packed))
       return fail("calling @" + entryName +
                   " failed: " + llvm::toString(std::move(callError)));
-    timer.stop(repetition + 1 == repeat ? "run" : nullptr);
+    // With --repeat, the first (cold) call is reported too, as "first".
+    timer.stop(repetition + 1 == repeat ? "run"
+               : repetition == 0        ? "first"
+                                        : nullptr);
     runtimeError = spconv_rt_last_error();
     if (!runtimeError.empty())
       break;
