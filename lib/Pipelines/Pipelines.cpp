@@ -131,7 +131,8 @@ void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
                 options.maxUnrolledOffsets, options.profile);
-  pm.addPass(createSpConvGPUKernelsToCPUPass());
+  pm.addPass(createSpConvGPUKernelsToCPUPass(
+      SpConvGPUKernelsToCPUPassOptions{options.raceCheck}));
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);
 }

@@ -107,6 +107,12 @@ static llvm::cl::opt<int64_t> gpuMaxBlocks(
     llvm::cl::desc("Most blocks per launch of the GPU targets (0: no cap); "
                    "grid-stride loops cover the rest"),
     llvm::cl::init(65535));
+static llvm::cl::opt<bool> gpuRaceCheck(
+    "gpu-race-check",
+    llvm::cl::desc("--target gpu-emulator: fail at the first data race "
+                   "between two threads of a kernel launch (slower: blocks "
+                   "run one after another)"),
+    llvm::cl::init(false));
 static llvm::cl::opt<std::string>
     gpuChip("gpu-chip", llvm::cl::desc("GPU architecture of --target cuda"),
             llvm::cl::init("sm_80"));
@@ -205,6 +211,7 @@ void buildPipeline(PassManager &pm) {
     options.blockSize = gpuBlockSize;
     options.maxBlocks = gpuMaxBlocks;
     options.maxUnrolledOffsets = maxUnrolledOffsets;
+    options.raceCheck = gpuRaceCheck;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return;
   }
@@ -236,6 +243,8 @@ int main(int argc, char **argv) {
                 "targets probe the hash table)");
   if (target != "cpu" && chunkBytes.getNumOccurrences())
     return fail("--chunk-bytes applies to --target cpu only");
+  if (target != "gpu-emulator" && gpuRaceCheck)
+    return fail("--gpu-race-check applies to --target gpu-emulator only");
   if (chunkBytes < 1)
     return fail("--chunk-bytes must be positive");
   if (maxUnrolledOffsets < 0)

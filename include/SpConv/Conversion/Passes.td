@@ -178,32 +178,57 @@ def SpConvParallelLoopsToGPUPass
 
 def SpConvGPUKernelsToCPUPass
     : Pass<"spconv-gpu-kernels-to-cpu", "::mlir::ModuleOp"> {
-  let summary = "Run outlined GPU kernels on the CPU (a test lowering)";
+  let summary = "Run GPU kernels on the CPU, block by block (a test lowering)";
   let description = [{
-    Emulates the kernels that `spconv-parallel-loops-to-gpu` outlines, so
-    that the IR which becomes PTX, with its index math, grid-stride loops
-    and bounds guards, runs on a machine without a GPU:
+    Emulates `gpu.func` kernels with CUDA's semantics, so that the IR which
+    becomes PTX, with its index math, grid-stride loops, bounds guards,
+    shared-memory tiles and warp-level ops, runs on a machine without a GPU
+    (docs/GPU.md, "What the emulator proves"):
 
-    * each `gpu.func` kernel becomes a private `func.func` taking, after its
-      own arguments, the block id, thread id, block size and grid size of
-      dimension x (`gpu.block_id x` and friends read them; dimensions y and
-      z are a single block and thread);
-    * each `gpu.launch_func` becomes an `scf.parallel` over the blocks of
-      its grid around an `scf.for` over the threads of a block, calling
-      the kernel function;
-    * functions copied into the kernel module are served by the host's
-      copy.
+    * each kernel becomes a private `func.func` that runs one block; it takes,
+      after the kernel's own arguments, the block id, block size and grid
+      size, each for x, y and z;
+    * the kernel body is split at every `gpu.barrier` and warp-level op into
+      phases, and each phase is a loop over the threads of the block
+      (linear id `x + dx * (y + dy * z)`), so no thread starts a phase before
+      all have finished the previous one. Per-thread values that a later
+      phase uses are recomputed there (pure functions of the thread id) or
+      kept in per-thread storage; workgroup attributions are allocated once
+      per block;
+    * `scf.for` and `scf.if` around a barrier or warp op run once per block:
+      their bounds and conditions must not depend on the thread or on
+      memory, or the pass reports a barrier in divergent control flow;
+    * warps are 32 consecutive threads: `gpu.shuffle` (xor, down, up, idx)
+      reads the partner lane's value, `gpu.subgroup_reduce` runs the
+      butterfly of upstream's shuffle lowering, and the
+      `gpu.subgroup_mma_*` ops give every lane the whole tile (f16 inputs,
+      f16 or f32 accumulators, products and sums in f32 in k order). A
+      launch of such a kernel whose block is not whole warps is an error at
+      run time;
+    * each `gpu.launch_func` becomes an `scf.parallel` over the blocks of its
+      grid calling the kernel's function; functions copied into the kernel
+      module are served by the host's copy.
 
-    The threads of a block run one after another, so kernels that
-    synchronise or share memory (`gpu.barrier`, shuffles, reductions,
-    workgroup or private attributions) are reported as not emulable, as
-    are multi-dimensional, asynchronous or clustered launches. Memory
-    atomics (`memref.atomic_rmw`) are CPU atomics already.
+    With `race-check`, every load and store through a kernel argument or
+    workgroup buffer is reported to the runtime, which fails the run at the
+    first two accesses of different threads, one a write, that no barrier
+    orders (blocks then run one after another). Atomics are not checked.
+
+    Not emulated, and reported: private attributions, dynamic shared
+    memory, `gpu.all_reduce`, `gpu.printf`, nvgpu and nvvm ops, kernels with
+    unstructured control flow, asynchronous or clustered launches.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"raceCheck", "race-check", "bool", /*default=*/"false",
+           "Report data races between the threads of a launch at run time "
+           "(blocks run one after another)">
   ];
 }
 

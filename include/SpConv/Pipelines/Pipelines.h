@@ -122,6 +122,12 @@ struct SpConvToGPUEmulatorPipelineOptions
       *this, "openmp",
       llvm::cl::desc("Run the emulated blocks on OpenMP threads"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> raceCheck{
+      *this, "race-check",
+      llvm::cl::desc("Fail the run at the first data race between two "
+                     "threads of a launch (spconv-gpu-kernels-to-cpu; "
+                     "blocks then run one after another)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> maxUnrolledOffsets{
       *this, "max-unrolled-offsets",
       llvm::cl::desc("Kernels of at most this many offsets get unrolled "

@@ -2,21 +2,23 @@
 //
 // Part of the spconv-mlir project.
 //
-// A test lowering: the exact kernels that become PTX (their index math,
-// grid-stride loops and bounds guards) run on the CPU, so CI checks them
-// without a GPU. A kernel becomes a function with the block and thread
-// coordinates as extra arguments; a launch becomes a parallel loop over
-// blocks around a sequential loop over the threads of a block.
+// A test lowering: the exact kernels that become PTX run on the CPU, so CI
+// checks them without a GPU. Each kernel becomes a function that runs one
+// block (KernelPhases.h: a loop over the block's threads per phase between
+// barriers and warp-level ops, workgroup buffers allocated per block); each
+// launch becomes a parallel loop over the blocks of its grid calling it.
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelPhases.h"
 #include "SpConv/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::spconv {
@@ -26,27 +28,50 @@ namespace mlir::spconv {
 
 using namespace mlir;
 using namespace mlir::spconv;
+using namespace mlir::spconv::emulation;
 
 namespace {
 
-/// Extra arguments of an emulated kernel, after the kernel's own.
-enum EmulatedArgument { kBlockId, kThreadId, kBlockDim, kGridDim, kNumExtra };
+/// Arguments of an emulated kernel after its own, each for x, y, z.
+enum EmulatedArgument { kBlockId = 0, kBlockDim = 3, kGridDim = 6, kNumExtra = 9 };
 
-/// Checks that `kernel` only uses what this emulation models: the x
-/// dimension of ids and sizes, and no synchronisation or shared memory
-/// (threads of a block run one after another, so a barrier would deadlock).
+/// What a launch of an emulated kernel needs.
+struct EmulatedKernel {
+  func::FuncOp function;
+  /// Shuffles, subgroup reductions or tensor-core ops: whole warps only.
+  bool usesWarps = false;
+  /// Kernel arguments (then workgroup buffers) in race-check reports.
+  unsigned numArguments = 0;
+  /// "name\nbuffer 0\n...": the kernel and, with race checking, its buffers.
+  memref::GlobalOp names;
+};
+
+InFlightDiagnostic emulationError(Operation *op, StringRef kernel) {
+  return op->emitError("spconv-gpu-kernels-to-cpu: kernel @")
+         << kernel << " ";
+}
+
+/// Rejects what the emulation does not model, naming it.
 LogicalResult checkEmulable(gpu::GPUFuncOp kernel) {
-  if (!kernel.getWorkgroupAttributions().empty() ||
-      !kernel.getPrivateAttributions().empty())
-    return kernel.emitError("spconv-gpu-kernels-to-cpu: kernel @")
-           << kernel.getName()
-           << " uses workgroup or private memory and cannot be emulated";
+  StringRef name = kernel.getName();
+  if (!kernel.getPrivateAttributions().empty())
+    return emulationError(kernel, name)
+           << "uses private memory attributions, which are not emulated";
+  for (Value buffer : kernel.getWorkgroupAttributions())
+    if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
+      return emulationError(kernel, name)
+             << "has a workgroup buffer of dynamic shape";
+  if (!kernel.getBody().hasOneBlock())
+    return emulationError(kernel, name)
+           << "has unstructured control flow ("
+           << kernel.getBody().getBlocks().size()
+           << " blocks); the emulator runs structured (scf) kernels";
   WalkResult result = kernel.walk([&](Operation *op) {
-    if (isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp,
-            gpu::AllReduceOp, gpu::LaneIdOp, gpu::GlobalIdOp>(op)) {
-      op->emitError("spconv-gpu-kernels-to-cpu: kernel @")
-          << kernel.getName() << " uses '" << op->getName()
-          << "', which the sequential threads of this emulation cannot run";
+    if (isa<gpu::AllReduceOp, gpu::DynamicSharedMemoryOp, gpu::PrintfOp>(op) ||
+        op->getDialect()->getNamespace() == "nvgpu" ||
+        op->getDialect()->getNamespace() == "nvvm") {
+      emulationError(op, name) << "uses '" << op->getName()
+                               << "', which the emulator does not model";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -54,119 +79,235 @@ LogicalResult checkEmulable(gpu::GPUFuncOp kernel) {
   return failure(result.wasInterrupted());
 }
 
-/// Replaces the GPU id and size ops of `body` by the emulated arguments
-/// (dimension x) or their constant values (y and z: one block, one thread).
-void replaceIds(Region &body, ArrayRef<BlockArgument> extra) {
-  SmallVector<Operation *> ids;
-  body.walk([&](Operation *op) {
-    if (isa<gpu::BlockIdOp, gpu::ThreadIdOp, gpu::BlockDimOp, gpu::GridDimOp>(
-            op))
-      ids.push_back(op);
-  });
-  for (Operation *op : ids) {
-    OpBuilder b(op);
-    auto dimension = op->getAttrOfType<gpu::DimensionAttr>("dimension");
-    bool isX = dimension.getValue() == gpu::Dimension::x;
-    Value replacement;
-    if (isa<gpu::BlockIdOp>(op))
-      replacement = isX ? Value(extra[kBlockId])
-                        : arith::ConstantIndexOp::create(b, op->getLoc(), 0);
-    else if (isa<gpu::ThreadIdOp>(op))
-      replacement = isX ? Value(extra[kThreadId])
-                        : arith::ConstantIndexOp::create(b, op->getLoc(), 0);
-    else if (isa<gpu::BlockDimOp>(op))
-      replacement = isX ? Value(extra[kBlockDim])
-                        : arith::ConstantIndexOp::create(b, op->getLoc(), 1);
-    else
-      replacement = isX ? Value(extra[kGridDim])
-                        : arith::ConstantIndexOp::create(b, op->getLoc(), 1);
-    op->getResult(0).replaceAllUsesWith(replacement);
-    op->erase();
-  }
+bool usesWarpOps(gpu::GPUFuncOp kernel) {
+  return kernel
+      ->walk([](Operation *op) {
+        return isa<gpu::ShuffleOp, gpu::SubgroupReduceOp,
+                   gpu::SubgroupMmaLoadMatrixOp, gpu::SubgroupMmaStoreMatrixOp,
+                   gpu::SubgroupMmaComputeOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
-/// Moves `kernel` out of its module as a function taking the emulated
-/// coordinates after its own arguments.
-func::FuncOp emulateKernel(gpu::GPUFuncOp kernel, StringRef name,
-                           ModuleOp module) {
+Type withoutGPUAddressSpace(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+    return type;
+  return MemRefType::get(memref.getShape(), memref.getElementType(),
+                         memref.getLayout());
+}
+
+/// Workgroup memory is ordinary memory of the emulating block.
+void dropGPUAddressSpaces(gpu::GPUFuncOp kernel) {
+  kernel.getBody().walk([](Block *block) {
+    for (BlockArgument arg : block->getArguments())
+      arg.setType(withoutGPUAddressSpace(arg.getType()));
+  });
+  kernel.getBody().walk([](Operation *op) {
+    for (OpResult result : op->getResults())
+      result.setType(withoutGPUAddressSpace(result.getType()));
+  });
+}
+
+/// A constant byte string, for the runtime's reports.
+memref::GlobalOp stringGlobal(ModuleOp module, StringRef symbol,
+                              StringRef text) {
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToStart(module.getBody());
+  auto type = MemRefType::get({static_cast<int64_t>(text.size())},
+                              b.getI8Type());
+  auto tensorType = RankedTensorType::get(type.getShape(), b.getI8Type());
+  auto value = DenseElementsAttr::get(
+      tensorType, ArrayRef<char>(text.data(), text.size()));
+  auto global = memref::GlobalOp::create(
+      b, module.getLoc(), symbol, b.getStringAttr("private"), type, value,
+      /*constant=*/true, /*alignment=*/IntegerAttr{});
+  SymbolTable(module).insert(global);
+  return global;
+}
+
+/// The kernel as a function running one block.
+FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
+                                        bool raceCheck) {
+  if (failed(checkEmulable(kernel)))
+    return failure();
+  EmulatedKernel emulated;
+  emulated.usesWarps = usesWarpOps(kernel);
+  emulated.numArguments = kernel.getNumArguments();
+  if (failed(lowerMMAOps(kernel)))
+    return failure();
+  std::string names = kernel.getName().str();
+  if (raceCheck)
+    for (const std::string &buffer : instrumentRaces(kernel, module))
+      names += "\n" + buffer;
+  if (raceCheck || emulated.usesWarps)
+    emulated.names = stringGlobal(
+        module, ("__spconv_emulated_" + kernel.getName()).str(), names);
+  dropGPUAddressSpaces(kernel);
+
   MLIRContext *context = kernel.getContext();
-  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  Location loc = kernel.getLoc();
   Type index = IndexType::get(context);
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
   inputs.append(kNumExtra, index);
   OpBuilder b(context);
   b.setInsertionPointToEnd(module.getBody());
-  auto function = func::FuncOp::create(b, kernel.getLoc(), name,
+  auto function = func::FuncOp::create(b, loc, kernel.getName(),
                                        FunctionType::get(context, inputs, {}));
   function.setPrivate();
-  function.getBody().takeBody(kernel.getBody());
-  Block &entry = function.getBody().front();
-  SmallVector<BlockArgument> extra;
-  for (int i = 0; i < kNumExtra; ++i)
-    extra.push_back(entry.addArgument(index, kernel.getLoc()));
-  replaceIds(function.getBody(), extra);
-  function.walk([](gpu::ReturnOp ret) {
-    OpBuilder rb(ret);
-    func::ReturnOp::create(rb, ret.getLoc());
-    ret.erase();
-  });
-  return function;
+  Block *entry = function.addEntryBlock();
+  unsigned numArgs = kernel.getNumArguments();
+  BlockValues block;
+  for (int d = 0; d < 3; ++d) {
+    block.blockId[d] = entry->getArgument(numArgs + kBlockId + d);
+    block.blockDim[d] = entry->getArgument(numArgs + kBlockDim + d);
+    block.gridDim[d] = entry->getArgument(numArgs + kGridDim + d);
+  }
+  OpBuilder entryBuilder = OpBuilder::atBlockEnd(entry);
+  block.numThreads = arith::MulIOp::create(
+      entryBuilder, loc,
+      arith::MulIOp::create(entryBuilder, loc, block.blockDim[0],
+                            block.blockDim[1]),
+      block.blockDim[2]);
+
+  PhaseSplitter splitter(kernel, block, entryBuilder, raceCheck);
+  for (unsigned i = 0; i < numArgs; ++i)
+    splitter.mapUniform(kernel.getArgument(i), entry->getArgument(i));
+  for (Value buffer : kernel.getWorkgroupAttributions())
+    splitter.mapUniform(
+        buffer, memref::AllocaOp::create(entryBuilder, buffer.getLoc(),
+                                         cast<MemRefType>(buffer.getType())));
+
+  // The phases go to a block of their own, then after the allocations
+  // that they add to the entry block as they go.
+  auto *body = new Block();
+  function.getBody().push_back(body);
+  OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);
+  if (failed(splitter.run(kernel.getBody().front(), bodyBuilder))) {
+    function.erase();
+    return failure();
+  }
+  func::ReturnOp::create(bodyBuilder, loc);
+  entry->getOperations().splice(entry->end(), body->getOperations());
+  body->erase();
+  emulated.function = function;
+  return emulated;
 }
 
-/// `for block in parallel: for thread: kernel(args, block, thread, ...)`.
-LogicalResult emulateLaunch(gpu::LaunchFuncOp launch, func::FuncOp kernel) {
-  for (Value size : {launch.getGridSizeY(), launch.getGridSizeZ(),
-                     launch.getBlockSizeY(), launch.getBlockSizeZ()})
-    if (!matchPattern(size, m_One()))
-      return launch.emitError("spconv-gpu-kernels-to-cpu: only launches "
-                              "with one-dimensional grids and blocks are "
-                              "emulated");
+Value i64Constant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(b, loc, value, 64);
+}
+
+/// Address and length (i64) of a string global, for the runtime.
+std::pair<Value, Value> stringArguments(OpBuilder &b, Location loc,
+                                        memref::GlobalOp global) {
+  Value memref = memref::GetGlobalOp::create(b, loc, global.getType(),
+                                             global.getSymName());
+  Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return {arith::IndexCastOp::create(b, loc, b.getI64Type(), pointer),
+          i64Constant(b, loc, global.getType().getNumElements())};
+}
+
+/// `for each block of the grid: kernel(args, block, sizes)`, in parallel, or
+/// in order (one host thread) when the race detector's state is shared.
+LogicalResult emulateLaunch(gpu::LaunchFuncOp launch,
+                            const EmulatedKernel &kernel, bool raceCheck) {
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
       launch.getDynamicSharedMemorySize() || launch.hasClusterSize())
     return launch.emitError("spconv-gpu-kernels-to-cpu: asynchronous "
                             "launches, clusters and dynamic shared memory "
                             "are not emulated");
+  ModuleOp module = launch->getParentOfType<ModuleOp>();
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value blocks = launch.getGridSizeX(), threads = launch.getBlockSizeX();
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 threads = launch.getBlockSizeOperandValues();
+  SmallVector<Value> gridSizes{grid.x, grid.y, grid.z};
+  SmallVector<Value> blockSizes{threads.x, threads.y, threads.z};
+  if (kernel.usesWarps) {
+    Value numThreads = arith::MulIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, threads.x, threads.y),
+        threads.z);
+    Value partial = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::RemUIOp::create(
+            b, loc, numThreads,
+            arith::ConstantIndexOp::create(b, loc, kWarpSize)),
+        zero);
+    scf::IfOp::create(b, loc, partial, [&](OpBuilder &tb, Location tloc) {
+      auto [name, length] = stringArguments(tb, tloc, kernel.names);
+      func::CallOp::create(
+          tb, tloc,
+          getEmulatorFunction(module, "spconv_rt_emu_report_partial_warp", 3,
+                              true),
+          ValueRange{name, length,
+                     arith::IndexCastOp::create(tb, tloc, tb.getI64Type(),
+                                                numThreads)});
+      scf::YieldOp::create(tb, tloc);
+    });
+  }
+  if (raceCheck) {
+    auto [name, length] = stringArguments(b, loc, kernel.names);
+    func::CallOp::create(
+        b, loc, getEmulatorFunction(module, "spconv_rt_emu_launch_begin", 3,
+                                    true),
+        ValueRange{name, length, i64Constant(b, loc, kernel.numArguments)});
+  }
   SmallVector<Value> operands(launch.getKernelOperands());
-  scf::ParallelOp::create(
-      b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-      [&](OpBuilder &pb, Location ploc, ValueRange block) {
-        scf::ForOp::create(
-            pb, ploc, zero, threads, one, ValueRange{},
-            [&](OpBuilder &fb, Location floc, Value thread, ValueRange) {
-              SmallVector<Value> arguments = operands;
-              arguments.append({block[0], thread, threads, blocks});
-              func::CallOp::create(fb, floc, kernel, arguments);
-              scf::YieldOp::create(fb, floc);
-            });
-      });
+  auto callBlock = [&](OpBuilder &cb, Location cloc, ValueRange blockId) {
+    SmallVector<Value> arguments = operands;
+    arguments.append(blockId.begin(), blockId.end());
+    arguments.append(blockSizes);
+    arguments.append(gridSizes);
+    func::CallOp::create(cb, cloc, kernel.function, arguments);
+  };
+  SmallVector<Value> zeros(3, zero), ones(3, one);
+  if (raceCheck) {
+    scf::buildLoopNest(b, loc, zeros, gridSizes, ones,
+                       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+                         callBlock(nb, nloc, ivs);
+                       });
+    func::CallOp::create(
+        b, loc,
+        getEmulatorFunction(module, "spconv_rt_emu_launch_end", 0, true),
+        ValueRange{});
+  } else {
+    scf::ParallelOp::create(b, loc, zeros, gridSizes, ones,
+                            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                              callBlock(pb, ploc, ivs);
+                            });
+  }
   launch.erase();
   return success();
 }
 
 struct SpConvGPUKernelsToCPUPass
     : spconv::impl::SpConvGPUKernelsToCPUPassBase<SpConvGPUKernelsToCPUPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    // Emulated kernel functions, by the launch's (module, kernel) names.
-    llvm::DenseMap<SymbolRefAttr, func::FuncOp> emulated;
+    // Emulated kernels, by the launch's (module, kernel) names.
+    llvm::DenseMap<SymbolRefAttr, EmulatedKernel> emulated;
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       for (auto kernel :
            llvm::make_early_inc_range(gpuModule.getOps<gpu::GPUFuncOp>())) {
-        if (failed(checkEmulable(kernel)))
-          return signalPassFailure();
         auto reference = SymbolRefAttr::get(
             gpuModule.getSymNameAttr(),
             ArrayRef<FlatSymbolRefAttr>{
                 FlatSymbolRefAttr::get(kernel.getNameAttr())});
-        func::FuncOp function = emulateKernel(kernel, kernel.getName(), module);
-        symbols.insert(function); // renamed if the host has the name
-        emulated[reference] = function;
+        FailureOr<EmulatedKernel> function =
+            emulateKernel(kernel, module, raceCheck);
+        if (failed(function))
+          return signalPassFailure();
+        symbols.insert(function->function); // renamed if the host has it
+        emulated[reference] = *function;
         kernel.erase();
       }
       // Device copies of host functions (the hash probe): the host's own
@@ -184,13 +325,13 @@ struct SpConvGPUKernelsToCPUPass
     SmallVector<gpu::LaunchFuncOp> launches;
     module.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
     for (gpu::LaunchFuncOp launch : launches) {
-      func::FuncOp kernel = emulated.lookup(launch.getKernel());
-      if (!kernel) {
+      auto kernel = emulated.find(launch.getKernel());
+      if (kernel == emulated.end()) {
         launch.emitError("spconv-gpu-kernels-to-cpu: no kernel ")
             << launch.getKernel() << " in this module";
         return signalPassFailure();
       }
-      if (failed(emulateLaunch(launch, kernel)))
+      if (failed(emulateLaunch(launch, kernel->second, raceCheck)))
         return signalPassFailure();
     }
     for (gpu::GPUModuleOp gpuModule : gpuModules)

@@ -62,6 +62,9 @@ enum SpConvRtStatus {
   SPCONV_RT_ERR_UNSUPPORTED = 7,
   /* No CUDA driver or device, or a CUDA call failed. */
   SPCONV_RT_ERR_CUDA = 8,
+  /* The GPU emulator's race detector saw two unordered accesses, one a
+   * write, or a warp-level op ran in a block that is not whole warps. */
+  SPCONV_RT_ERR_EMULATION = 9,
 };
 
 /* Message of the last failure on the calling thread ("" if none). The
@@ -147,6 +150,43 @@ SPCONV_RT_EXPORT int spconv_rt_report_empty_window(int64_t dim, int64_t extent,
                                                    int64_t padding,
                                                    int64_t kernelExtent,
                                                    int64_t line);
+
+/*===----------------------------------------------------------------------===*
+ * GPU emulator support (spconv-gpu-kernels-to-cpu)
+ *
+ * Called by emulated kernels, not by users. Strings are (address, length)
+ * pairs of constant bytes: the kernel's name, then with the race detector
+ * one line per buffer ("argument 0 (memref<?xf32>)", ...).
+ *===----------------------------------------------------------------------===*/
+
+/* Records that a kernel using warp-level ops was launched with `threads`
+ * threads per block, not a multiple of 32; returns SPCONV_RT_ERR_EMULATION. */
+SPCONV_RT_EXPORT int spconv_rt_emu_report_partial_warp(int64_t names,
+                                                       int64_t namesLength,
+                                                       int64_t threads);
+/* Starts race checking of one launch: forgets all earlier accesses. Buffers
+ * numbered `numArguments` and above are workgroup memory, private to each
+ * block. The blocks of the launch must then run one after another, on the
+ * calling thread. */
+SPCONV_RT_EXPORT int spconv_rt_emu_launch_begin(int64_t names,
+                                                int64_t namesLength,
+                                                int64_t numArguments);
+/* One access of `count` consecutive elements of `elementBytes` bytes at
+ * `address` (`offset` bytes into buffer `buffer`) by thread `thread` of
+ * block `block` (linear ids). Records SPCONV_RT_ERR_EMULATION with both
+ * threads and the buffer at the launch's first race: an element written by
+ * one thread and read or written by another of a different block, or of
+ * the same block with no barrier between. */
+SPCONV_RT_EXPORT int spconv_rt_emu_access(int64_t buffer, int64_t address,
+                                          int64_t offset, int64_t elementBytes,
+                                          int64_t count, int64_t isWrite,
+                                          int64_t block, int64_t thread);
+/* A barrier of the block that is running: later accesses are ordered after
+ * the block's earlier ones. */
+SPCONV_RT_EXPORT int spconv_rt_emu_barrier(void);
+/* Ends race checking of the launch; returns SPCONV_RT_ERR_EMULATION if it
+ * raced. */
+SPCONV_RT_EXPORT int spconv_rt_emu_launch_end(void);
 
 /* Name of a status code, e.g. "SPCONV_RT_ERR_DUPLICATE_KEY". */
 SPCONV_RT_EXPORT const char *spconv_rt_status_name(int status);

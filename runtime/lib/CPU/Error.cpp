@@ -40,6 +40,8 @@ const char *spconv_rt_status_name(int status) {
     return "SPCONV_RT_ERR_UNSUPPORTED";
   case SPCONV_RT_ERR_CUDA:
     return "SPCONV_RT_ERR_CUDA";
+  case SPCONV_RT_ERR_EMULATION:
+    return "SPCONV_RT_ERR_EMULATION";
   default:
     return "SPCONV_RT_ERR_UNKNOWN";
   }

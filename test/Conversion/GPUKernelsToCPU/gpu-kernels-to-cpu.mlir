@@ -1,25 +1,32 @@
 // RUN: spconv-opt %s -spconv-gpu-kernels-to-cpu -split-input-file | FileCheck %s
 
-// A kernel becomes a private function taking the block id, thread id, block
-// size and grid size (dimension x) after its own arguments; y and z are one
-// block of one thread. A launch becomes a parallel loop over the blocks
-// around a loop over the threads of a block.
+// A kernel becomes a private function that runs one block: it takes the
+// block id, block size and grid size (x, y, z) after its own arguments, and
+// its body is one loop over the block's threads (no barrier: one phase);
+// thread ids come from the loop index. A launch becomes a parallel loop over
+// the blocks of the grid.
 // CHECK-LABEL: func.func @host
 // CHECK-SAME: (%[[BUF:.*]]: memref<?xf32>, %[[N:.*]]: index, %[[BLOCKS:.*]]: index)
-// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK: scf.parallel (%[[B:.*]]) = (%[[C0]]) to (%[[BLOCKS]]) step
-// CHECK: scf.for %[[T:.*]] = %[[C0]] to %[[C32]] step
-// CHECK: func.call @scale(%[[BUF]], %[[N]], %[[B]], %[[T]], %[[C32]], %[[BLOCKS]])
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: scf.parallel (%[[BX:.*]], %[[BY:.*]], %[[BZ:.*]]) = (%[[C0]], %[[C0]], %[[C0]]) to (%[[BLOCKS]], %[[C1]], %[[C1]])
+// CHECK: func.call @scale(%[[BUF]], %[[N]], %[[BX]], %[[BY]], %[[BZ]], %[[C32]], %[[C1]], %[[C1]], %[[BLOCKS]], %[[C1]], %[[C1]])
 // CHECK-NOT: gpu.
 // CHECK-LABEL: func.func private @scale
-// CHECK-SAME: (%[[A:.*]]: memref<?xf32>, %[[SIZE:.*]]: index, %[[BID:.*]]: index, %[[TID:.*]]: index, %[[BDIM:.*]]: index, %[[GDIM:.*]]: index)
-// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-SAME: (%[[A:[^:]*]]: memref<?xf32>, %[[SIZE:[^:]*]]: index, %[[BID:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[BDIM:[^:]*]]: index, %[[BDIMY:[^:]*]]: index, %[[BDIMZ:[^:]*]]: index, %[[GDIM:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index)
+// CHECK: %[[XY:.*]] = arith.muli %[[BDIM]], %[[BDIMY]]
+// CHECK: %[[THREADS:.*]] = arith.muli %[[XY]], %[[BDIMZ]]
 // CHECK: %[[BASE:.*]] = arith.muli %[[BID]], %[[BDIM]]
-// CHECK: %[[FIRST:.*]] = arith.addi %[[BASE]], %[[TID]]
 // CHECK: %[[STRIDE:.*]] = arith.muli %[[GDIM]], %[[BDIM]]
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[THREADS]] step
+// CHECK: %[[TID:.*]] = arith.remui %[[T]], %[[BDIM]]
+// CHECK: %[[FIRST:.*]] = arith.addi %[[BASE]], %[[TID]]
+// CHECK: %[[Y0:.*]] = arith.divui %[[T]], %[[BDIM]]
+// CHECK: %[[TIDY:.*]] = arith.remui %[[Y0]], %[[BDIMY]]
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to %[[SIZE]] step %[[STRIDE]]
-// CHECK: memref.store %{{.*}}, %[[A]][%[[ZERO]]]
+// CHECK: memref.store %{{.*}}, %[[A]][%[[TIDY]]]
+// CHECK-NOT: scf.for
 // CHECK: return
 module attributes {gpu.container_module} {
   func.func @host(%buf: memref<?xf32>, %n: index, %blocks: index) {
@@ -43,6 +50,133 @@ module attributes {gpu.container_module} {
         %two = arith.addf %x, %x : f32
         memref.store %two, %a[%y] : memref<?xf32>
       }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A barrier splits the body into two loops over the threads. The workgroup
+// buffer is allocated once per block, without its address space; the
+// loaded value %x, used after the barrier, is kept per thread, while the
+// index %i is recomputed from the thread id.
+// CHECK-LABEL: func.func private @shift
+// CHECK-SAME: (%[[A:[^:]*]]: memref<?xf32>, %[[BID:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[BDIM:[^:]*]]: index
+// CHECK: arith.muli
+// CHECK: %[[THREADS:.*]] = arith.muli
+// CHECK: %[[TILE:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: %[[SLOT:.*]] = memref.alloca(%[[THREADS]]) : memref<?xf32>
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[THREADS]]
+// CHECK:   %[[X:.*]] = memref.load %[[A]]
+// CHECK:   memref.store %[[X]], %[[SLOT]][%[[T]]]
+// CHECK:   memref.store %[[X]], %[[TILE]]
+// CHECK: }
+// CHECK: scf.for %[[T2:.*]] = %{{.*}} to %[[THREADS]]
+// CHECK:   %[[TID:.*]] = arith.remui %[[T2]], %[[BDIM]]
+// CHECK:   %[[Y:.*]] = memref.load %[[TILE]]
+// CHECK:   %[[XAGAIN:.*]] = memref.load %[[SLOT]][%[[T2]]]
+// CHECK:   arith.addf %[[XAGAIN]], %[[Y]]
+// CHECK:   %[[I:.*]] = arith.addi %{{.*}}, %[[TID]]
+// CHECK:   memref.store %{{.*}}, %[[A]][%[[I]]]
+// CHECK: }
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @shift(%a: memref<?xf32>) workgroup(%tile : memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %c1 = arith.constant 1 : index
+      %c63 = arith.constant 63 : index
+      %tid = gpu.thread_id x
+      %bid = gpu.block_id x
+      %bdim = gpu.block_dim x
+      %base = arith.muli %bid, %bdim : index
+      %i = arith.addi %base, %tid : index
+      %x = memref.load %a[%i] : memref<?xf32>
+      memref.store %x, %tile[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %next = arith.addi %tid, %c1 : index
+      %j = arith.minui %next, %c63 : index
+      %y = memref.load %tile[%j] : memref<64xf32, #gpu.address_space<workgroup>>
+      %sum = arith.addf %x, %y : f32
+      memref.store %sum, %a[%i] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A loop around barriers runs once for the block, with the phases of its
+// body inside; its iteration argument lives per thread (initialised before
+// the loop, copied at the end of each iteration, read after it).
+// CHECK-LABEL: func.func private @steps
+// CHECK-SAME: (%[[A:[^:]*]]: memref<?xf32>, %[[N:[^:]*]]: index
+// CHECK: %[[ITER:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: %[[NEXT:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: scf.for %[[T0:.*]] =
+// CHECK:   memref.store %{{.*}}, %[[ITER]][%[[T0]]]
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[N]]
+// CHECK:   scf.for
+// CHECK:     memref.load %[[A]][%[[K]]]
+// CHECK:   scf.for %[[T1:.*]] =
+// CHECK:     %[[S:.*]] = memref.load %[[ITER]][%[[T1]]]
+// CHECK:     %[[S2:.*]] = arith.addf %[[S]]
+// CHECK:     memref.store %[[S2]], %[[NEXT]][%[[T1]]]
+// CHECK:   scf.for %[[T2:.*]] =
+// CHECK:     %[[V:.*]] = memref.load %[[NEXT]][%[[T2]]]
+// CHECK:     memref.store %[[V]], %[[ITER]][%[[T2]]]
+// CHECK: scf.for %[[T3:.*]] =
+// CHECK:   %[[SUM:.*]] = memref.load %[[ITER]][%[[T3]]]
+// CHECK:   memref.store %[[SUM]], %[[A]]
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @steps(%a: memref<?xf32>, %n: index) workgroup(%tile : memref<32xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = arith.constant 0.0 : f32
+      %tid = gpu.thread_id x
+      %sum = scf.for %k = %c0 to %n step %c1 iter_args(%s = %zero) -> (f32) {
+        %x = memref.load %a[%k] : memref<?xf32>
+        memref.store %x, %tile[%tid] : memref<32xf32, #gpu.address_space<workgroup>>
+        gpu.barrier
+        %y = memref.load %tile[%c0] : memref<32xf32, #gpu.address_space<workgroup>>
+        %s2 = arith.addf %s, %y : f32
+        gpu.barrier
+        scf.yield %s2 : f32
+      }
+      memref.store %sum, %a[%tid] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A shuffle ends a phase: every thread's value goes to a slot, then each
+// thread reads its partner lane's slot (lane = thread mod 32, xor offset),
+// or its own when the partner is out of range.
+// CHECK-LABEL: func.func private @butterfly
+// CHECK: %[[VALUES:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: %[[RESULT:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: scf.for %[[T:.*]] =
+// CHECK:   memref.store %{{.*}}, %[[VALUES]][%[[T]]]
+// CHECK: scf.for %[[U:.*]] =
+// CHECK:   %[[LANE:.*]] = arith.remui %[[U]], %{{.*}}
+// CHECK:   %[[BASE:.*]] = arith.subi %[[U]], %[[LANE]]
+// CHECK:   %[[SRC:.*]] = arith.xori %[[LANE]]
+// CHECK:   %[[FROM:.*]] = arith.addi %[[BASE]], %[[SRC]]
+// CHECK:   %[[PICK:.*]] = arith.select %{{.*}}, %[[FROM]], %[[U]]
+// CHECK:   %[[V:.*]] = memref.load %[[VALUES]][%[[PICK]]]
+// CHECK:   memref.store %[[V]], %[[RESULT]][%[[U]]]
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @butterfly(%a: memref<?xf32>) kernel {
+      %c1 = arith.constant 1 : i32
+      %c32 = arith.constant 32 : i32
+      %tid = gpu.thread_id x
+      %x = memref.load %a[%tid] : memref<?xf32>
+      %y, %valid = gpu.shuffle xor %x, %c1, %c32 : f32
+      memref.store %y, %a[%tid] : memref<?xf32>
       gpu.return
     }
   }

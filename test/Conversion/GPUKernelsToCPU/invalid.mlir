@@ -1,10 +1,54 @@
 // RUN: spconv-opt %s -spconv-gpu-kernels-to-cpu -split-input-file -verify-diagnostics
 
+// A barrier under a condition that depends on the thread: CUDA requires
+// every thread of the block to reach it.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @sync(%a: memref<?xf32>) kernel {
-      // expected-error @+1 {{kernel @sync uses 'gpu.barrier', which the sequential threads of this emulation cannot run}}
-      gpu.barrier
+    gpu.func @divergent(%a: memref<?xf32>) kernel {
+      %c16 = arith.constant 16 : index
+      %t = gpu.thread_id x
+      %low = arith.cmpi ult, %t, %c16 : index
+      // expected-error @+1 {{kernel @divergent: this scf.if contains a barrier or warp-level operation, so its condition must be the same for every thread of the block, but it depends on the thread or on memory (a barrier in divergent control flow)}}
+      scf.if %low {
+        gpu.barrier
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A loop around a barrier whose trip count differs between threads.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @trip(%a: memref<?xf32>, %n: index) kernel {
+      %c1 = arith.constant 1 : index
+      %t = gpu.thread_id x
+      // expected-error @+1 {{kernel @trip: this loop contains a barrier or warp-level operation, so every thread of the block must run the same iterations, but its bounds depend on the thread or on memory}}
+      scf.for %i = %t to %n step %c1 {
+        gpu.barrier
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Bounds read from memory are not known to be the same for all threads.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @loaded(%a: memref<?xindex>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %one = arith.constant 1 : i32
+      %n = memref.load %a[%c0] : memref<?xindex>
+      // expected-error @+1 {{bounds depend on the thread or on memory}}
+      scf.for %i = %c0 to %n step %c1 {
+        %v = arith.index_cast %i : index to i32
+        %x, %ok = gpu.shuffle xor %v, %one, %one : i32
+      }
       gpu.return
     }
   }
@@ -14,8 +58,85 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    // expected-error @+1 {{kernel @shared uses workgroup or private memory and cannot be emulated}}
-    gpu.func @shared(%a: memref<?xf32>) workgroup(%tile : memref<32xf32, #gpu.address_space<workgroup>>) kernel {
+    gpu.func @loop(%a: memref<?xf32>, %n: i1) kernel {
+      // expected-error @+1 {{kernel @loop: 'scf.while' contains a barrier or warp-level operation; the emulator runs them in straight-line code, scf.for and scf.if only}}
+      scf.while : () -> () {
+        scf.condition(%n)
+      } do {
+        gpu.barrier
+        scf.yield
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A per-thread buffer of the thread's own cannot outlive a phase.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scratch(%a: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{kernel @scratch: a value of type 'memref<4xf32>' is used across a barrier or warp-level operation; only scalars and vectors are kept per thread}}
+      %s = memref.alloca() : memref<4xf32>
+      gpu.barrier
+      %x = memref.load %s[%c0] : memref<4xf32>
+      memref.store %x, %a[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{kernel @private uses private memory attributions, which are not emulated}}
+    gpu.func @private(%a: memref<?xf32>) private(%p : memref<4xf32, #gpu.address_space<private>>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @sum(%a: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %x = memref.load %a[%c0] : memref<?xf32>
+      // expected-error @+1 {{kernel @sum uses 'gpu.all_reduce', which the emulator does not model}}
+      %s = gpu.all_reduce add %x uniform {} : (f32) -> (f32)
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{kernel @jumps has unstructured control flow (2 blocks); the emulator runs structured (scf) kernels}}
+    gpu.func @jumps(%a: memref<?xf32>) kernel {
+      cf.br ^next
+    ^next:
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @tf32(%a: memref<16x16xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %m = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "AOp">
+      %n = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "BOp">
+      %c = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "COp">
+      // expected-error @+1 {{kernel @tf32: only f16 tensor-core inputs are emulated}}
+      %d = gpu.subgroup_mma_compute %m, %n, %c : !gpu.mma_matrix<16x16xf32, "AOp">, !gpu.mma_matrix<16x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
       gpu.return
     }
   }
@@ -26,9 +147,9 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   func.func @host(%a: memref<?xf32>) {
     %c1 = arith.constant 1 : index
-    %c2 = arith.constant 2 : index
-    // expected-error @+1 {{only launches with one-dimensional grids and blocks are emulated}}
-    gpu.launch_func @kernels::@k blocks in (%c1, %c2, %c1) threads in (%c1, %c1, %c1) args(%a : memref<?xf32>)
+    %t = gpu.wait async
+    // expected-error @+1 {{asynchronous launches, clusters and dynamic shared memory are not emulated}}
+    %d = gpu.launch_func async [%t] @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<?xf32>)
     return
   }
   gpu.module @kernels {

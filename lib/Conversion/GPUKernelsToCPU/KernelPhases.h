@@ -1,0 +1,134 @@
+//===- KernelPhases.h - Emulating a GPU block on one CPU thread -*- C++ -*-===//
+//
+// Part of the spconv-mlir project.
+//
+// The pieces of spconv-gpu-kernels-to-cpu. A kernel becomes a function that
+// runs one whole block: its body is split at every gpu.barrier and warp-level
+// operation into phases, and each phase is a loop over the threads of the
+// block (barrier splitting, or loop fission). A value that one phase defines
+// and a later one uses lives in per-thread storage, one slot per thread;
+// control flow that contains a barrier runs once for the block, so its
+// conditions and bounds must be the same for every thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_LIB_CONVERSION_GPUKERNELSTOCPU_KERNELPHASES_H
+#define SPCONV_LIB_CONVERSION_GPUKERNELSTOCPU_KERNELPHASES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::spconv::emulation {
+
+/// Lanes per warp (a subgroup) on every NVIDIA GPU.
+constexpr int64_t kWarpSize = 32;
+
+/// Values of an emulated block, arguments of the function that runs it:
+/// dimensions x, y, z of the block id, the block size and the grid size.
+struct BlockValues {
+  Value blockId[3], blockDim[3], gridDim[3];
+  /// Threads of the block, blockDim x * y * z.
+  Value numThreads;
+};
+
+/// Rewrites the gpu.subgroup_mma_* ops of `kernel` into per-thread vector
+/// code (MMAToVectors.cpp). Fails with a diagnostic on what it cannot model.
+LogicalResult lowerMMAOps(gpu::GPUFuncOp kernel);
+
+/// Inserts a runtime call before every load and store of `kernel` through a
+/// kernel argument or a workgroup buffer (RaceCheck.cpp), naming the
+/// buffer, the byte address, the accessing block and thread. Returns the
+/// buffers' names for reports, kernel arguments first.
+SmallVector<std::string> instrumentRaces(gpu::GPUFuncOp kernel,
+                                         ModuleOp module);
+
+/// Declares (once) the emulator's runtime function `name` taking i64s.
+func::FuncOp getEmulatorFunction(ModuleOp module, StringRef name,
+                                 unsigned numArguments, bool returnsStatus);
+
+/// Does `op` need the threads of a block or warp to meet: a barrier or a
+/// warp-level operation.
+bool isSynchronising(Operation *op);
+
+/// Splits a kernel body into phases: see the file comment.
+class PhaseSplitter {
+public:
+  PhaseSplitter(gpu::GPUFuncOp kernel, BlockValues block, OpBuilder &entry,
+                bool raceCheck)
+      : kernel(kernel), block(block), entry(entry), raceCheck(raceCheck) {}
+
+  /// Emits the phases of `body` (the kernel's single block, ending in
+  /// gpu.return) at `b`, which is in the emulating function.
+  LogicalResult run(Block &body, OpBuilder &b);
+
+  /// Makes `kernelValue` (an argument or attribution) read `value`.
+  void mapUniform(Value kernelValue, Value value) {
+    uniform.map(kernelValue, value);
+  }
+
+private:
+  /// A value to store into per-thread storage at the end of a phase.
+  struct Copy {
+    Value value, slot;
+  };
+
+  LogicalResult emitBlock(Block &source, OpBuilder &b,
+                          ArrayRef<Value> terminatorSlots);
+  /// Emits the pending ops (of `source`) as one loop over the threads, then
+  /// `copies`, which are operands of `consumer` (a terminator or warp op).
+  LogicalResult flush(OpBuilder &b, Block *source, Operation *consumer,
+                      ArrayRef<Copy> copies);
+  LogicalResult emitFor(scf::ForOp loop, OpBuilder &b);
+  LogicalResult emitIf(scf::IfOp branch, OpBuilder &b);
+  LogicalResult emitShuffle(gpu::ShuffleOp shuffle, Block &source,
+                            OpBuilder &b);
+  LogicalResult emitSubgroupReduce(gpu::SubgroupReduceOp reduce,
+                                   Block &source, OpBuilder &b);
+
+  /// A warp op's operand for every thread: a block-level value, or a slot.
+  struct Gathered {
+    Value uniform, slot;
+  };
+  /// Ends the phase of `source` before the warp op `consumer` and makes its
+  /// `values` readable for every thread.
+  FailureOr<SmallVector<Gathered>> gather(OpBuilder &b, Block &source,
+                                          Operation *consumer,
+                                          ValueRange values);
+  Value read(OpBuilder &b, Location loc, const Gathered &value, Value thread);
+
+  /// The value of `v` for thread `thread`, inside a loop over the threads
+  /// (`local` maps what this phase computed; loads and recomputations are
+  /// emitted at `tb`). Null, with an error, if `v` cannot be carried here.
+  Value resolve(Value v, OpBuilder &tb, IRMapping &local, Value thread);
+  Value threadValue(Operation *op, OpBuilder &tb, Value thread);
+  /// The uniform (block-level) value of `v`, or null.
+  Value lookupUniform(Value v) { return uniform.lookupOrNull(v); }
+  bool isUniformOp(Operation *op);
+  bool isRecomputable(Value v);
+  /// Per-thread storage for values of `type`, allocated at function entry.
+  Value newSlot(Type type, Location loc);
+  Value threadLoop(OpBuilder &b, Location loc,
+                   function_ref<void(OpBuilder &, Location, Value)> body);
+  InFlightDiagnostic error(Operation *op);
+
+  gpu::GPUFuncOp kernel;
+  BlockValues block;
+  OpBuilder &entry;
+  bool raceCheck;
+  /// Ops of the current phase, in order, and as a set.
+  SmallVector<Operation *> pending;
+  llvm::SmallPtrSet<Operation *, 16> pendingSet;
+  /// Kernel values with a block-level equivalent.
+  IRMapping uniform;
+  /// Kernel values kept in per-thread storage across phases.
+  DenseMap<Value, Value> slots;
+  DenseMap<Value, bool> recomputable;
+};
+
+} // namespace mlir::spconv::emulation
+
+#endif // SPCONV_LIB_CONVERSION_GPUKERNELSTOCPU_KERNELPHASES_H

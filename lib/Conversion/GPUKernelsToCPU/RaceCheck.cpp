@@ -1,0 +1,185 @@
+//===- RaceCheck.cpp - Instrumenting kernel memory accesses ---------------===//
+//
+// Part of the spconv-mlir project.
+//
+// With `race-check`, every load and store of a kernel through one of its
+// memref arguments or workgroup buffers first calls the runtime's
+// spconv_rt_emu_access with the buffer's number, the element's byte address
+// and offset in the buffer, its size, whether it writes, and the linear ids
+// of the block and thread. The runtime (runtime/lib/CPU/Emulator.cpp) keeps
+// the last writer and recent readers of every element and reports two
+// accesses of different threads, one a write, that no barrier orders.
+// Atomics (memref.atomic_rmw, memref.generic_atomic_rmw) are not
+// instrumented: they may race by design.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelPhases.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::emulation;
+
+func::FuncOp emulation::getEmulatorFunction(ModuleOp module, StringRef name,
+                                            unsigned numArguments,
+                                            bool returnsStatus) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  MLIRContext *context = module.getContext();
+  OpBuilder b(context);
+  b.setInsertionPointToStart(module.getBody());
+  SmallVector<Type> inputs(numArguments, b.getI64Type());
+  SmallVector<Type> results;
+  if (returnsStatus)
+    results.push_back(b.getI32Type());
+  auto function = func::FuncOp::create(b, module.getLoc(), name,
+                                       FunctionType::get(context, inputs,
+                                                         results));
+  function.setPrivate();
+  return function;
+}
+
+/// The kernel argument or workgroup buffer that `memref` views, numbered
+/// arguments first, or -1 for memory of the thread's own (allocas).
+static int64_t bufferNumber(Value memref, gpu::GPUFuncOp kernel) {
+  unsigned shared =
+      kernel.getNumArguments() + kernel.getNumWorkgroupAttributions();
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(memref)) {
+      if (arg.getOwner() != &kernel.getBody().front() ||
+          arg.getArgNumber() >= shared)
+        return -1;
+      return arg.getArgNumber();
+    }
+    Operation *def = memref.getDefiningOp();
+    if (auto metadata = dyn_cast_or_null<memref::ExtractStridedMetadataOp>(def))
+      memref = metadata.getSource();
+    else if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(def))
+      memref = view.getViewSource();
+    else
+      return -1;
+  }
+}
+
+static int64_t byteSize(Type type) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.getNumElements() * byteSize(vector.getElementType());
+  if (type.isIndex())
+    return 8;
+  return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+static Value toI64(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+}
+
+/// Linear id x + dx * (y + dy * z) of three gpu id ops over three sizes.
+template <typename IdOp, typename SizeOp>
+static Value linearId(OpBuilder &b, Location loc) {
+  Value x = IdOp::create(b, loc, gpu::Dimension::x);
+  Value y = IdOp::create(b, loc, gpu::Dimension::y);
+  Value z = IdOp::create(b, loc, gpu::Dimension::z);
+  Value dx = SizeOp::create(b, loc, gpu::Dimension::x);
+  Value dy = SizeOp::create(b, loc, gpu::Dimension::y);
+  Value yz = arith::AddIOp::create(b, loc, y,
+                                   arith::MulIOp::create(b, loc, dy, z));
+  return arith::AddIOp::create(b, loc, x,
+                               arith::MulIOp::create(b, loc, dx, yz));
+}
+
+/// Calls the runtime before one access of `count` elements of `elementBytes`
+/// from memref[indices] (contiguous along the last dimension).
+static void instrument(Operation *op, Value memref, ValueRange indices,
+                       int64_t elementBytes, int64_t count, bool isWrite,
+                       int64_t buffer, Value root, func::FuncOp access) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value position = metadata.getOffset();
+  for (auto [index, stride] : llvm::zip_equal(indices, metadata.getStrides()))
+    position = arith::AddIOp::create(
+        b, loc, position, arith::MulIOp::create(b, loc, index, stride));
+  Value bytes = arith::ConstantIndexOp::create(b, loc, elementBytes);
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value address = arith::AddIOp::create(
+      b, loc, base, arith::MulIOp::create(b, loc, position, bytes));
+  Value rootBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, root);
+  Value offset = arith::SubIOp::create(b, loc, address, rootBase);
+  auto i64 = [&](int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, value, 64).getResult();
+  };
+  Value block = linearId<gpu::BlockIdOp, gpu::GridDimOp>(b, loc);
+  Value thread = linearId<gpu::ThreadIdOp, gpu::BlockDimOp>(b, loc);
+  func::CallOp::create(
+      b, loc, access,
+      ValueRange{i64(buffer), toI64(b, loc, address), toI64(b, loc, offset),
+                 i64(elementBytes), i64(count), i64(isWrite ? 1 : 0),
+                 toI64(b, loc, block), toI64(b, loc, thread)});
+}
+
+SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
+                                                     ModuleOp module) {
+  SmallVector<std::string> names;
+  Block &entry = kernel.getBody().front();
+  unsigned numArguments = kernel.getNumArguments();
+  for (unsigned i = 0, e = numArguments + kernel.getNumWorkgroupAttributions();
+       i < e; ++i) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    if (i < numArguments)
+      os << "argument " << i;
+    else
+      os << "workgroup buffer " << i - numArguments;
+    os << " (" << entry.getArgument(i).getType() << ")";
+    names.push_back(name);
+  }
+  func::FuncOp access =
+      getEmulatorFunction(module, "spconv_rt_emu_access", 8, true);
+  SmallVector<Operation *> accesses;
+  kernel.walk([&](Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp, vector::LoadOp, vector::StoreOp>(
+            op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    Value memref;
+    ValueRange indices;
+    Type accessed;
+    bool isWrite = false;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      memref = load.getMemRef();
+      indices = load.getIndices();
+      accessed = load.getType();
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      memref = store.getMemRef();
+      indices = store.getIndices();
+      accessed = store.getValueToStore().getType();
+      isWrite = true;
+    } else if (auto load = dyn_cast<vector::LoadOp>(op)) {
+      memref = load.getBase();
+      indices = load.getIndices();
+      accessed = load.getVectorType();
+    } else {
+      auto store = cast<vector::StoreOp>(op);
+      memref = store.getBase();
+      indices = store.getIndices();
+      accessed = store.getVectorType();
+      isWrite = true;
+    }
+    int64_t buffer = bufferNumber(memref, kernel);
+    if (buffer < 0)
+      continue;
+    Type element = cast<MemRefType>(memref.getType()).getElementType();
+    int64_t elementBytes = byteSize(element);
+    int64_t count = byteSize(accessed) / elementBytes;
+    instrument(op, memref, indices, elementBytes, std::max<int64_t>(1, count),
+               isWrite, buffer, entry.getArgument(buffer), access);
+  }
+  return names;
+}
