@@ -48,6 +48,8 @@
 // SEARCH: spconv-run: error: --subm-search applies to --target cpu only
 // RUN: not spconv-run %s --entry f --target gpu-emulator --chunk-bytes 64 --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=CHUNK-TARGET
 // CHUNK-TARGET: spconv-run: error: --chunk-bytes applies to --target cpu only
+// RUN: not spconv-run %s --entry f --gpu-race-check --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=RACE-TARGET
+// RACE-TARGET: spconv-run: error: --gpu-race-check applies to --target gpu-emulator only
 // RUN: not spconv-run %s --entry f --chunk-bytes 0 --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=CHUNK
 // CHUNK: spconv-run: error: --chunk-bytes must be positive
 

@@ -7,6 +7,10 @@
 // RUN: spconv-opt %s --spconv-gpu-kernels-to-cpu -o %t/emulated.mlir
 // RUN: spconv-run %t/emulated.mlir --entry shuffles --input %t/x.npy --output-dir %t/out
 // RUN: %python %S/Inputs/emulator_check.py check shuffles %t %t/out
+//
+// A block that is not whole warps is an error, not an answer:
+// RUN: not spconv-run %t/emulated.mlir --entry partial_warp --input %t/x.npy --output-dir %t/partial 2>&1 | FileCheck %s
+// CHECK: spconv-run: error: @partial_warp: kernel @shuffles uses warp-level operations but was launched with 48 threads per block, not a whole number of 32-thread warps
 
 module attributes {gpu.container_module} {
   func.func @shuffles(%x: tensor<96xi32>) -> tensor<96x10xi32> {
@@ -15,6 +19,20 @@ module attributes {gpu.container_module} {
     call @launch(%mx, %out) : (memref<96xi32>, memref<96x10xi32>) -> ()
     %r = bufferization.to_tensor %out restrict : memref<96x10xi32> to tensor<96x10xi32>
     return %r : tensor<96x10xi32>
+  }
+  func.func @partial_warp(%x: tensor<96xi32>) -> tensor<96x10xi32> {
+    %mx = bufferization.to_buffer %x : tensor<96xi32> to memref<96xi32>
+    %out = memref.alloc() : memref<96x10xi32>
+    call @launch48(%mx, %out) : (memref<96xi32>, memref<96x10xi32>) -> ()
+    %r = bufferization.to_tensor %out restrict : memref<96x10xi32> to tensor<96x10xi32>
+    return %r : tensor<96x10xi32>
+  }
+  func.func private @launch48(%x: memref<96xi32>, %out: memref<96x10xi32>) {
+    %c1 = arith.constant 1 : index
+    %c48 = arith.constant 48 : index
+    gpu.launch_func @kernels::@shuffles blocks in (%c1, %c1, %c1) threads in (%c48, %c1, %c1)
+        args(%x : memref<96xi32>, %out : memref<96x10xi32>)
+    return
   }
   func.func private @launch(%x: memref<96xi32>, %out: memref<96x10xi32>) {
     %c1 = arith.constant 1 : index
