@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
-"""Assembles every kernel of spconv-to-cuda with ptxas and reports its
-resources: registers, spill stores and loads, stack frame and local memory,
-per kernel and architecture, as a Markdown table.
+"""The static report of every kernel of spconv-to-cuda, as Markdown tables.
+
+From ptxas -v, per kernel and architecture: registers, spill stores and
+loads, stack frame, local memory, shared memory, and the theoretical
+occupancy at the launch's block size (--block-size, the pipeline's too).
+From the kernel IR (the gpu.func as it goes to NVVM), per item of the
+kernel's grid-stride loop (a pair x output channel for a conv, a site for a
+rulebook kernel): global bytes loaded and stored, floating-point operations
+(an fma counts two) and bytes per FLOP. Loops of constant trip count
+multiply their body; both arms of an scf.if count (an upper bound); a loop
+whose trip count is known only at run time is counted once and marked "+".
 
 usage: ptxas-report.py --spconv-opt BIN --ptxas BIN [--chip sm_80]...
-                       [--check] FILE.mlir...
+                       [--block-size 256] [--check] FILE.mlir...
 
-With --check, exits 1 if a rulebook kernel (spconv_build_*) spills, uses a
-stack frame or local memory.
+With --check, exits 1 if any kernel spills, uses a stack frame or local
+memory.
 """
 
 import argparse
@@ -44,19 +52,44 @@ def unescape(text):
     return bytes(out)
 
 
-def ptx_of(spconv_opt, mlir, chip):
-    """The PTX that spconv-to-cuda embeds for `mlir` on `chip`."""
-    ir = run([spconv_opt, mlir,
-              "--spconv-to-cuda=chip=%s format=isa" % chip]).stdout
-    objects = re.findall(r'assembly = "((?:[^"\\]|\\.)*)"', ir)
+def compile_kernels(spconv_opt, mlir, chip, block_size):
+    """The PTX that spconv-to-cuda embeds for `mlir` on `chip`, and the
+    kernel IR (the module after spconv-gpu-runtime-calls, before NVVM)."""
+    result = run([spconv_opt, mlir,
+                  "--spconv-to-cuda=chip=%s format=isa block-size=%d" % (chip, block_size),
+                  "--mlir-print-ir-after=spconv-gpu-runtime-calls"])
+    objects = re.findall(r'assembly = "((?:[^"\\]|\\.)*)"', result.stdout)
     if len(objects) != 1:
         sys.exit("%s: expected one embedded PTX module, found %d" % (mlir, len(objects)))
-    return unescape(objects[0])
+    return unescape(objects[0]), result.stderr
 
 
 FUNCTION = re.compile(r"Compiling entry function '(\w+)' for '(\w+)'")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes lmem)?")
+USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes lmem)?"
+                  r"(?:, (\d+) bytes smem)?")
+
+# Per-SM limits of the architectures reported (CUDA occupancy calculator):
+# 64 resident warps, 32 blocks, 64K 32-bit registers allocated per warp in
+# units of 256, shared memory per SM and reserved per block.
+ARCH = {
+    "sm_80": {"warps": 64, "blocks": 32, "registers": 65536, "smem": 164 * 1024},
+    "sm_90": {"warps": 64, "blocks": 32, "registers": 65536, "smem": 228 * 1024},
+}
+SMEM_RESERVED = 1024
+
+
+def occupancy(chip, registers, smem, block_size):
+    """Resident warps per SM over the maximum, at `block_size` threads."""
+    arch = ARCH.get(chip)
+    if not arch:
+        return None
+    warps = -(-block_size // 32)
+    per_warp = -(-max(registers, 1) * 32 // 256) * 256
+    by_registers = (arch["registers"] // per_warp) // warps
+    by_smem = arch["smem"] // (smem + SMEM_RESERVED) if smem else arch["blocks"]
+    blocks = min(arch["blocks"], arch["warps"] // warps, by_registers, by_smem)
+    return blocks * warps / arch["warps"]
 
 
 def assemble(ptxas, ptx, chip):
@@ -73,15 +106,100 @@ def assemble(ptxas, ptx, chip):
         if m := FUNCTION.search(line):
             name = m.group(1)
             kernels[name] = {"registers": 0, "spill_stores": 0,
-                             "spill_loads": 0, "stack": 0, "lmem": 0}
+                             "spill_loads": 0, "stack": 0, "lmem": 0, "smem": 0}
         elif name and (m := FRAME.search(line)):
             kernels[name].update(stack=int(m.group(1)),
                                  spill_stores=int(m.group(2)),
                                  spill_loads=int(m.group(3)))
         elif name and (m := USED.search(line)):
             kernels[name].update(registers=int(m.group(1)),
-                                 lmem=int(m.group(2) or 0))
+                                 lmem=int(m.group(2) or 0),
+                                 smem=int(m.group(3) or 0))
     return kernels
+
+
+# ---------------------------------------------------------------- IR counts
+KERNEL = re.compile(r"^\s*gpu\.func @(\w+)\(.*\bkernel\b")
+CONSTANT = re.compile(r"^\s*(%[\w.]+) = arith\.constant (-?\d+) : index")
+FOR = re.compile(r"scf\.for %[\w.]+ = (%[\w.]+) to (%[\w.]+) step (%[\w.]+)")
+ACCESS = re.compile(r"\b(memref\.load|memref\.store|vector\.load|vector\.store|"
+                    r"memref\.atomic_rmw)\b")
+MEMREF = re.compile(r"memref<([^>]*)>")
+VECTOR = re.compile(r"vector<([\dx]+)x\w+>")
+FLOAT_OP = re.compile(r"\barith\.(addf|subf|mulf|divf|maximumf|minimumf|maxnumf|minnumf)\b"
+                      r"|\bmath\.fma\b")
+BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2,
+         "i32": 4, "i64": 8, "index": 8}
+
+
+def element_bytes(memref_body):
+    """Bytes of the element type of `memref<...>`'s body, e.g. "?x64xf32"."""
+    element = memref_body.split(",")[0].split("x")[-1].strip()
+    return BYTES.get(element, 4)
+
+
+def global_access(line):
+    """(kind, bytes) of a load or store of global memory on `line`, or None."""
+    op = ACCESS.search(line)
+    if not op or " : " not in line:
+        return None
+    types = line.split(" : ", 1)[1]
+    memref = MEMREF.search(types)
+    if not memref or "workgroup" in memref.group(1) or "address_space" in memref.group(1):
+        return None
+    lanes = 1
+    if vector := VECTOR.search(types):
+        for d in vector.group(1).split("x"):
+            lanes *= int(d)
+    size = lanes * element_bytes(memref.group(1))
+    if op.group(1) == "memref.atomic_rmw":
+        return "both", size
+    return ("stored" if op.group(1).endswith("store") else "loaded"), size
+
+
+def count_kernels(ir):
+    """Per kernel of the printed IR: global bytes loaded and stored and FLOPs
+    per item of its first run-time loop (the grid-stride loop), and whether a
+    further run-time loop was counted once."""
+    counts = {}
+    name = None
+    for line in ir.splitlines():
+        if m := KERNEL.search(line):
+            name = m.group(1)
+            counts[name] = {"loaded": 0, "stored": 0, "flops": 0, "dynamic": False}
+            constants, stack, items_seen = {}, [1], False
+            continue
+        if name is None:
+            continue
+        stripped = line.strip()
+        # Close regions first ("} else {" closes one and opens one).
+        if stripped.startswith("}"):
+            stack.pop()
+            if not stack:
+                name = None
+                continue
+        factor = stack[-1]
+        if m := CONSTANT.search(line):
+            constants[m.group(1)] = int(m.group(2))
+        if m := FOR.search(line):
+            lb, ub, step = (constants.get(v) for v in m.groups())
+            if None in (lb, ub, step) or step <= 0:
+                counts[name]["dynamic"] |= items_seen
+                items_seen = True
+                trip = 1
+            else:
+                trip = max(0, -(-(ub - lb) // step))
+            stack.append(factor * trip)
+            continue
+        if access := global_access(line):
+            kind, size = access
+            for k in (("loaded", "stored") if kind == "both" else (kind,)):
+                counts[name][k] += factor * size
+        if FLOAT_OP.search(line):
+            counts[name]["flops"] += factor * (2 if "fma" in line else 1)
+        if stripped.endswith("{"):
+            stack.append(factor)
+    return counts
 
 
 def main():
@@ -89,35 +207,60 @@ def main():
     parser.add_argument("--spconv-opt", required=True)
     parser.add_argument("--ptxas", required=True)
     parser.add_argument("--chip", action="append")
+    parser.add_argument("--block-size", type=int, default=256)
     parser.add_argument("--check", action="store_true")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     chips = args.chip or ["sm_80", "sm_90"]
 
     rows = {}  # kernel -> chip -> resources
+    traffic = {}  # kernel -> IR counts
     for mlir in args.files:
         for chip in chips:
-            for name, info in assemble(args.ptxas, ptx_of(args.spconv_opt, mlir, chip),
-                                       chip).items():
+            ptx, ir = compile_kernels(args.spconv_opt, mlir, chip, args.block_size)
+            for name, info in assemble(args.ptxas, ptx, chip).items():
                 rows.setdefault(name, {})[chip] = info
+            traffic.update(count_kernels(ir))
 
     print("| kernel | " + " | ".join("%s regs" % c for c in chips) +
-          " | spill st/ld | stack | lmem |")
-    print("|---|" + "---:|" * len(chips) + "---:|---:|---:|")
+          " | spill st/ld | stack | lmem | smem | " +
+          " | ".join("%s occ." % c for c in chips) + " |")
+    print("|---|" + "---:|" * len(chips) + "---:|---:|---:|---:|" + "---:|" * len(chips))
     bad = []
     for name in sorted(rows):
         per_chip = rows[name]
         spills = max(i["spill_stores"] + i["spill_loads"] for i in per_chip.values())
         stack = max(i["stack"] for i in per_chip.values())
         lmem = max(i["lmem"] for i in per_chip.values())
-        print("| `%s` | %s | %d | %d | %d |" % (
+        smem = max(i["smem"] for i in per_chip.values())
+        occupancies = []
+        for c in chips:
+            o = occupancy(c, per_chip[c]["registers"], per_chip[c]["smem"],
+                          args.block_size) if c in per_chip else None
+            occupancies.append("-" if o is None else "%d%%" % round(100 * o))
+        print("| `%s` | %s | %d | %d | %d | %d | %s |" % (
             name, " | ".join(str(per_chip[c]["registers"]) if c in per_chip else "-"
-                             for c in chips), spills, stack, lmem))
-        if name.startswith("spconv_build_") and (spills or stack or lmem):
+                             for c in chips), spills, stack, lmem, smem,
+            " | ".join(occupancies)))
+        if spills or stack or lmem:
             bad.append(name)
-    print("%d kernels assembled for %s" % (len(rows), ", ".join(chips)))
+    print()
+    print("Global memory traffic per item, from the kernel IR (+: a loop of run-time "
+          "trip count counted once):")
+    print()
+    print("| kernel | bytes loaded | bytes stored | FLOPs | bytes/FLOP |")
+    print("|---|---:|---:|---:|---:|")
+    for name in sorted(traffic):
+        t = traffic[name]
+        mark = "+" if t["dynamic"] else ""
+        ratio = ("%.2f" % ((t["loaded"] + t["stored"]) / t["flops"])) if t["flops"] else "-"
+        print("| `%s` | %d%s | %d%s | %d%s | %s |" % (
+            name, t["loaded"], mark, t["stored"], mark, t["flops"], mark, ratio))
+    print()
+    print("%d kernels assembled for %s at %d threads per block" % (
+        len(rows), ", ".join(chips), args.block_size))
     if args.check and bad:
-        print("rulebook kernels with spills, stack or local memory: " + ", ".join(bad))
+        print("kernels with spills, stack or local memory: " + ", ".join(bad))
         return 1
     return 0
 

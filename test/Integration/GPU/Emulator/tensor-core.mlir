@@ -35,7 +35,9 @@ module attributes {gpu.container_module} {
       %c16 = arith.constant 16 : index
       %c48 = arith.constant 48 : index
       %one = arith.constant 1.0 : f32
-      %warp = gpu.subgroup_id : index
+      %c32 = arith.constant 32 : index
+      %tid = gpu.thread_id x
+      %warp = arith.divui %tid, %c32 : index
       %bx = gpu.block_id x
       %row0 = arith.muli %warp, %c16 : index
       %col0 = arith.muli %bx, %c16 : index
