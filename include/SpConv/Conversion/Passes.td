@@ -197,7 +197,10 @@ def SpConvGPUKernelsToCPUPass
       per block;
     * `scf.for` and `scf.if` around a barrier or warp op run once per block:
       their bounds and conditions must not depend on the thread or on
-      memory, or the pass reports a barrier in divergent control flow;
+      memory, or the pass reports a barrier in divergent control flow; an
+      `scf.if` around warp ops only may differ between warps (both arms run
+      predicated per thread; lanes of a warp that disagree fail at run
+      time);
     * warps are 32 consecutive threads: `gpu.shuffle` (xor, down, up, idx)
       reads the partner lane's value, `gpu.subgroup_reduce` runs the
       butterfly of upstream's shuffle lowering, and the

@@ -172,7 +172,8 @@ FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
                             block.blockDim[1]),
       block.blockDim[2]);
 
-  PhaseSplitter splitter(kernel, block, entryBuilder, raceCheck);
+  PhaseSplitter splitter(kernel, block, entryBuilder, raceCheck,
+                         emulated.names);
   for (unsigned i = 0; i < numArgs; ++i)
     splitter.mapUniform(kernel.getArgument(i), entry->getArgument(i));
   for (Value buffer : kernel.getWorkgroupAttributions())

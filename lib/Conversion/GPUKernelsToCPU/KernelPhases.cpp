@@ -76,7 +76,17 @@ Value PhaseSplitter::threadLoop(
       b, loc, indexConstant(b, loc, 0), block.numThreads,
       indexConstant(b, loc, 1), ValueRange{},
       [&](OpBuilder &tb, Location tloc, Value thread, ValueRange) {
-        body(tb, tloc, thread);
+        if (!predicate) {
+          body(tb, tloc, thread);
+        } else {
+          Value active = memref::LoadOp::create(tb, tloc, predicate,
+                                                ValueRange{thread});
+          scf::IfOp::create(tb, tloc, active,
+                            [&](OpBuilder &ib, Location iloc) {
+                              body(ib, iloc, thread);
+                              scf::YieldOp::create(ib, iloc);
+                            });
+        }
         scf::YieldOp::create(tb, tloc);
       });
   return loop.getInductionVar();
@@ -304,14 +314,130 @@ LogicalResult PhaseSplitter::emitFor(scf::ForOp loop, OpBuilder &b) {
   return success();
 }
 
-LogicalResult PhaseSplitter::emitIf(scf::IfOp branch, OpBuilder &b) {
+static bool containsBarrier(Operation *op) {
+  return op
+      ->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch,
+                                               Block &source, OpBuilder &b) {
+  Location loc = branch.getLoc();
+  FailureOr<SmallVector<Gathered>> gathered =
+      gather(b, source, branch, {branch.getCondition()});
+  if (failed(gathered))
+    return failure();
+  Gathered condition = (*gathered)[0];
+  bool hasElse = !branch.getElseRegion().empty();
+  Value thenSlot = newSlot(b.getI1Type(), loc);
+  Value elseSlot = hasElse ? newSlot(b.getI1Type(), loc) : Value();
+  auto module = kernel->getParentOfType<ModuleOp>();
+  func::FuncOp report = getEmulatorFunction(
+      module, "spconv_rt_emu_report_divergent_warp", 3, true);
+  // Every lane must agree with its warp's first lane, which checks them and
+  // reports the first that does not (the enclosing predicate is
+  // warp-uniform too, so whole warps are active or not); the new
+  // predicates narrow the enclosing one.
+  threadLoop(b, loc, [&](OpBuilder &tb, Location tloc, Value thread) {
+    Value lane = arith::RemUIOp::create(tb, tloc, thread,
+                                        indexConstant(tb, tloc, kWarpSize));
+    Value mine = read(tb, tloc, condition, thread);
+    Value isLeader = arith::CmpIOp::create(tb, tloc, arith::CmpIPredicate::eq,
+                                           lane, indexConstant(tb, tloc, 0));
+    scf::IfOp::create(tb, tloc, isLeader, [&](OpBuilder &lb, Location lloc) {
+      Value end = arith::MinUIOp::create(
+          lb, lloc,
+          arith::AddIOp::create(lb, lloc, thread,
+                                indexConstant(lb, lloc, kWarpSize)),
+          block.numThreads);
+      Value none = indexConstant(lb, lloc, -1);
+      auto scan = scf::ForOp::create(
+          lb, lloc, thread, end, indexConstant(lb, lloc, 1), ValueRange{none},
+          [&](OpBuilder &sb, Location sloc, Value other, ValueRange found) {
+            Value differs = arith::XOrIOp::create(
+                sb, sloc, mine, read(sb, sloc, condition, other));
+            Value first = arith::AndIOp::create(
+                sb, sloc, differs,
+                arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::slt,
+                                      found[0], indexConstant(sb, sloc, 0)));
+            scf::YieldOp::create(
+                sb, sloc,
+                ValueRange{arith::SelectOp::create(sb, sloc, first, other,
+                                                   found[0])});
+          });
+      Value diverged =
+          arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::sge,
+                                scan.getResult(0), indexConstant(lb, lloc, 0));
+      scf::IfOp::create(lb, lloc, diverged, [&](OpBuilder &eb, Location eloc) {
+        Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
+            eb, eloc,
+            memref::GetGlobalOp::create(eb, eloc, names.getType(),
+                                        names.getSymName()));
+        auto i64 = [&](Value index) -> Value {
+          return arith::IndexCastOp::create(eb, eloc, eb.getI64Type(), index);
+        };
+        func::CallOp::create(
+            eb, eloc, report,
+            ValueRange{i64(pointer),
+                       arith::ConstantIntOp::create(
+                           eb, eloc, names.getType().getNumElements(), 64),
+                       i64(scan.getResult(0))});
+        scf::YieldOp::create(eb, eloc);
+      });
+      scf::YieldOp::create(lb, lloc);
+    });
+    memref::StoreOp::create(tb, tloc, mine, thenSlot, ValueRange{thread});
+    if (hasElse) {
+      Value one = arith::ConstantIntOp::create(tb, tloc, 1, 1);
+      Value negated = arith::XOrIOp::create(tb, tloc, mine, one);
+      memref::StoreOp::create(tb, tloc, negated, elseSlot, ValueRange{thread});
+    }
+  });
+  // Threads outside the enclosing predicate never wrote their entries.
+  auto narrow = [&](Value slot) {
+    if (!predicate)
+      return;
+    Value outer = predicate;
+    predicate = Value();
+    threadLoop(b, loc, [&](OpBuilder &tb, Location tloc, Value thread) {
+      Value active = memref::LoadOp::create(tb, tloc, outer, ValueRange{thread});
+      Value inner = memref::LoadOp::create(tb, tloc, slot, ValueRange{thread});
+      Value both = arith::SelectOp::create(tb, tloc, active, inner, active);
+      memref::StoreOp::create(tb, tloc, both, slot, ValueRange{thread});
+    });
+    predicate = outer;
+  };
+  narrow(thenSlot);
+  if (hasElse)
+    narrow(elseSlot);
+
+  SmallVector<Value> resultSlots;
+  for (Value result : branch.getResults())
+    resultSlots.push_back(newSlot(result.getType(), loc));
+  Value outer = predicate;
+  predicate = thenSlot;
+  LogicalResult result =
+      emitBlock(branch.getThenRegion().front(), b, resultSlots);
+  if (succeeded(result) && hasElse) {
+    predicate = elseSlot;
+    result = emitBlock(branch.getElseRegion().front(), b, resultSlots);
+  }
+  predicate = outer;
+  for (auto [value, slot] : llvm::zip_equal(branch.getResults(), resultSlots))
+    slots[value] = slot;
+  return result;
+}
+
+LogicalResult PhaseSplitter::emitIf(scf::IfOp branch, Block &source,
+                                    OpBuilder &b) {
   Value condition = lookupUniform(branch.getCondition());
+  if (!condition && !containsBarrier(branch))
+    return emitWarpUniformIf(branch, source, b);
   if (!condition)
     return error(branch)
-           << "this scf.if contains a barrier or warp-level operation, so its "
-              "condition must be the same for every thread of the block, but "
-              "it depends on the thread or on memory (a barrier in divergent "
-              "control flow)";
+           << "this scf.if contains a barrier, so its condition must be the "
+              "same for every thread of the block, but it depends on the "
+              "thread or on memory (a barrier in divergent control flow)";
   SmallVector<Value> resultSlots;
   for (Value result : branch.getResults())
     resultSlots.push_back(newSlot(result.getType(), branch.getLoc()));
@@ -367,7 +493,7 @@ LogicalResult PhaseSplitter::emitBlock(Block &source, OpBuilder &b,
         if (failed(emitFor(loop, b)))
           return failure();
       } else if (auto branch = dyn_cast<scf::IfOp>(op)) {
-        if (failed(emitIf(branch, b)))
+        if (failed(emitIf(branch, source, b)))
           return failure();
       } else {
         return error(&op) << "'" << op.getName()

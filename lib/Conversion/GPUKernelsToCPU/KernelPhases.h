@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -57,9 +58,11 @@ bool isSynchronising(Operation *op);
 /// Splits a kernel body into phases: see the file comment.
 class PhaseSplitter {
 public:
+  /// `names` is the kernel's name for run-time reports (a global of i8).
   PhaseSplitter(gpu::GPUFuncOp kernel, BlockValues block, OpBuilder &entry,
-                bool raceCheck)
-      : kernel(kernel), block(block), entry(entry), raceCheck(raceCheck) {}
+                bool raceCheck, memref::GlobalOp names)
+      : kernel(kernel), block(block), entry(entry), raceCheck(raceCheck),
+        names(names) {}
 
   /// Emits the phases of `body` (the kernel's single block, ending in
   /// gpu.return) at `b`, which is in the emulating function.
@@ -83,7 +86,11 @@ private:
   LogicalResult flush(OpBuilder &b, Block *source, Operation *consumer,
                       ArrayRef<Copy> copies);
   LogicalResult emitFor(scf::ForOp loop, OpBuilder &b);
-  LogicalResult emitIf(scf::IfOp branch, OpBuilder &b);
+  LogicalResult emitIf(scf::IfOp branch, Block &source, OpBuilder &b);
+  /// An scf.if around warp-level ops whose condition may differ between
+  /// warps: both arms run for the whole block, predicated per thread.
+  LogicalResult emitWarpUniformIf(scf::IfOp branch, Block &source,
+                                  OpBuilder &b);
   LogicalResult emitShuffle(gpu::ShuffleOp shuffle, Block &source,
                             OpBuilder &b);
   LogicalResult emitSubgroupReduce(gpu::SubgroupReduceOp reduce,
@@ -119,6 +126,10 @@ private:
   BlockValues block;
   OpBuilder &entry;
   bool raceCheck;
+  memref::GlobalOp names;
+  /// Per-thread i1 slot: which threads run the current phases (inside a
+  /// warp-uniform branch), or null for all.
+  Value predicate;
   /// Ops of the current phase, in order, and as a set.
   SmallVector<Operation *> pending;
   llvm::SmallPtrSet<Operation *, 16> pendingSet;

@@ -63,7 +63,7 @@ enum SpConvRtStatus {
   /* No CUDA driver or device, or a CUDA call failed. */
   SPCONV_RT_ERR_CUDA = 8,
   /* The GPU emulator's race detector saw two unordered accesses, one a
-   * write, or a warp-level op ran in a block that is not whole warps. */
+   * write, or a warp-level op ran in a partial or divergent warp. */
   SPCONV_RT_ERR_EMULATION = 9,
 };
 
@@ -164,6 +164,12 @@ SPCONV_RT_EXPORT int spconv_rt_report_empty_window(int64_t dim, int64_t extent,
 SPCONV_RT_EXPORT int spconv_rt_emu_report_partial_warp(int64_t names,
                                                        int64_t namesLength,
                                                        int64_t threads);
+/* Records that the lanes of one warp disagreed on a branch around warp-level
+ * ops (`thread` differs from its warp's first lane); returns
+ * SPCONV_RT_ERR_EMULATION. */
+SPCONV_RT_EXPORT int spconv_rt_emu_report_divergent_warp(int64_t names,
+                                                         int64_t namesLength,
+                                                         int64_t thread);
 /* Starts race checking of one launch: forgets all earlier accesses. Buffers
  * numbered `numArguments` and above are workgroup memory, private to each
  * block. The blocks of the launch must then run one after another, on the

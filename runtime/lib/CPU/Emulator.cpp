@@ -123,6 +123,16 @@ int spconv_rt_emu_report_partial_warp(int64_t names, int64_t namesLength,
       lines.empty() ? "<unknown>" : lines[0].c_str(), threads);
 }
 
+int spconv_rt_emu_report_divergent_warp(int64_t names, int64_t namesLength,
+                                        int64_t thread) {
+  std::vector<std::string> lines = splitLines(names, namesLength);
+  return spconv::rt::setError(
+      SPCONV_RT_ERR_EMULATION,
+      "kernel @%s: thread %" PRId64 " and the first lane of its warp disagree "
+      "on a branch around warp-level operations (a divergent warp)",
+      lines.empty() ? "<unknown>" : lines[0].c_str(), thread);
+}
+
 int spconv_rt_emu_launch_begin(int64_t names, int64_t namesLength,
                                int64_t numArguments) {
   Launch &state = launch();

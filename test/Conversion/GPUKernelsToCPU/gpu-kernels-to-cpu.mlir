@@ -213,3 +213,43 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// An scf.if around warp ops whose condition may differ between warps: the
+// condition goes to a slot, each warp's first lane scans its lanes and
+// reports the first that disagrees, and the arm's phases run for the block
+// predicated on the per-thread condition.
+// CHECK-LABEL: func.func private @first_warp
+// CHECK: %[[COND:.*]] = memref.alloca(%{{.*}}) : memref<?xi1>
+// CHECK: %[[THEN:.*]] = memref.alloca(%{{.*}}) : memref<?xi1>
+// CHECK: scf.for %[[T:.*]] =
+// CHECK:   memref.store %{{.*}}, %[[COND]][%[[T]]]
+// CHECK: scf.for %[[U:.*]] =
+// CHECK:   %[[MINE:.*]] = memref.load %[[COND]][%[[U]]]
+// CHECK:   scf.if
+// CHECK:     scf.for %[[L:.*]] = %[[U]] to
+// CHECK:       memref.load %[[COND]][%[[L]]]
+// CHECK:     func.call @spconv_rt_emu_report_divergent_warp(
+// CHECK:   memref.store %[[MINE]], %[[THEN]][%[[U]]]
+// CHECK: scf.for %[[V:.*]] =
+// CHECK:   %[[ACTIVE:.*]] = memref.load %[[THEN]][%[[V]]]
+// CHECK:   scf.if %[[ACTIVE]] {
+// CHECK:     memref.load %arg0
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @first_warp(%a: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %tid = gpu.thread_id x
+      %warp = arith.divui %tid, %c32 : index
+      %first = arith.cmpi eq, %warp, %c0 : index
+      scf.if %first {
+        %x = memref.load %a[%tid] : memref<?xf32>
+        %s = gpu.subgroup_reduce add %x : (f32) -> f32
+        memref.store %s, %a[%tid] : memref<?xf32>
+      }
+      gpu.return
+    }
+  }
+}

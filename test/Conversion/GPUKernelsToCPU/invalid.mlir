@@ -8,7 +8,7 @@ module attributes {gpu.container_module} {
       %c16 = arith.constant 16 : index
       %t = gpu.thread_id x
       %low = arith.cmpi ult, %t, %c16 : index
-      // expected-error @+1 {{kernel @divergent: this scf.if contains a barrier or warp-level operation, so its condition must be the same for every thread of the block, but it depends on the thread or on memory (a barrier in divergent control flow)}}
+      // expected-error @+1 {{kernel @divergent: this scf.if contains a barrier, so its condition must be the same for every thread of the block, but it depends on the thread or on memory (a barrier in divergent control flow)}}
       scf.if %low {
         gpu.barrier
       }

@@ -1,6 +1,7 @@
 // A block reduction the way CUDA kernels write it: warp sums by a loop of
 // xor shuffles, one value per warp through workgroup memory and a barrier,
-// then gpu.subgroup_reduce over the warp sums; also 4-lane cluster sums.
+// then the first warp alone (a branch uniform per warp, not per block)
+// reduces the warp sums with gpu.subgroup_reduce; also 4-lane cluster sums.
 // The last block is partial (1000 items, blocks of 128 threads). Emulated,
 // it matches numpy exactly, and the race detector finds nothing.
 //
@@ -70,17 +71,22 @@ module attributes {gpu.container_module} {
         memref.store %warpSum, %partial[%warp] : memref<4xi32, #gpu.address_space<workgroup>>
       }
       gpu.barrier
-      %has = arith.cmpi ult, %lane, %c4 : index
-      %w = scf.if %has -> (i32) {
-        %l = memref.load %partial[%lane] : memref<4xi32, #gpu.address_space<workgroup>>
-        scf.yield %l : i32
-      } else {
-        scf.yield %zero : i32
-      }
-      %total = gpu.subgroup_reduce add %w : (i32) -> i32
-      %leader = arith.cmpi eq, %t, %c0 : index
-      scf.if %leader {
-        memref.store %total, %sums[%b] : memref<8xi32>
+      // Only the first warp reduces the warp sums: a branch that differs
+      // between warps but not within one.
+      %firstWarp = arith.cmpi eq, %warp, %c0 : index
+      scf.if %firstWarp {
+        %has = arith.cmpi ult, %lane, %c4 : index
+        %w = scf.if %has -> (i32) {
+          %l = memref.load %partial[%lane] : memref<4xi32, #gpu.address_space<workgroup>>
+          scf.yield %l : i32
+        } else {
+          scf.yield %zero : i32
+        }
+        %total = gpu.subgroup_reduce add %w : (i32) -> i32
+        %leader = arith.cmpi eq, %t, %c0 : index
+        scf.if %leader {
+          memref.store %total, %sums[%b] : memref<8xi32>
+        }
       }
       %cluster = gpu.subgroup_reduce add %v cluster(size = 4) : (i32) -> i32
       scf.if %in {

@@ -11,6 +11,10 @@
 // A block that is not whole warps is an error, not an answer:
 // RUN: not spconv-run %t/emulated.mlir --entry partial_warp --input %t/x.npy --output-dir %t/partial 2>&1 | FileCheck %s
 // CHECK: spconv-run: error: @partial_warp: kernel @shuffles uses warp-level operations but was launched with 48 threads per block, not a whole number of 32-thread warps
+//
+// So is a shuffle under a branch whose lanes disagree:
+// RUN: not spconv-run %t/emulated.mlir --entry divergent_warp --input %t/x.npy --output-dir %t/divergent 2>&1 | FileCheck %s --check-prefix=DIVERGENT
+// DIVERGENT: spconv-run: error: @divergent_warp: kernel @half_warp: thread 16 and the first lane of its warp disagree on a branch around warp-level operations (a divergent warp)
 
 module attributes {gpu.container_module} {
   func.func @shuffles(%x: tensor<96xi32>) -> tensor<96x10xi32> {
@@ -34,6 +38,20 @@ module attributes {gpu.container_module} {
         args(%x : memref<96xi32>, %out : memref<96x10xi32>)
     return
   }
+  func.func @divergent_warp(%x: tensor<96xi32>) -> tensor<96xi32> {
+    %mx = bufferization.to_buffer %x : tensor<96xi32> to memref<96xi32>
+    %out = memref.alloc() : memref<96xi32>
+    call @launch_half(%mx, %out) : (memref<96xi32>, memref<96xi32>) -> ()
+    %r = bufferization.to_tensor %out restrict : memref<96xi32> to tensor<96xi32>
+    return %r : tensor<96xi32>
+  }
+  func.func private @launch_half(%x: memref<96xi32>, %out: memref<96xi32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@half_warp blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%x : memref<96xi32>, %out : memref<96xi32>)
+    return
+  }
   func.func private @launch(%x: memref<96xi32>, %out: memref<96x10xi32>) {
     %c1 = arith.constant 1 : index
     %c96 = arith.constant 96 : index
@@ -42,6 +60,20 @@ module attributes {gpu.container_module} {
     return
   }
   gpu.module @kernels {
+    // Half the warp takes the branch: undefined on a GPU, an error here.
+    gpu.func @half_warp(%x: memref<96xi32>, %out: memref<96xi32>) kernel {
+      %c16 = arith.constant 16 : index
+      %one = arith.constant 1 : i32
+      %width = arith.constant 32 : i32
+      %t = gpu.thread_id x
+      %low = arith.cmpi ult, %t, %c16 : index
+      scf.if %low {
+        %v = memref.load %x[%t] : memref<96xi32>
+        %r, %ok = gpu.shuffle xor %v, %one, %width : i32
+        memref.store %r, %out[%t] : memref<96xi32>
+      }
+      gpu.return
+    }
     gpu.func @shuffles(%x: memref<96xi32>, %out: memref<96x10xi32>) kernel {
       %t = gpu.thread_id x
       %v = memref.load %x[%t] : memref<96xi32>
