@@ -33,7 +33,12 @@ using namespace mlir::spconv::emulation;
 namespace {
 
 /// Arguments of an emulated kernel after its own, each for x, y, z.
-enum EmulatedArgument { kBlockId = 0, kBlockDim = 3, kGridDim = 6, kNumExtra = 9 };
+enum EmulatedArgument {
+  kBlockId = 0,
+  kBlockDim = 3,
+  kGridDim = 6,
+  kNumExtra = 9
+};
 
 /// What a launch of an emulated kernel needs.
 struct EmulatedKernel {
@@ -47,8 +52,7 @@ struct EmulatedKernel {
 };
 
 InFlightDiagnostic emulationError(Operation *op, StringRef kernel) {
-  return op->emitError("spconv-gpu-kernels-to-cpu: kernel @")
-         << kernel << " ";
+  return op->emitError("spconv-gpu-kernels-to-cpu: kernel @") << kernel << " ";
 }
 
 /// Rejects what the emulation does not model, naming it.
@@ -93,7 +97,8 @@ bool usesWarpOps(gpu::GPUFuncOp kernel) {
 
 Type withoutGPUAddressSpace(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+  if (!memref ||
+      !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
     return type;
   return MemRefType::get(memref.getShape(), memref.getElementType(),
                          memref.getLayout());
@@ -116,11 +121,11 @@ memref::GlobalOp stringGlobal(ModuleOp module, StringRef symbol,
                               StringRef text) {
   OpBuilder b(module.getContext());
   b.setInsertionPointToStart(module.getBody());
-  auto type = MemRefType::get({static_cast<int64_t>(text.size())},
-                              b.getI8Type());
+  auto type =
+      MemRefType::get({static_cast<int64_t>(text.size())}, b.getI8Type());
   auto tensorType = RankedTensorType::get(type.getShape(), b.getI8Type());
-  auto value = DenseElementsAttr::get(
-      tensorType, ArrayRef<char>(text.data(), text.size()));
+  auto value = DenseElementsAttr::get(tensorType,
+                                      ArrayRef<char>(text.data(), text.size()));
   auto global = memref::GlobalOp::create(
       b, module.getLoc(), symbol, b.getStringAttr("private"), type, value,
       /*constant=*/true, /*alignment=*/IntegerAttr{});
@@ -206,7 +211,8 @@ std::pair<Value, Value> stringArguments(OpBuilder &b, Location loc,
                                         memref::GlobalOp global) {
   Value memref = memref::GetGlobalOp::create(b, loc, global.getType(),
                                              global.getSymName());
-  Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value pointer =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   return {arith::IndexCastOp::create(b, loc, b.getI64Type(), pointer),
           i64Constant(b, loc, global.getType().getNumElements())};
 }
@@ -231,8 +237,7 @@ LogicalResult emulateLaunch(gpu::LaunchFuncOp launch,
   SmallVector<Value> blockSizes{threads.x, threads.y, threads.z};
   if (kernel.usesWarps) {
     Value numThreads = arith::MulIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, threads.x, threads.y),
-        threads.z);
+        b, loc, arith::MulIOp::create(b, loc, threads.x, threads.y), threads.z);
     Value partial = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne,
         arith::RemUIOp::create(
@@ -254,8 +259,8 @@ LogicalResult emulateLaunch(gpu::LaunchFuncOp launch,
   if (raceCheck) {
     auto [name, length] = stringArguments(b, loc, kernel.names);
     func::CallOp::create(
-        b, loc, getEmulatorFunction(module, "spconv_rt_emu_launch_begin", 3,
-                                    true),
+        b, loc,
+        getEmulatorFunction(module, "spconv_rt_emu_launch_begin", 3, true),
         ValueRange{name, length, i64Constant(b, loc, kernel.numArguments)});
   }
   SmallVector<Value> operands(launch.getKernelOperands());

@@ -79,8 +79,8 @@ Value PhaseSplitter::threadLoop(
         if (!predicate) {
           body(tb, tloc, thread);
         } else {
-          Value active = memref::LoadOp::create(tb, tloc, predicate,
-                                                ValueRange{thread});
+          Value active =
+              memref::LoadOp::create(tb, tloc, predicate, ValueRange{thread});
           scf::IfOp::create(tb, tloc, active,
                             [&](OpBuilder &ib, Location iloc) {
                               body(ib, iloc, thread);
@@ -105,8 +105,9 @@ static Value blockLevelValue(Operation *op, const BlockValues &block,
   if (isa<gpu::SubgroupSizeOp>(op))
     return indexConstant(b, op->getLoc(), kWarpSize);
   if (isa<gpu::NumSubgroupsOp>(op))
-    return arith::CeilDivUIOp::create(b, op->getLoc(), block.numThreads,
-                                      indexConstant(b, op->getLoc(), kWarpSize));
+    return arith::CeilDivUIOp::create(
+        b, op->getLoc(), block.numThreads,
+        indexConstant(b, op->getLoc(), kWarpSize));
   return {};
 }
 
@@ -131,8 +132,8 @@ Value PhaseSplitter::threadValue(Operation *op, OpBuilder &tb, Value thread) {
                                   indexConstant(tb, loc, kWarpSize));
   auto global = cast<gpu::GlobalIdOp>(op);
   int dim = static_cast<int>(global.getDimension());
-  Value base = arith::MulIOp::create(tb, loc, block.blockId[dim],
-                                     block.blockDim[dim]);
+  Value base =
+      arith::MulIOp::create(tb, loc, block.blockId[dim], block.blockDim[dim]);
   return arith::AddIOp::create(tb, loc, base, threadId(dim));
 }
 
@@ -196,8 +197,7 @@ Value PhaseSplitter::resolve(Value v, OpBuilder &tb, IRMapping &local,
 }
 
 LogicalResult PhaseSplitter::flush(OpBuilder &b, Block *source,
-                                   Operation *consumer,
-                                   ArrayRef<Copy> copies) {
+                                   Operation *consumer, ArrayRef<Copy> copies) {
   if (pending.empty() && copies.empty())
     return success();
   Location loc = pending.empty() ? copies.front().value.getLoc()
@@ -300,9 +300,9 @@ LogicalResult PhaseSplitter::emitFor(scf::ForOp loop, OpBuilder &b) {
   }
   if (failed(flush(b, nullptr, nullptr, inits)))
     return failure();
-  auto emulated = scf::ForOp::create(b, loop.getLoc(), lower, upper, step,
-                                     ValueRange{}, nullptr,
-                                     loop.getUnsignedCmp());
+  auto emulated =
+      scf::ForOp::create(b, loop.getLoc(), lower, upper, step, ValueRange{},
+                         nullptr, loop.getUnsignedCmp());
   uniform.map(loop.getInductionVar(), emulated.getInductionVar());
   for (auto [arg, slot] : llvm::zip_equal(loop.getRegionIterArgs(), iterSlots))
     slots[arg] = slot;
@@ -315,13 +315,12 @@ LogicalResult PhaseSplitter::emitFor(scf::ForOp loop, OpBuilder &b) {
 }
 
 static bool containsBarrier(Operation *op) {
-  return op
-      ->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+  return op->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
 
-LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch,
-                                               Block &source, OpBuilder &b) {
+LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch, Block &source,
+                                               OpBuilder &b) {
   Location loc = branch.getLoc();
   FailureOr<SmallVector<Gathered>> gathered =
       gather(b, source, branch, {branch.getCondition()});
@@ -360,10 +359,9 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch,
                 sb, sloc, differs,
                 arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::slt,
                                       found[0], indexConstant(sb, sloc, 0)));
-            scf::YieldOp::create(
-                sb, sloc,
-                ValueRange{arith::SelectOp::create(sb, sloc, first, other,
-                                                   found[0])});
+            scf::YieldOp::create(sb, sloc,
+                                 ValueRange{arith::SelectOp::create(
+                                     sb, sloc, first, other, found[0])});
           });
       Value diverged =
           arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::sge,
@@ -400,7 +398,8 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch,
     Value outer = predicate;
     predicate = Value();
     threadLoop(b, loc, [&](OpBuilder &tb, Location tloc, Value thread) {
-      Value active = memref::LoadOp::create(tb, tloc, outer, ValueRange{thread});
+      Value active =
+          memref::LoadOp::create(tb, tloc, outer, ValueRange{thread});
       Value inner = memref::LoadOp::create(tb, tloc, slot, ValueRange{thread});
       Value both = arith::SelectOp::create(tb, tloc, active, inner, active);
       memref::StoreOp::create(tb, tloc, both, slot, ValueRange{thread});
@@ -446,8 +445,8 @@ LogicalResult PhaseSplitter::emitIf(scf::IfOp branch, Block &source,
       scf::IfOp::create(b, branch.getLoc(), TypeRange{}, condition, hasElse);
   OpBuilder thenBuilder =
       OpBuilder::atBlockTerminator(&emulated.getThenRegion().front());
-  if (failed(emitBlock(branch.getThenRegion().front(), thenBuilder,
-                       resultSlots)))
+  if (failed(
+          emitBlock(branch.getThenRegion().front(), thenBuilder, resultSlots)))
     return failure();
   if (hasElse) {
     OpBuilder elseBuilder =
@@ -531,9 +530,8 @@ LogicalResult PhaseSplitter::run(Block &body, OpBuilder &b) {
   // each phase recomputes (thread ids).
   SmallVector<Operation *> ids;
   body.walk([&](Operation *op) {
-    if (isThreadIdOp(op) ||
-        isa<gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
-            gpu::SubgroupSizeOp, gpu::NumSubgroupsOp>(op))
+    if (isThreadIdOp(op) || isa<gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
+                                gpu::SubgroupSizeOp, gpu::NumSubgroupsOp>(op))
       ids.push_back(op);
   });
   for (Operation *op : llvm::reverse(ids))

@@ -93,8 +93,8 @@ private:
                                   OpBuilder &b);
   LogicalResult emitShuffle(gpu::ShuffleOp shuffle, Block &source,
                             OpBuilder &b);
-  LogicalResult emitSubgroupReduce(gpu::SubgroupReduceOp reduce,
-                                   Block &source, OpBuilder &b);
+  LogicalResult emitSubgroupReduce(gpu::SubgroupReduceOp reduce, Block &source,
+                                   OpBuilder &b);
 
   /// A warp op's operand for every thread: a block-level value, or a slot.
   struct Gathered {
@@ -102,9 +102,8 @@ private:
   };
   /// Ends the phase of `source` before the warp op `consumer` and makes its
   /// `values` readable for every thread.
-  FailureOr<SmallVector<Gathered>> gather(OpBuilder &b, Block &source,
-                                          Operation *consumer,
-                                          ValueRange values);
+  FailureOr<SmallVector<Gathered>>
+  gather(OpBuilder &b, Block &source, Operation *consumer, ValueRange values);
   Value read(OpBuilder &b, Location loc, const Gathered &value, Value thread);
 
   /// The value of `v` for thread `thread`, inside a loop over the threads

@@ -55,14 +55,14 @@ std::pair<Value, Value> flatView(OpBuilder &b, Location loc, Value memref,
   for (auto [index, stride] : llvm::zip_equal(indices, metadata.getStrides()))
     position = arith::AddIOp::create(
         b, loc, position, arith::MulIOp::create(b, loc, index, stride));
-  Value size = arith::AddIOp::create(b, loc, position,
-                                     indexConstant(b, loc, extent));
+  Value size =
+      arith::AddIOp::create(b, loc, position, indexConstant(b, loc, extent));
   auto viewType =
       MemRefType::get({ShapedType::kDynamic}, type.getElementType(),
                       MemRefLayoutAttrInterface{}, type.getMemorySpace());
   Value view = memref::ReinterpretCastOp::create(
-      b, loc, viewType, metadata.getBaseBuffer(), OpFoldResult(b.getIndexAttr(0)),
-      ArrayRef<OpFoldResult>{size},
+      b, loc, viewType, metadata.getBaseBuffer(),
+      OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{size},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   return {view, position};
 }
@@ -77,8 +77,25 @@ Value tileOffset(OpBuilder &b, Location loc, Value e, int64_t cols, int64_t ld,
   Value lead = indexConstant(b, loc, ld);
   if (transpose)
     std::swap(row, col);
-  return arith::AddIOp::create(b, loc,
-                               arith::MulIOp::create(b, loc, row, lead), col);
+  return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, lead),
+                               col);
+}
+
+/// A tile of `numElements` elements, each `element(e, tile)` for e in order,
+/// starting from `init`.
+Value buildTile(
+    OpBuilder &b, Location loc, Value init, int64_t numElements,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> element) {
+  auto loop = scf::ForOp::create(
+      b, loc, indexConstant(b, loc, 0), indexConstant(b, loc, numElements),
+      indexConstant(b, loc, 1), ValueRange{init},
+      [&](OpBuilder &lb, Location l, Value e, ValueRange tile) {
+        Value value = element(lb, l, e, tile[0]);
+        scf::YieldOp::create(lb, l,
+                             ValueRange{vector::InsertOp::create(
+                                 lb, l, value, tile[0], OpFoldResult(e))});
+      });
+  return loop.getResult(0);
 }
 
 int64_t tileExtent(int64_t rows, int64_t cols, int64_t ld, bool transpose) {
@@ -99,22 +116,16 @@ struct LoadMatrix : OpConversionPattern<gpu::SubgroupMmaLoadMatrixOp> {
     auto [view, first] =
         flatView(rewriter, loc, adaptor.getSrcMemref(), adaptor.getIndices(),
                  tileExtent(rows, cols, ld, transpose));
-    Value zero = arith::ConstantOp::create(
-        rewriter, loc, vectorType, rewriter.getZeroAttr(vectorType));
-    auto loop = scf::ForOp::create(
-        rewriter, loc, indexConstant(rewriter, loc, 0),
-        indexConstant(rewriter, loc, numElements(matrix)),
-        indexConstant(rewriter, loc, 1), ValueRange{zero},
-        [&](OpBuilder &b, Location l, Value e, ValueRange tile) {
-          Value at = arith::AddIOp::create(
-              b, l, first, tileOffset(b, l, e, cols, ld, transpose));
-          Value element = memref::LoadOp::create(b, l, view, ValueRange{at});
-          scf::YieldOp::create(
-              b, l,
-              ValueRange{vector::InsertOp::create(b, l, element, tile[0],
-                                                  OpFoldResult(e))});
-        });
-    rewriter.replaceOp(op, loop.getResult(0));
+    Value zero = arith::ConstantOp::create(rewriter, loc, vectorType,
+                                           rewriter.getZeroAttr(vectorType));
+    Value tile =
+        buildTile(rewriter, loc, zero, numElements(matrix),
+                  [&](OpBuilder &b, Location l, Value e, Value) -> Value {
+                    Value at = arith::AddIOp::create(
+                        b, l, first, tileOffset(b, l, e, cols, ld, transpose));
+                    return memref::LoadOp::create(b, l, view, ValueRange{at});
+                  });
+    rewriter.replaceOp(op, tile);
     return success();
   }
 };
@@ -168,30 +179,29 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
         return x;
       return arith::ExtFOp::create(b, l, accumulator, x);
     };
-    auto loop = scf::ForOp::create(
-        rewriter, loc, indexConstant(rewriter, loc, 0),
-        indexConstant(rewriter, loc, m * n), indexConstant(rewriter, loc, 1),
-        ValueRange{adaptor.getOpC()},
-        [&](OpBuilder &b, Location l, Value e, ValueRange result) {
+    Value tile = buildTile(
+        rewriter, loc, adaptor.getOpC(), m * n,
+        [&](OpBuilder &b, Location l, Value e, Value result) -> Value {
           Value row = arith::DivUIOp::create(b, l, e, indexConstant(b, l, n));
           Value col = arith::RemUIOp::create(b, l, e, indexConstant(b, l, n));
           Value init = extend(
-              b, l, vector::ExtractOp::create(b, l, result[0], OpFoldResult(e)));
+              b, l, vector::ExtractOp::create(b, l, result, OpFoldResult(e)));
           auto dot = scf::ForOp::create(
               b, l, indexConstant(b, l, 0), indexConstant(b, l, k),
               indexConstant(b, l, 1), ValueRange{init},
               [&](OpBuilder &ib, Location il, Value kk, ValueRange sum) {
                 Value aAt = arith::AddIOp::create(
                     ib, il,
-                    arith::MulIOp::create(ib, il, row, indexConstant(ib, il, k)),
+                    arith::MulIOp::create(ib, il, row,
+                                          indexConstant(ib, il, k)),
                     kk);
                 Value bAt = arith::AddIOp::create(
                     ib, il,
                     arith::MulIOp::create(ib, il, kk, indexConstant(ib, il, n)),
                     col);
-                Value x = extend(ib, il,
-                                 vector::ExtractOp::create(ib, il, a,
-                                                           OpFoldResult(aAt)));
+                Value x = extend(
+                    ib, il,
+                    vector::ExtractOp::create(ib, il, a, OpFoldResult(aAt)));
                 Value y = extend(ib, il,
                                  vector::ExtractOp::create(ib, il, bMatrix,
                                                            OpFoldResult(bAt)));
@@ -203,12 +213,9 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
           Value value = dot.getResult(0);
           if (cElement != accumulator)
             value = arith::TruncFOp::create(b, l, cElement, value);
-          scf::YieldOp::create(
-              b, l,
-              ValueRange{vector::InsertOp::create(b, l, value, result[0],
-                                                  OpFoldResult(e))});
+          return value;
         });
-    rewriter.replaceOp(op, loop.getResult(0));
+    rewriter.replaceOp(op, tile);
     return success();
   }
 };
@@ -225,8 +232,7 @@ struct ConstantMatrix : OpConversionPattern<gpu::SubgroupMmaConstantMatrixOp> {
   }
 };
 
-struct ElementwiseMatrix
-    : OpConversionPattern<gpu::SubgroupMmaElementwiseOp> {
+struct ElementwiseMatrix : OpConversionPattern<gpu::SubgroupMmaElementwiseOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(gpu::SubgroupMmaElementwiseOp op, OpAdaptor adaptor,
@@ -300,8 +306,8 @@ LogicalResult checkEmulable(Operation *op, StringRef kernel) {
     for (Value input : {compute.getOpA(), compute.getOpB()})
       if (!cast<gpu::MMAMatrixType>(input.getType()).getElementType().isF16())
         return fail("only f16 tensor-core inputs are emulated");
-    Type c = cast<gpu::MMAMatrixType>(compute.getOpC().getType())
-                 .getElementType();
+    Type c =
+        cast<gpu::MMAMatrixType>(compute.getOpC().getType()).getElementType();
     if (!c.isF16() && !c.isF32())
       return fail("only f16 and f32 tensor-core accumulators are emulated");
   }
@@ -337,10 +343,10 @@ LogicalResult emulation::lowerMMAOps(gpu::GPUFuncOp kernel) {
     return VectorType::get({numElements(type)}, type.getElementType());
   });
   ConversionTarget target(*context);
-  target.addIllegalOp<gpu::SubgroupMmaLoadMatrixOp,
-                      gpu::SubgroupMmaStoreMatrixOp, gpu::SubgroupMmaComputeOp,
-                      gpu::SubgroupMmaConstantMatrixOp,
-                      gpu::SubgroupMmaElementwiseOp>();
+  target
+      .addIllegalOp<gpu::SubgroupMmaLoadMatrixOp, gpu::SubgroupMmaStoreMatrixOp,
+                    gpu::SubgroupMmaComputeOp, gpu::SubgroupMmaConstantMatrixOp,
+                    gpu::SubgroupMmaElementwiseOp>();
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   RewritePatternSet patterns(context);
   patterns.add<LoadMatrix, StoreMatrix, ComputeMatrix, ConstantMatrix,

@@ -37,9 +37,8 @@ func::FuncOp emulation::getEmulatorFunction(ModuleOp module, StringRef name,
   SmallVector<Type> results;
   if (returnsStatus)
     results.push_back(b.getI32Type());
-  auto function = func::FuncOp::create(b, module.getLoc(), name,
-                                       FunctionType::get(context, inputs,
-                                                         results));
+  auto function = func::FuncOp::create(
+      b, module.getLoc(), name, FunctionType::get(context, inputs, results));
   function.setPrivate();
   return function;
 }
@@ -86,8 +85,8 @@ static Value linearId(OpBuilder &b, Location loc) {
   Value z = IdOp::create(b, loc, gpu::Dimension::z);
   Value dx = SizeOp::create(b, loc, gpu::Dimension::x);
   Value dy = SizeOp::create(b, loc, gpu::Dimension::y);
-  Value yz = arith::AddIOp::create(b, loc, y,
-                                   arith::MulIOp::create(b, loc, dy, z));
+  Value yz =
+      arith::AddIOp::create(b, loc, y, arith::MulIOp::create(b, loc, dy, z));
   return arith::AddIOp::create(b, loc, x,
                                arith::MulIOp::create(b, loc, dx, yz));
 }
@@ -105,8 +104,7 @@ static void instrument(Operation *op, Value memref, ValueRange indices,
     position = arith::AddIOp::create(
         b, loc, position, arith::MulIOp::create(b, loc, index, stride));
   Value bytes = arith::ConstantIndexOp::create(b, loc, elementBytes);
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value address = arith::AddIOp::create(
       b, loc, base, arith::MulIOp::create(b, loc, position, bytes));
   Value rootBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, root);
@@ -116,15 +114,15 @@ static void instrument(Operation *op, Value memref, ValueRange indices,
   };
   Value block = linearId<gpu::BlockIdOp, gpu::GridDimOp>(b, loc);
   Value thread = linearId<gpu::ThreadIdOp, gpu::BlockDimOp>(b, loc);
-  func::CallOp::create(
-      b, loc, access,
-      ValueRange{i64(buffer), toI64(b, loc, address), toI64(b, loc, offset),
-                 i64(elementBytes), i64(count), i64(isWrite ? 1 : 0),
-                 toI64(b, loc, block), toI64(b, loc, thread)});
+  func::CallOp::create(b, loc, access,
+                       ValueRange{i64(buffer), toI64(b, loc, address),
+                                  toI64(b, loc, offset), i64(elementBytes),
+                                  i64(count), i64(isWrite ? 1 : 0),
+                                  toI64(b, loc, block), toI64(b, loc, thread)});
 }
 
 SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
-                                                     ModuleOp module) {
+                                                    ModuleOp module) {
   SmallVector<std::string> names;
   Block &entry = kernel.getBody().front();
   unsigned numArguments = kernel.getNumArguments();

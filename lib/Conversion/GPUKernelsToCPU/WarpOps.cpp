@@ -69,8 +69,8 @@ static Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate predicate,
   return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
 }
 
-LogicalResult PhaseSplitter::emitShuffle(gpu::ShuffleOp shuffle,
-                                         Block &source, OpBuilder &b) {
+LogicalResult PhaseSplitter::emitShuffle(gpu::ShuffleOp shuffle, Block &source,
+                                         OpBuilder &b) {
   Location loc = shuffle.getLoc();
   FailureOr<SmallVector<Gathered>> operands =
       gather(b, source, shuffle,
@@ -148,10 +148,9 @@ LogicalResult PhaseSplitter::emitSubgroupReduce(gpu::SubgroupReduceOp reduce,
       Value partnerLane = arith::XOrIOp::create(
           tb, tloc, lane, arith::ConstantIndexOp::create(tb, tloc, offset));
       Value partner = arith::AddIOp::create(
-          tb, tloc, arith::SubIOp::create(tb, tloc, thread, lane),
-          partnerLane);
-      Value exists = cmp(tb, tloc, arith::CmpIPredicate::ult, partner,
-                         block.numThreads);
+          tb, tloc, arith::SubIOp::create(tb, tloc, thread, lane), partnerLane);
+      Value exists =
+          cmp(tb, tloc, arith::CmpIPredicate::ult, partner, block.numThreads);
       partner = arith::SelectOp::create(tb, tloc, exists, partner, thread);
       Value mine = read(tb, tloc, current, thread);
       Value theirs = read(tb, tloc, current, partner);

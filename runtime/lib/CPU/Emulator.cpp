@@ -100,8 +100,8 @@ int reportRace(Launch &state, int64_t buffer, int64_t offset,
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "data race in kernel @%s on %s at byte offset %" PRId64
-      ": %s by thread %" PRId64 " of block %" PRId64 " and %s by thread %" PRId64
-      " of block %" PRId64 "%s",
+      ": %s by thread %" PRId64 " of block %" PRId64
+      " and %s by thread %" PRId64 " of block %" PRId64 "%s",
       kernel, bufferName.c_str(), offset, firstWrites ? "written" : "read",
       first.thread, first.block, secondWrites ? "written" : "read",
       second.thread, second.block,
