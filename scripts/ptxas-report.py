@@ -12,7 +12,10 @@ multiply their body; both arms of an scf.if count (an upper bound); a loop
 whose trip count is known only at run time is counted once and marked "+".
 
 usage: ptxas-report.py --spconv-opt BIN --ptxas BIN [--chip sm_80]...
-                       [--block-size 256] [--check] FILE.mlir...
+                       [--block-size 256] [--option KEY=VALUE]... [--check]
+                       FILE.mlir...
+
+--option passes more spconv-to-cuda options, e.g. max-unrolled-offsets=0.
 
 With --check, exits 1 if any kernel spills, uses a stack frame or local
 memory.
@@ -52,11 +55,12 @@ def unescape(text):
     return bytes(out)
 
 
-def compile_kernels(spconv_opt, mlir, chip, block_size):
+def compile_kernels(spconv_opt, mlir, chip, block_size, options):
     """The PTX that spconv-to-cuda embeds for `mlir` on `chip`, and the
     kernel IR (the module after spconv-gpu-runtime-calls, before NVVM)."""
     result = run([spconv_opt, mlir,
-                  "--spconv-to-cuda=chip=%s format=isa block-size=%d" % (chip, block_size),
+                  "--spconv-to-cuda=chip=%s format=isa block-size=%d%s" % (
+                      chip, block_size, "".join(" " + o for o in options)),
                   "--mlir-print-ir-after=spconv-gpu-runtime-calls"])
     objects = re.findall(r'assembly = "((?:[^"\\]|\\.)*)"', result.stdout)
     if len(objects) != 1:
@@ -208,6 +212,7 @@ def main():
     parser.add_argument("--ptxas", required=True)
     parser.add_argument("--chip", action="append")
     parser.add_argument("--block-size", type=int, default=256)
+    parser.add_argument("--option", action="append", default=[])
     parser.add_argument("--check", action="store_true")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
@@ -217,7 +222,8 @@ def main():
     traffic = {}  # kernel -> IR counts
     for mlir in args.files:
         for chip in chips:
-            ptx, ir = compile_kernels(args.spconv_opt, mlir, chip, args.block_size)
+            ptx, ir = compile_kernels(args.spconv_opt, mlir, chip, args.block_size,
+                                      args.option)
             for name, info in assemble(args.ptxas, ptx, chip).items():
                 rows.setdefault(name, {})[chip] = info
             traffic.update(count_kernels(ir))
