@@ -102,6 +102,29 @@ int64_t tileExtent(int64_t rows, int64_t cols, int64_t ld, bool transpose) {
   return transpose ? (cols - 1) * ld + rows : (rows - 1) * ld + cols;
 }
 
+/// Where the elements of a tile that a subgroup_mma op loads or stores live:
+/// element e (row-major) is at view[position(e)].
+struct TileLayout {
+  Value view, first;
+  int64_t cols, ld;
+  bool transpose;
+
+  TileLayout(OpBuilder &b, Location loc, gpu::MMAMatrixType matrix,
+             Value memref, ValueRange indices, const APInt &leadDimension,
+             std::optional<bool> transposed)
+      : cols(matrix.getShape()[1]), ld(leadDimension.getSExtValue()),
+        transpose(transposed.value_or(false)) {
+    std::tie(view, first) =
+        flatView(b, loc, memref, indices,
+                 tileExtent(matrix.getShape()[0], cols, ld, transpose));
+  }
+
+  Value position(OpBuilder &b, Location loc, Value e) const {
+    return arith::AddIOp::create(b, loc, first,
+                                 tileOffset(b, loc, e, cols, ld, transpose));
+  }
+};
+
 struct LoadMatrix : OpConversionPattern<gpu::SubgroupMmaLoadMatrixOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -110,21 +133,17 @@ struct LoadMatrix : OpConversionPattern<gpu::SubgroupMmaLoadMatrixOp> {
     Location loc = op.getLoc();
     auto matrix = cast<gpu::MMAMatrixType>(op.getType());
     auto vectorType = cast<VectorType>(getTypeConverter()->convertType(matrix));
-    int64_t rows = matrix.getShape()[0], cols = matrix.getShape()[1];
-    int64_t ld = op.getLeadDimension().getSExtValue();
-    bool transpose = op.getTranspose().value_or(false);
-    auto [view, first] =
-        flatView(rewriter, loc, adaptor.getSrcMemref(), adaptor.getIndices(),
-                 tileExtent(rows, cols, ld, transpose));
+    TileLayout layout(rewriter, loc, matrix, adaptor.getSrcMemref(),
+                      adaptor.getIndices(), op.getLeadDimension(),
+                      op.getTranspose());
     Value zero = arith::ConstantOp::create(rewriter, loc, vectorType,
                                            rewriter.getZeroAttr(vectorType));
-    Value tile =
-        buildTile(rewriter, loc, zero, numElements(matrix),
-                  [&](OpBuilder &b, Location l, Value e, Value) -> Value {
-                    Value at = arith::AddIOp::create(
-                        b, l, first, tileOffset(b, l, e, cols, ld, transpose));
-                    return memref::LoadOp::create(b, l, view, ValueRange{at});
-                  });
+    Value tile = buildTile(
+        rewriter, loc, zero, numElements(matrix),
+        [&](OpBuilder &b, Location l, Value e, Value) -> Value {
+          return memref::LoadOp::create(b, l, layout.view,
+                                        ValueRange{layout.position(b, l, e)});
+        });
     rewriter.replaceOp(op, tile);
     return success();
   }
@@ -137,23 +156,19 @@ struct StoreMatrix : OpConversionPattern<gpu::SubgroupMmaStoreMatrixOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto matrix = cast<gpu::MMAMatrixType>(op.getSrc().getType());
-    int64_t rows = matrix.getShape()[0], cols = matrix.getShape()[1];
-    int64_t ld = op.getLeadDimension().getSExtValue();
-    bool transpose = op.getTranspose().value_or(false);
-    auto [view, first] =
-        flatView(rewriter, loc, adaptor.getDstMemref(), adaptor.getIndices(),
-                 tileExtent(rows, cols, ld, transpose));
+    TileLayout layout(rewriter, loc, matrix, adaptor.getDstMemref(),
+                      adaptor.getIndices(), op.getLeadDimension(),
+                      op.getTranspose());
     Value lane = gpu::LaneIdOp::create(rewriter, loc, IntegerAttr{});
     Value tile = adaptor.getSrc();
     scf::ForOp::create(
         rewriter, loc, lane, indexConstant(rewriter, loc, numElements(matrix)),
         indexConstant(rewriter, loc, kWarpSize), ValueRange{},
         [&](OpBuilder &b, Location l, Value e, ValueRange) {
-          Value at = arith::AddIOp::create(
-              b, l, first, tileOffset(b, l, e, cols, ld, transpose));
           Value element =
               vector::ExtractOp::create(b, l, tile, OpFoldResult(e));
-          memref::StoreOp::create(b, l, element, view, ValueRange{at});
+          memref::StoreOp::create(b, l, element, layout.view,
+                                  ValueRange{layout.position(b, l, e)});
           scf::YieldOp::create(b, l);
         });
     rewriter.eraseOp(op);
