@@ -58,6 +58,9 @@
 // BINARY: gpu.binary @spconv_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 // BINARY-SAME: .target sm_80
 // BINARY-SAME: .entry spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// The kernel module's data layout keeps 64-bit keys whole (one ld.global.b64,
+// not two b32 loads):
+// BINARY-SAME: ld.global.b64
 // SM90: chip = "sm_90"
 // SM90-SAME: .target sm_90
 

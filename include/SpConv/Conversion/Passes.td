@@ -156,10 +156,13 @@ def SpConvParallelLoopsToGPUPass
       numbered names;
     * functions that kernels call (the inline hash probe) are copied into
       the kernel module; calling a function without a body is an error.
+    * the kernel module carries a data layout (`dlti.dl_spec`) with NVPTX's
+      8-byte alignment of i64, so 64-bit keys are loaded and stored whole.
 
     Loops with reductions are rejected.
   }];
   let dependentDialects = [
+    "::mlir::DLTIDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::scf::SCFDialect"

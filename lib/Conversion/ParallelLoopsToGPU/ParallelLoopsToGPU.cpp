@@ -14,6 +14,7 @@
 #include "SpConv/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -337,6 +338,14 @@ struct SpConvParallelLoopsToGPUPass
     b.setInsertionPointToEnd(module.getBody());
     auto kernels =
         gpu::GPUModuleOp::create(b, module.getLoc(), kernelModule.getValue());
+    // NVPTX aligns i64 to 8 bytes; without saying so, LLVM's default layout
+    // (i64:32) makes every 64-bit load and store of a key two 32-bit ones.
+    auto i64Alignment = DataLayoutEntryAttr::get(
+        b.getI64Type(), DenseIntElementsAttr::get(
+                            VectorType::get({2}, b.getI64Type()),
+                            ArrayRef<int64_t>{64, 64}));
+    kernels->setAttr(DLTIDialect::kDataLayoutAttrName,
+                     DataLayoutSpecAttr::get(context, {i64Alignment}));
     SymbolTable(module).insert(kernels);
 
     KernelOutliner outliner(module, kernels, blockSize, maxBlocks);

@@ -17,7 +17,7 @@
 // CHECK: scf.if %[[ANY]] {
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3_s1_p1_d1_g16_count_pairs blocks in (%[[GRID]], %[[C1]], %[[C1]]) threads in (%[[C256]], %[[C1]], %[[C1]]) args(%[[N]] : index, %[[BUF]] : memref<?xi32>)
 // CHECK-NOT: scf.parallel
-// CHECK: gpu.module @spconv_kernels
+// CHECK: gpu.module @spconv_kernels attributes {dlti.dl_spec = #dlti.dl_spec<i64 = dense<64> : vector<2xi64>>}
 // CHECK: gpu.func @spconv_build_subm_k3_s1_p1_d1_g16_count_pairs(%[[KN:.*]]: index, %[[KBUF:.*]]: memref<?xi32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK: %[[K16:.*]] = arith.constant 16 : i32
 // CHECK: %[[KTRIPS:.*]] = arith.maxsi %[[KN]]
