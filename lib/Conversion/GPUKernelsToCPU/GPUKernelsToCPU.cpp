@@ -51,7 +51,9 @@ struct EmulatedKernel {
   memref::GlobalOp names;
 };
 
-InFlightDiagnostic emulationError(Operation *op, StringRef kernel) {
+/// "spconv-gpu-kernels-to-cpu: kernel @<kernel> ", for sentences about the
+/// kernel as a whole ("... uses private memory").
+InFlightDiagnostic kernelError(Operation *op, StringRef kernel) {
   return op->emitError("spconv-gpu-kernels-to-cpu: kernel @") << kernel << " ";
 }
 
@@ -59,14 +61,14 @@ InFlightDiagnostic emulationError(Operation *op, StringRef kernel) {
 LogicalResult checkEmulable(gpu::GPUFuncOp kernel) {
   StringRef name = kernel.getName();
   if (!kernel.getPrivateAttributions().empty())
-    return emulationError(kernel, name)
+    return kernelError(kernel, name)
            << "uses private memory attributions, which are not emulated";
   for (Value buffer : kernel.getWorkgroupAttributions())
     if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
-      return emulationError(kernel, name)
+      return kernelError(kernel, name)
              << "has a workgroup buffer of dynamic shape";
   if (!kernel.getBody().hasOneBlock())
-    return emulationError(kernel, name)
+    return kernelError(kernel, name)
            << "has unstructured control flow ("
            << kernel.getBody().getBlocks().size()
            << " blocks); the emulator runs structured (scf) kernels";
@@ -74,8 +76,8 @@ LogicalResult checkEmulable(gpu::GPUFuncOp kernel) {
     if (isa<gpu::AllReduceOp, gpu::DynamicSharedMemoryOp, gpu::PrintfOp>(op) ||
         op->getDialect()->getNamespace() == "nvgpu" ||
         op->getDialect()->getNamespace() == "nvvm") {
-      emulationError(op, name) << "uses '" << op->getName()
-                               << "', which the emulator does not model";
+      kernelError(op, name) << "uses '" << op->getName()
+                            << "', which the emulator does not model";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -204,17 +206,6 @@ FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
 
 Value i64Constant(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIntOp::create(b, loc, value, 64);
-}
-
-/// Address and length (i64) of a string global, for the runtime.
-std::pair<Value, Value> stringArguments(OpBuilder &b, Location loc,
-                                        memref::GlobalOp global) {
-  Value memref = memref::GetGlobalOp::create(b, loc, global.getType(),
-                                             global.getSymName());
-  Value pointer =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  return {arith::IndexCastOp::create(b, loc, b.getI64Type(), pointer),
-          i64Constant(b, loc, global.getType().getNumElements())};
 }
 
 /// `for each block of the grid: kernel(args, block, sizes)`, in parallel, or

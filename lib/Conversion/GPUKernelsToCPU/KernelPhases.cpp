@@ -59,8 +59,7 @@ static Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
 }
 
 InFlightDiagnostic PhaseSplitter::error(Operation *op) {
-  return op->emitError("spconv-gpu-kernels-to-cpu: kernel @")
-         << kernel.getName() << ": ";
+  return emitKernelError(op, kernel.getName());
 }
 
 Value PhaseSplitter::newSlot(Type type, Location loc) {
@@ -125,8 +124,7 @@ Value PhaseSplitter::threadValue(Operation *op, OpBuilder &tb, Value thread) {
   if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
     return threadId(static_cast<int>(id.getDimension()));
   if (isa<gpu::LaneIdOp>(op))
-    return arith::RemUIOp::create(tb, loc, thread,
-                                  indexConstant(tb, loc, kWarpSize));
+    return laneOf(tb, loc, thread);
   if (isa<gpu::SubgroupIdOp>(op))
     return arith::DivUIOp::create(tb, loc, thread,
                                   indexConstant(tb, loc, kWarpSize));
@@ -338,8 +336,7 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch, Block &source,
   // warp-uniform too, so whole warps are active or not); the new
   // predicates narrow the enclosing one.
   threadLoop(b, loc, [&](OpBuilder &tb, Location tloc, Value thread) {
-    Value lane = arith::RemUIOp::create(tb, tloc, thread,
-                                        indexConstant(tb, tloc, kWarpSize));
+    Value lane = laneOf(tb, tloc, thread);
     Value mine = read(tb, tloc, condition, thread);
     Value isLeader = arith::CmpIOp::create(tb, tloc, arith::CmpIPredicate::eq,
                                            lane, indexConstant(tb, tloc, 0));
@@ -367,19 +364,11 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch, Block &source,
           arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::sge,
                                 scan.getResult(0), indexConstant(lb, lloc, 0));
       scf::IfOp::create(lb, lloc, diverged, [&](OpBuilder &eb, Location eloc) {
-        Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(
-            eb, eloc,
-            memref::GetGlobalOp::create(eb, eloc, names.getType(),
-                                        names.getSymName()));
-        auto i64 = [&](Value index) -> Value {
-          return arith::IndexCastOp::create(eb, eloc, eb.getI64Type(), index);
-        };
-        func::CallOp::create(
-            eb, eloc, report,
-            ValueRange{i64(pointer),
-                       arith::ConstantIntOp::create(
-                           eb, eloc, names.getType().getNumElements(), 64),
-                       i64(scan.getResult(0))});
+        auto [name, length] = stringArguments(eb, eloc, names);
+        Value thread = arith::IndexCastOp::create(eb, eloc, eb.getI64Type(),
+                                                  scan.getResult(0));
+        func::CallOp::create(eb, eloc, report,
+                             ValueRange{name, length, thread});
         scf::YieldOp::create(eb, eloc);
       });
       scf::YieldOp::create(lb, lloc);

@@ -51,6 +51,18 @@ SmallVector<std::string> instrumentRaces(gpu::GPUFuncOp kernel,
 func::FuncOp getEmulatorFunction(ModuleOp module, StringRef name,
                                  unsigned numArguments, bool returnsStatus);
 
+/// "spconv-gpu-kernels-to-cpu: kernel @<kernel>: ", the start of every
+/// diagnostic of the emulation about a kernel.
+InFlightDiagnostic emitKernelError(Operation *op, StringRef kernel);
+
+/// The address and length (i64) of a string global, as the runtime's
+/// reports take them.
+std::pair<Value, Value> stringArguments(OpBuilder &b, Location loc,
+                                        memref::GlobalOp global);
+
+/// The lane of linear thread id `thread` in its warp.
+Value laneOf(OpBuilder &b, Location loc, Value thread);
+
 /// Does `op` need the threads of a block or warp to meet: a barrier or a
 /// warp-level operation.
 bool isSynchronising(Operation *op);

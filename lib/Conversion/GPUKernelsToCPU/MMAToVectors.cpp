@@ -314,8 +314,7 @@ struct ElementwiseMatrix : OpConversionPattern<gpu::SubgroupMmaElementwiseOp> {
 /// tensor-core ops this project's kernels use), and scalar memref elements.
 LogicalResult checkEmulable(Operation *op, StringRef kernel) {
   auto fail = [&](const Twine &what) {
-    return op->emitError("spconv-gpu-kernels-to-cpu: kernel @")
-           << kernel << ": " << what;
+    return emitKernelError(op, kernel) << what;
   };
   if (auto compute = dyn_cast<gpu::SubgroupMmaComputeOp>(op)) {
     for (Value input : {compute.getOpA(), compute.getOpB()})

@@ -43,6 +43,26 @@ func::FuncOp emulation::getEmulatorFunction(ModuleOp module, StringRef name,
   return function;
 }
 
+InFlightDiagnostic emulation::emitKernelError(Operation *op, StringRef kernel) {
+  return op->emitError("spconv-gpu-kernels-to-cpu: kernel @") << kernel << ": ";
+}
+
+std::pair<Value, Value> emulation::stringArguments(OpBuilder &b, Location loc,
+                                                   memref::GlobalOp global) {
+  Value memref = memref::GetGlobalOp::create(b, loc, global.getType(),
+                                             global.getSymName());
+  Value pointer =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return {arith::IndexCastOp::create(b, loc, b.getI64Type(), pointer),
+          arith::ConstantIntOp::create(b, loc,
+                                       global.getType().getNumElements(), 64)};
+}
+
+Value emulation::laneOf(OpBuilder &b, Location loc, Value thread) {
+  return arith::RemUIOp::create(
+      b, loc, thread, arith::ConstantIndexOp::create(b, loc, kWarpSize));
+}
+
 /// The kernel argument or workgroup buffer that `memref` views, numbered
 /// arguments first, or -1 for memory of the thread's own (allocas).
 static int64_t bufferNumber(Value memref, gpu::GPUFuncOp kernel) {
@@ -91,11 +111,20 @@ static Value linearId(OpBuilder &b, Location loc) {
                                arith::MulIOp::create(b, loc, dx, yz));
 }
 
+/// What every access of a kernel reports alike, computed once at its
+/// entry: the linear block and thread ids (i64) and the address of each
+/// memref argument and workgroup buffer (null for other arguments).
+struct AccessContext {
+  Value block, thread;
+  SmallVector<Value> bufferBases;
+  func::FuncOp access;
+};
+
 /// Calls the runtime before one access of `count` elements of `elementBytes`
-/// from memref[indices] (contiguous along the last dimension).
+/// from memref[indices] (contiguous along the last dimension) of `buffer`.
 static void instrument(Operation *op, Value memref, ValueRange indices,
                        int64_t elementBytes, int64_t count, bool isWrite,
-                       int64_t buffer, Value root, func::FuncOp access) {
+                       int64_t buffer, const AccessContext &context) {
   OpBuilder b(op);
   Location loc = op->getLoc();
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
@@ -107,18 +136,16 @@ static void instrument(Operation *op, Value memref, ValueRange indices,
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value address = arith::AddIOp::create(
       b, loc, base, arith::MulIOp::create(b, loc, position, bytes));
-  Value rootBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, root);
-  Value offset = arith::SubIOp::create(b, loc, address, rootBase);
+  Value offset =
+      arith::SubIOp::create(b, loc, address, context.bufferBases[buffer]);
   auto i64 = [&](int64_t value) {
     return arith::ConstantIntOp::create(b, loc, value, 64).getResult();
   };
-  Value block = linearId<gpu::BlockIdOp, gpu::GridDimOp>(b, loc);
-  Value thread = linearId<gpu::ThreadIdOp, gpu::BlockDimOp>(b, loc);
-  func::CallOp::create(b, loc, access,
+  func::CallOp::create(b, loc, context.access,
                        ValueRange{i64(buffer), toI64(b, loc, address),
                                   toI64(b, loc, offset), i64(elementBytes),
                                   i64(count), i64(isWrite ? 1 : 0),
-                                  toI64(b, loc, block), toI64(b, loc, thread)});
+                                  context.block, context.thread});
 }
 
 SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
@@ -137,8 +164,22 @@ SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
     os << " (" << entry.getArgument(i).getType() << ")";
     names.push_back(name);
   }
-  func::FuncOp access =
-      getEmulatorFunction(module, "spconv_rt_emu_access", 8, true);
+  AccessContext context;
+  context.access = getEmulatorFunction(module, "spconv_rt_emu_access", 8, true);
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = kernel.getLoc();
+  context.block =
+      toI64(b, loc, linearId<gpu::BlockIdOp, gpu::GridDimOp>(b, loc));
+  context.thread =
+      toI64(b, loc, linearId<gpu::ThreadIdOp, gpu::BlockDimOp>(b, loc));
+  for (unsigned i = 0, e = names.size(); i < e; ++i) {
+    Value buffer = entry.getArgument(i);
+    context.bufferBases.push_back(
+        isa<MemRefType>(buffer.getType())
+            ? Value(memref::ExtractAlignedPointerAsIndexOp::create(b, loc,
+                                                                   buffer))
+            : Value());
+  }
   SmallVector<Operation *> accesses;
   kernel.walk([&](Operation *op) {
     if (isa<memref::LoadOp, memref::StoreOp, vector::LoadOp, vector::StoreOp>(
@@ -177,7 +218,7 @@ SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
     int64_t elementBytes = byteSize(element);
     int64_t count = byteSize(accessed) / elementBytes;
     instrument(op, memref, indices, elementBytes, std::max<int64_t>(1, count),
-               isWrite, buffer, entry.getArgument(buffer), access);
+               isWrite, buffer, context);
   }
   return names;
 }

@@ -86,8 +86,7 @@ LogicalResult PhaseSplitter::emitShuffle(gpu::ShuffleOp shuffle, Block &source,
     auto toIndex = [&](Value i32) -> Value {
       return arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), i32);
     };
-    Value lane = arith::RemUIOp::create(
-        tb, tloc, thread, arith::ConstantIndexOp::create(tb, tloc, kWarpSize));
+    Value lane = laneOf(tb, tloc, thread);
     Value warpBase = arith::SubIOp::create(tb, tloc, thread, lane);
     Value offset = toIndex(read(tb, tloc, offsets, thread));
     Value width = toIndex(read(tb, tloc, widths, thread));
@@ -142,9 +141,7 @@ LogicalResult PhaseSplitter::emitSubgroupReduce(gpu::SubgroupReduceOp reduce,
   for (int64_t offset = stride; offset < stride * size; offset <<= 1) {
     Value next = newSlot(reduce.getType(), loc);
     threadLoop(b, loc, [&](OpBuilder &tb, Location tloc, Value thread) {
-      Value lane = arith::RemUIOp::create(
-          tb, tloc, thread,
-          arith::ConstantIndexOp::create(tb, tloc, kWarpSize));
+      Value lane = laneOf(tb, tloc, thread);
       Value partnerLane = arith::XOrIOp::create(
           tb, tloc, lane, arith::ConstantIndexOp::create(tb, tloc, offset));
       Value partner = arith::AddIOp::create(
