@@ -1,12 +1,16 @@
 // gpu.shuffle in its four modes (and a width below the warp) over three
 // warps: each thread records the value it receives and whether it is valid;
-// emulated, this matches the op's documented semantics lane for lane.
+// emulated, this matches the op's documented semantics lane for lane, also
+// under the race detector.
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/emulator_check.py make shuffles %t
 // RUN: spconv-opt %s --spconv-gpu-kernels-to-cpu -o %t/emulated.mlir
 // RUN: spconv-run %t/emulated.mlir --entry shuffles --input %t/x.npy --output-dir %t/out
 // RUN: %python %S/Inputs/emulator_check.py check shuffles %t %t/out
+// RUN: spconv-opt %s --spconv-gpu-kernels-to-cpu=race-check=1 -o %t/checked.mlir
+// RUN: spconv-run %t/checked.mlir --entry shuffles --input %t/x.npy --output-dir %t/checked
+// RUN: %python %S/Inputs/emulator_check.py check shuffles %t %t/checked
 //
 // A block that is not whole warps is an error, not an answer:
 // RUN: not spconv-run %t/emulated.mlir --entry partial_warp --input %t/x.npy --output-dir %t/partial 2>&1 | FileCheck %s
