@@ -11,7 +11,7 @@ usage: /usr/bin/python3 bench/run.py [--workload KIND:SITES ...] [--threads 1,2]
            [--repeat 3] [--calls 3] [--out results/] [--cases c4_c32_k3,...]
            [--scaling-sites 10000,30000,100000,300000] [--no-scaling]
            [--grid-scales 1,2,4] [--no-grid-memory]
-           [--no-network] [--target cpu|cuda] [--spconv2-python PYTHON]
+           [--no-network] [--target cpu|cuda|gpu-emulator] [--spconv2-python PYTHON]
            [--bin build/bin] [--baselines build/bench/baselines]
 
 Workloads come from bench/workloads/gen_workload.py (KIND lidar, uniform or
@@ -29,13 +29,13 @@ Cin -> Cout: the sweep and the goals' 64 -> 64) it runs, interleaved,
              baselines time a repeat after a warm-up); end-to-end is the sum
              of build and compute; peak memory is the spconv-run process's
              max RSS as /usr/bin/time reports it (JIT compiler and compile
-             included); --target cuda runs it on a GPU
+             included)
   v1         spconv-v1-cpu (spconv v1's CPU algorithm), same layer
   sgemm      sgemm-roofline, gemm_hot_ms: OpenBLAS on cache-hot gathered rows
   dense      dense-gemm: the im2col GEMM of a dense conv over the sites'
              tightest box (projected from a tile above 4 GiB of im2col)
   spconv2    with --spconv2-python, the real spconv 2.x CPU library
-             (bench/baselines/spconv2_cpu.py run by that Python, one that
+             (bench/baselines/spconv2_layer.py run by that Python, one that
              imports spconv: docs/Benchmarks.md, "Real libraries")
 
 and reports medians. Pair counts come from the reference (spconv-ref
@@ -51,6 +51,10 @@ network) runs end to end on every KITTI-grid workload, the MinkUNet
 (examples/minkunet.mlir, SparseResUNet42-like: 32, 64, 128, 256 and back)
 on every workload, its sites rescaled onto its grid. The "Goals" table
 checks the figures of issue 6 on the lidar workload closest to 100k sites.
+
+--target cuda runs the GPU benchmark of bench/run_gpu.py instead (ours on a
+GPU beside spconv 2.x's GPU wheel); --target gpu-emulator its dry run with
+the CUDA kernels emulated on the CPU.
 
 Writes DIR/results.md (the tables, also printed), DIR/results.json (every
 sample) and PNG plots (matplotlib: apt-get install python3-matplotlib).
@@ -357,7 +361,7 @@ def spconv2(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
     if not opts.spconv2_python or threads not in opts.spconv2_threads:
         return {}
     features, weights = input_files(inputs)
-    common = [opts.spconv2_python, os.path.join(HERE, "baselines", "spconv2_cpu.py"),
+    common = [opts.spconv2_python, os.path.join(HERE, "baselines", "spconv2_layer.py"),
               "--coords", workload.coords, "--grid", ",".join(map(str, workload.grid)),
               "--kernel", str(k), "--cin", str(cin), "--cout", str(cout),
               "--threads", str(threads), "--repeat", str(opts.calls - 1),
@@ -512,7 +516,7 @@ CHECKED_SIDES = [("spconv-v1-cpu", "v1"), ("sgemm-roofline (gathered GEMMs, scat
                  ("spconv 2.x (ops, numpy matmul)", "s2"), ("spconv 2.x (SubMConv3d)", "s2m")]
 
 
-def check_outputs(opts, workload, layer, threads, out_dir):
+def check_outputs(opts, workload, layer, threads, out_dir, sides=CHECKED_SIDES):
     """Compares every side's output with ours, on the same inputs: the
     output coordinates exactly (ours, a subm conv, keeps the input's, in
     their order), the features to --check-tolerance of the largest |ours|.
@@ -521,7 +525,7 @@ def check_outputs(opts, workload, layer, threads, out_dir):
     coords = np.load(workload.coords).astype(np.int64)
     scale = max(float(np.abs(ours_f).max()) if ours_f.size else 0.0, 1e-30)
     found, bad = [], []
-    for side, name in CHECKED_SIDES:
+    for side, name in sides:
         fpath = os.path.join(out_dir, name + "_f.npy")
         if not os.path.exists(fpath):
             continue
@@ -728,28 +732,30 @@ def sorted_by_key(coords, feats):
     return c[order], feats[order]
 
 
-def check_network(opts, workload, name, threads, check_dir):
-    """A network's outputs, ours against spconv 2.x's modules: coordinates
-    exactly and features to --check-tolerance, rows compared in key order.
-    Exits on a mismatch, as check_outputs."""
+def check_network(opts, workload, name, threads, check_dir, other="s2",
+                  side="spconv 2.x modules (BatchNorm, ReLU)"):
+    """A network's outputs, ours against another side's (by default spconv
+    2.x's modules, in check_dir/s2): coordinates exactly and features to
+    --check-tolerance, rows compared in key order. Exits on a mismatch, as
+    check_outputs."""
     oc, of = sorted_by_key(np.load(os.path.join(check_dir, "ours", "out0.npy")),
                            np.load(os.path.join(check_dir, "ours", "out1.npy")))
-    sc, sf = sorted_by_key(np.load(os.path.join(check_dir, "s2", "out0.npy")),
-                           np.load(os.path.join(check_dir, "s2", "out1.npy")))
+    sc, sf = sorted_by_key(np.load(os.path.join(check_dir, other, "out0.npy")),
+                           np.load(os.path.join(check_dir, other, "out1.npy")))
     coords_ok = oc.shape == sc.shape and bool(np.array_equal(oc, sc))
     scale = max(float(np.abs(of).max()) if of.size else 0.0, 1e-30)
     err = (float(np.abs(sf.astype(np.float64) - of).max()) / scale if of.size else 0.0) \
         if coords_ok and sf.shape == of.shape else float("inf")
     ok = coords_ok and err <= opts.check_tolerance
     if not ok:
-        sys.exit("output check FAILED on %s, %s, %d threads: spconv 2.x modules: coordinates "
+        sys.exit("output check FAILED on %s, %s, %d threads: %s: coordinates "
                  "%s, max |difference| / max |ours| = %.3g (outputs in %s)%s" % (
-                     workload.name, name, threads, "equal" if coords_ok else "DIFFER", err,
-                     check_dir, "; spconv 2.3.8's modules are known to go wrong on 2 torch "
-                     "threads (docs/Benchmarks.md, 'Real libraries'): "
-                     "--spconv2-threads 1" if threads > 1 else ""))
+                     workload.name, name, threads, side, "equal" if coords_ok else "DIFFER",
+                     err, check_dir, "; spconv 2.3.8's modules are known to go wrong on 2 "
+                     "torch threads (docs/Benchmarks.md, 'Real libraries'): "
+                     "--spconv2-threads 1" if threads > 1 and other == "s2" else ""))
     return {"workload": workload.name, "threads": threads, "layer": name,
-            "side": "spconv 2.x modules (BatchNorm, ReLU)", "rows": int(sf.shape[0]),
+            "side": side, "rows": int(sf.shape[0]),
             "coords_equal": coords_ok, "rel_err": err, "ok": ok}
 
 
@@ -1227,8 +1233,11 @@ def parse_args():
                              "default (OpenBLAS's choice) or a name (SkylakeX, Haswell, ...)")
     parser.add_argument("--check-tolerance", type=float, default=1e-4,
                         help="largest |other - ours| / max |ours| of an output check (1e-4)")
-    parser.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
-                        help="where spconv-run runs ours (cuda: needs a GPU)")
+    parser.add_argument("--target", choices=["cpu", "cuda", "gpu-emulator"], default="cpu",
+                        help="where spconv-run runs ours; cuda (needs a GPU) and gpu-emulator "
+                             "(the CUDA kernels emulated on the CPU: a dry run of the GPU "
+                             "benchmark, its times meaningless) run the GPU benchmark of "
+                             "bench/run_gpu.py instead of the CPU study")
     parser.add_argument("--grid-scales", type=parse_ints, default=[1, 2, 4],
                         help="per-axis grid scales of the grid-memory study (default 1,2,4)")
     parser.add_argument("--no-grid-memory", action="store_true")
@@ -1241,8 +1250,9 @@ def parse_args():
                              "gives wrong outputs on 2 threads, which stops the run: "
                              "docs/Benchmarks.md")
     parser.add_argument("--cases", type=parse_cases,
-                        default=list(gen_layers.SWEEP + gen_layers.GOALS),
-                        help="'all' (default) or a list like c4_c32_k3,c16_c16_k5")
+                        help="'all' or a list like c4_c32_k3,c16_c16_k5 (default: 'all' on "
+                             "the CPU; on a GPU target the subm K=3 layers 16->16, 32->32, "
+                             "64->64 and 128->128)")
     parser.add_argument("--scaling-sites", type=parse_ints, default=[10000, 30000, 100000, 300000])
     parser.add_argument("--density-sites", type=int, default=100000,
                         help="sites per scan of the fixed-density scaling (default 100000)")
@@ -1270,9 +1280,15 @@ def parse_args():
         opts.spconv2_threads = opts.threads
     opts.workload = opts.workload or ["lidar:100000"]
     opts.work = os.path.join(opts.out, "work")
-    for tool in (TIME, os.path.join(opts.bin, "spconv-run"), os.path.join(opts.bin, "spconv-ref"),
-                 os.path.join(opts.baselines, "dense-gemm"),
-                 os.path.join(opts.baselines, "machine-peak")):
+    on_cpu = opts.target == "cpu"
+    if opts.cases is None:
+        opts.cases = list(gen_layers.SWEEP + gen_layers.GOALS) if on_cpu else [
+            (16, 16, 3), (32, 32, 3), (64, 64, 3), (128, 128, 3)]
+    tools = [TIME, os.path.join(opts.bin, "spconv-run"), os.path.join(opts.bin, "spconv-ref")]
+    if on_cpu:
+        tools += [os.path.join(opts.baselines, "dense-gemm"),
+                  os.path.join(opts.baselines, "machine-peak")]
+    for tool in tools:
         if tool == TIME and not os.access(tool, os.X_OK):
             sys.exit("%s is missing: apt-get install time" % TIME)
         if not os.access(tool, os.X_OK):
@@ -1284,6 +1300,9 @@ def parse_args():
 def main():
     opts = parse_args()
     os.makedirs(opts.work, exist_ok=True)
+    if opts.target != "cpu":
+        import run_gpu
+        return run_gpu.main(opts)
     start = time.monotonic()
     load_before = machine()
     workloads = [generate_workload(spec, opts.seed, opts.work) for spec in opts.workload]

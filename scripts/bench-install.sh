@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- scripts/bench-install.sh - Opt-in: the real libraries for bench/ ----===#
 #
-# usage: scripts/bench-install.sh [--torch apt|pip|none] [VENV]
+# usage: scripts/bench-install.sh [--torch apt|pip|none] [--wheel NAME] [VENV]
 #
 # Makes VENV (default $SPCONV_BENCH_VENV or /work/venv-spconv), a virtualenv
 # of Debian's /usr/bin/python3 that also sees Debian's packages
@@ -17,8 +17,11 @@
 #   --torch pip   numpy and torch from PyPI into a venv of its own (no
 #                 Debian packages visible; about 3 GB: the PyPI torch wheel
 #                 pulls CUDA libraries even for CPU use)
-#   --torch none  spconv without torch (bench/baselines/spconv2_cpu.py's
+#   --torch none  spconv without torch (bench/baselines/spconv2_layer.py's
 #                 numpy-driven path only)
+#   --wheel NAME  the spconv wheel: spconv (default, the CPU wheel) or a GPU
+#                 one such as spconv-cu120, with --torch pip (a CUDA torch)
+#                 for bench/run.py --target cuda
 #
 # Idempotent: quick when everything is there. Machines are fresh each
 # session, so this is how the comparison is made reproducible.
@@ -26,15 +29,18 @@
 #===----------------------------------------------------------------------===#
 set -euo pipefail
 torch=apt
+wheel=spconv
 venv=${SPCONV_BENCH_VENV:-/work/venv-spconv}
 while [[ $# -gt 0 ]]; do
   case $1 in
     --torch) torch=$2; shift 2 ;;
-    -h|--help) sed -n '3,24p' "$0"; exit 0 ;;
+    --wheel) wheel=$2; shift 2 ;;
+    -h|--help) sed -n '3,27p' "$0"; exit 0 ;;
     *) venv=$1; shift ;;
   esac
 done
 case $torch in apt|pip|none) ;; *) echo "bad --torch $torch" >&2; exit 2 ;; esac
+[[ $wheel =~ ^spconv(-cu[0-9]+)?$ ]] || { echo "bad --wheel $wheel (spconv or spconv-cuNNN)" >&2; exit 2; }
 
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo=sudo
@@ -59,13 +65,14 @@ else
   [[ -x $venv/bin/python ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
 fi
 "$venv/bin/python" -c "import spconv" 2>/dev/null ||
-  "$venv/bin/pip" install -q spconv
+  "$venv/bin/pip" install -q "$wheel"
 "$venv/bin/python" - <<'PY'
 import numpy, spconv
 print("spconv", spconv.__version__, "numpy", numpy.__version__)
 try:
     import torch
-    print("torch", torch.__version__, "threads", torch.get_num_threads())
+    print("torch", torch.__version__, "threads", torch.get_num_threads(),
+          "CUDA device" if torch.cuda.is_available() else "no CUDA device")
     import spconv.pytorch  # noqa: F401
     print("spconv.pytorch imports")
 except ImportError as e:

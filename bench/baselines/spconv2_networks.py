@@ -9,7 +9,7 @@ PyTorch modules, on the same inputs and weights as ours, and times it.
 
 usage: VENV/bin/python bench/baselines/spconv2_networks.py MODEL.mlir ENTRY
            --input arg0.npy --input arg1.npy ... [--threads T] [--repeat R]
-           [--out-dir DIR]
+           [--device cpu|cuda] [--out-dir DIR]
 
 The inputs are scripts/make_inputs.py's files, in the entry's argument
 order (coordinates, features, then weights and biases), as spconv-run takes
@@ -25,7 +25,9 @@ gamma 1, so both compute the same function and the outputs can be checked.
 Every call builds a fresh SparseConvTensor (so every rulebook is built, as
 in inference on a new scan) under torch.no_grad(). Prints like the other
 baselines: total_ms (median of --repeat calls after the first), _min, _max,
-_last, _first (the cold first call), out_sites; --out-dir writes
+_last, _first (the cold first call), out_sites. --device cuda runs the
+modules on the GPU (spconv's GPU wheel, a CUDA torch), the inputs already
+there, every call bracketed by torch.cuda.synchronize(). --out-dir writes
 out0.npy (output coordinates) and out1.npy (output features), as spconv-run.
 """
 import argparse
@@ -43,6 +45,7 @@ def parse_args():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeat", type=int, default=2,
                    help="timed calls after the first (cold) one")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--out-dir")
     return p.parse_args()
 
@@ -202,18 +205,27 @@ def main():
     grid = [int(v) for v in re.search(r"#spconv\.grid<\[([\d, ]+)\]",
                                       open(a.model).read()).group(1).split(",")]
     net = Net(params)
-    model = (VoxelBackBone8x if a.entry == "second_middle_encoder" else MinkUNet)(net).eval()
+    if a.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("error: --device cuda: torch sees no CUDA device")
+    model = (VoxelBackBone8x if a.entry == "second_middle_encoder" else MinkUNet)(net)
+    model = model.to(a.device).eval()
     batch = int(coords[:, 0].max()) + 1 if len(coords) else 1
-    tf, tc = torch.from_numpy(feats), torch.from_numpy(coords)
-    print("# spconv %s torch %s, %d threads" % (spconv.__version__, torch.__version__,
-                                               torch.get_num_threads()))
+    tf = torch.from_numpy(feats).to(a.device)
+    tc = torch.from_numpy(coords).to(a.device)
+    print("# spconv %s torch %s, %d threads%s" % (
+        spconv.__version__, torch.__version__, torch.get_num_threads(),
+        ", " + torch.cuda.get_device_name() if a.device == "cuda" else ""))
+    # A GPU call is done when the device is: synchronise around each one.
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
     print("sites %d" % len(coords))
     print("grid %d,%d,%d" % tuple(grid))
     times, out = [], None
     with torch.no_grad():
         for _ in range(a.repeat + 1):
+            sync()
             t0 = time.perf_counter()
             out = model(sp.SparseConvTensor(tf, tc, grid, batch))
+            sync()
             times.append((time.perf_counter() - t0) * 1e3)
     timed = sorted(times[1:])
     print("total_ms %.3f" % timed[(len(timed) - 1) // 2])
@@ -224,9 +236,9 @@ def main():
     print("out_sites %d" % out.features.shape[0])
     if a.out_dir:
         os.makedirs(a.out_dir, exist_ok=True)
-        np.save(os.path.join(a.out_dir, "out0.npy"), out.indices.numpy().astype(np.int32))
+        np.save(os.path.join(a.out_dir, "out0.npy"), out.indices.cpu().numpy().astype(np.int32))
         np.save(os.path.join(a.out_dir, "out1.npy"),
-                np.ascontiguousarray(out.features.numpy(), dtype=np.float32))
+                np.ascontiguousarray(out.features.cpu().numpy(), dtype=np.float32))
     return 0
 
 

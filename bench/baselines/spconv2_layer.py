@@ -1,23 +1,27 @@
 #!/usr/bin/env python3
-# ===- spconv2_cpu.py - spconv 2.x's CPU sparse conv as a baseline --------=== #
+# ===- spconv2_layer.py - One spconv 2.x sparse conv as a baseline -------=== #
 #
 # Part of the spconv-mlir project.
 #
 # ===----------------------------------------------------------------------=== #
-"""Times one sparse conv with the real spconv 2.x library on the CPU.
+"""Times one sparse conv with the real spconv 2.x library.
 
 Standalone: needs only numpy and the `spconv` wheel (which brings cumm,
 pccm and ccimport); no PyTorch and no project imports. Run it with the
 Python of the virtualenv spconv is installed in (docs/Benchmarks.md, "Real
 libraries"):
 
-  /work/venv-spconv/bin/python bench/baselines/spconv2_cpu.py \
+  /work/venv-spconv/bin/python bench/baselines/spconv2_layer.py \
       --coords C.npy --grid 41,1600,1408 --kernel 3 --cin 16 --cout 16 \
       --threads 2 --repeat 3 [--kind subm|regular]
 
 --api module times spconv.pytorch's own SubMConv3d / SparseConv3d instead
 (needs torch), as a user would run it: total_ms per call, our weights,
-a fresh SparseConvTensor per call.
+a fresh SparseConvTensor per call. With --device cuda (module API only,
+spconv's GPU wheel and a CUDA torch) the module runs on the GPU, features
+and coordinates already there as a user's would be, every call bracketed by
+torch.cuda.synchronize(); its algorithm is SubMConv3d's default
+(spconv 2.x's MaskImplicitGemm).
 
 Every metric is printed as its median over the timed repeats and as
 NAME_min, NAME_max, NAME_last (the process's last call) and NAME_first (the
@@ -112,6 +116,8 @@ def parse_args(argv):
                    "(rulebook and conv timed apart); module: "
                    "spconv.pytorch.SubMConv3d / SparseConv3d itself, as a "
                    "user runs it (needs torch; only the total is timed)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where --api module runs (cuda: the GPU wheel)")
     p.add_argument("--repeat", type=int, default=5,
                    help="timed runs after one warm-up; medians are printed")
     p.add_argument("--seed", type=int, default=0,
@@ -128,6 +134,9 @@ def parse_args(argv):
     a = p.parse_args(argv)
     if a.regular:
         a.kind = "regular"
+    if a.device == "cuda" and a.api != "module":
+        p.error("--device cuda needs --api module (the ops API drives the "
+                "CPU ops)")
     if a.threads < 1 or a.repeat < 1 or a.cin < 1 or a.cout < 1:
         p.error("--threads, --repeat, --cin and --cout must be positive")
     subm = a.kind == "subm"
@@ -379,26 +388,36 @@ def main_module(a, coords, n, batch, grid, feats, w_ours):
         sys.exit("error: unexpected spconv weight shape %s" % (tuple(w.shape),))
     with torch.no_grad():
         w.copy_(torch.from_numpy(np.ascontiguousarray(wt)))
-    conv.eval()
-    tfeats = torch.from_numpy(feats)
-    tcoords = torch.from_numpy(coords)
-    print("# blas_core %s" % blas_core())
+    on_gpu = a.device == "cuda"
+    if on_gpu and not torch.cuda.is_available():
+        sys.exit("error: --device cuda: torch sees no CUDA device")
+    conv = conv.to(a.device).eval()
+    tfeats = torch.from_numpy(feats).to(a.device)
+    tcoords = torch.from_numpy(coords).to(a.device)
+    if on_gpu:
+        print("# device %s" % torch.cuda.get_device_name())
+    else:
+        print("# blas_core %s" % blas_core())
     print("# torch %s, %d threads" % (torch.__version__, torch.get_num_threads()))
+    # A GPU call is done when the device is: synchronise around each one.
+    sync = torch.cuda.synchronize if on_gpu else (lambda: None)
     samples, first = {}, {}
     out = None
     with torch.no_grad():
         for rep in range(a.repeat + 1):
+            sync()
             t0 = time.perf_counter()
             x = spconv_torch.SparseConvTensor(tfeats, tcoords, list(grid), batch)
             out = conv(x)
+            sync()
             t1 = time.perf_counter()
             if rep == 0:
                 first["total_ms"] = (t1 - t0) * 1e3
             else:
                 samples.setdefault("total_ms", []).append((t1 - t0) * 1e3)
     print_samples(samples, first)
-    ofeats = out.features.numpy()
-    ocoords = out.indices.numpy().astype(np.int32)
+    ofeats = out.features.cpu().numpy()
+    ocoords = out.indices.cpu().numpy().astype(np.int32)
     if a.kind != "subm":
         order = np.argsort(linear_keys(ocoords, out_dims(grid, a)))
         ocoords, ofeats = ocoords[order], ofeats[order]
