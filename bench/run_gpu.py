@@ -41,7 +41,6 @@ import subprocess
 import sys
 import time
 
-
 import run as harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
