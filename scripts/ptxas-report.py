@@ -126,6 +126,14 @@ def assemble(ptxas, ptx, chip):
 KERNEL = re.compile(r"^\s*gpu\.func @(\w+)\(.*\bkernel\b")
 CONSTANT = re.compile(r"^\s*(%[\w.]+) = arith\.constant (-?\d+) : index")
 FOR = re.compile(r"scf\.for %[\w.]+ = (%[\w.]+) to (%[\w.]+) step (%[\w.]+)")
+# A tiled kernel's threads per block, from its spconv.tile attribute.
+TILE_THREADS = re.compile(r"^\s*gpu\.func @(\w+)\(.*spconv\.tile = \{[^}]*\bthreads = (\d+)")
+
+
+def tile_threads(ir):
+    """kernel -> threads per block of the tiled kernels of the printed IR."""
+    return {m.group(1): int(m.group(2))
+            for m in map(TILE_THREADS.search, ir.splitlines()) if m}
 ACCESS = re.compile(r"\b(memref\.load|memref\.store|vector\.load|vector\.store|"
                     r"memref\.atomic_rmw)\b")
 MEMREF = re.compile(r"memref<([^>]*)>")
@@ -220,6 +228,7 @@ def main():
 
     rows = {}  # kernel -> chip -> resources
     traffic = {}  # kernel -> IR counts
+    threads = {}  # kernel -> threads per block, where its tiles fix them
     for mlir in args.files:
         for chip in chips:
             ptx, ir = compile_kernels(args.spconv_opt, mlir, chip, args.block_size,
@@ -227,11 +236,12 @@ def main():
             for name, info in assemble(args.ptxas, ptx, chip).items():
                 rows.setdefault(name, {})[chip] = info
             traffic.update(count_kernels(ir))
+            threads.update(tile_threads(ir))
 
     print("| kernel | " + " | ".join("%s regs" % c for c in chips) +
-          " | spill st/ld | stack | lmem | smem | " +
+          " | spill st/ld | stack | lmem | smem | threads | " +
           " | ".join("%s occ." % c for c in chips) + " |")
-    print("|---|" + "---:|" * len(chips) + "---:|---:|---:|---:|" + "---:|" * len(chips))
+    print("|---|" + "---:|" * len(chips) + "---:|---:|---:|---:|---:|" + "---:|" * len(chips))
     bad = []
     for name in sorted(rows):
         per_chip = rows[name]
@@ -239,32 +249,36 @@ def main():
         stack = max(i["stack"] for i in per_chip.values())
         lmem = max(i["lmem"] for i in per_chip.values())
         smem = max(i["smem"] for i in per_chip.values())
+        block = threads.get(name, args.block_size)
         occupancies = []
         for c in chips:
             o = occupancy(c, per_chip[c]["registers"], per_chip[c]["smem"],
-                          args.block_size) if c in per_chip else None
+                          block) if c in per_chip else None
             occupancies.append("-" if o is None else "%d%%" % round(100 * o))
-        print("| `%s` | %s | %d | %d | %d | %d | %s |" % (
+        print("| `%s` | %s | %d | %d | %d | %d | %d | %s |" % (
             name, " | ".join(str(per_chip[c]["registers"]) if c in per_chip else "-"
-                             for c in chips), spills, stack, lmem, smem,
+                             for c in chips), spills, stack, lmem, smem, block,
             " | ".join(occupancies)))
         if spills or stack or lmem:
             bad.append(name)
     print()
     print("Global memory traffic per item, from the kernel IR (+: a loop of run-time "
-          "trip count counted once):")
+          "trip count counted once; tiled kernels, whose threads share a tile, are "
+          "modelled per layer in docs/GPU.md instead):")
     print()
     print("| kernel | bytes loaded | bytes stored | FLOPs | bytes/FLOP |")
     print("|---|---:|---:|---:|---:|")
     for name in sorted(traffic):
+        if name in threads:
+            continue  # a tile is no item: docs/GPU.md models tiled kernels
         t = traffic[name]
         mark = "+" if t["dynamic"] else ""
         ratio = ("%.2f" % ((t["loaded"] + t["stored"]) / t["flops"])) if t["flops"] else "-"
         print("| `%s` | %d%s | %d%s | %d%s | %s |" % (
             name, t["loaded"], mark, t["stored"], mark, t["flops"], mark, ratio))
     print()
-    print("%d kernels assembled for %s at %d threads per block" % (
-        len(rows), ", ".join(chips), args.block_size))
+    print("%d kernels assembled for %s at %d threads per block (tiled kernels: "
+          "their tiles' threads)" % (len(rows), ", ".join(chips), args.block_size))
     if args.check and bad:
         print("kernels with spills, stack or local memory: " + ", ".join(bad))
         return 1

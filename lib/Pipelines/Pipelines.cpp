@@ -90,7 +90,7 @@ void mlir::spconv::buildSpConvToCPUPipeline(
 /// buffers, and one kernel per distinct outermost parallel loop.
 static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
                           int64_t maxBlocks, int64_t maxUnrolledOffsets,
-                          bool profile) {
+                          StringRef gpuConv, bool profile) {
   addFrontEnd(pm, profile);
   // One site per parallel iteration; the hash search is the one a GPU
   // thread can run on its own.
@@ -99,6 +99,7 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
   lowering.submSearch = "hash";
   lowering.target = "gpu";
   lowering.maxUnrolledOffsets = maxUnrolledOffsets;
+  lowering.gpuConv = gpuConv.str();
   pm.addPass(createConvertSpConvToSCFPass(lowering));
   addBufferization(pm);
   // Matmuls and element-wise ops: parallel loops over their parallel
@@ -114,7 +115,7 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
 void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
-                options.maxUnrolledOffsets, options.profile);
+                options.maxUnrolledOffsets, options.gpuConv, options.profile);
   pm.addPass(createSpConvGPUManagedMemoryPass());
   pm.addPass(createSpConvGPURuntimeCallsPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
@@ -130,7 +131,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
 void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
-                options.maxUnrolledOffsets, options.profile);
+                options.maxUnrolledOffsets, options.gpuConv, options.profile);
   pm.addPass(createSpConvGPUKernelsToCPUPass(
       SpConvGPUKernelsToCPUPassOptions{options.raceCheck}));
   pm.addPass(createCanonicalizerPass());

@@ -6,13 +6,16 @@
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa chip=sm_90 features=+ptx80" | FileCheck %s --check-prefix=SM90
 
 // Two subm layers on one grid share a rulebook; a strided layer and a subm
-// layer on the coarse grid have builders of their own. Each layer launches
-// its conv kernel once per kernel offset; the two 4 -> 4 layers share one.
+// layer on the coarse grid have builders of their own. Each layer fills its
+// neighbour table and launches its tiled conv kernel once (no loop over
+// offsets on the host); the two 4 -> 4 layers share one kernel.
 // CHECK-LABEL: func.func @net
 // CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16(
-// CHECK: scf.for
-// CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks
-// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_neighbour_table_init blocks
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_neighbour_table blocks
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c64,
+// CHECK-NOT: scf.for
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks
 // CHECK: call @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16(
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x8 blocks
@@ -29,10 +32,10 @@
 // In the subm count kernel, the 13 offsets below the centre are unrolled
 // (13 inline probes, no loop over offsets) and the grid extent is a
 // constant.
+// The tiled conv kernels come last, each with its workgroup tiles.
 // CHECK-LABEL: gpu.module @spconv_kernels
-// CHECK: gpu.func @spconv_conv_f32_4x4(
-// CHECK: gpu.func @spconv_conv_f32_4x8(
-// CHECK: gpu.func @spconv_conv_f32_8x8(
+// CHECK: gpu.func @spconv_neighbour_table_init(
+// CHECK: gpu.func @spconv_neighbour_table(
 // CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs(
 // CHECK: arith.constant 16 : i64
 // CHECK: gpu.thread_id x
@@ -47,6 +50,10 @@
 // CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_write_pairs(
 // CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_count_pairs(
 // CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_write_pairs(
+// CHECK: gpu.func @spconv_conv_f32_4x4({{.*}}) workgroup({{.*}}#gpu.address_space<workgroup>>{{.*}}) kernel attributes {spconv.tile = {cols = 4 : i64, {{.*}}threads = 64 : i64}}
+// CHECK: gpu.barrier
+// CHECK: gpu.func @spconv_conv_f32_4x8(
+// CHECK: gpu.func @spconv_conv_f32_8x8(
 // CHECK-NOT: gpu.func
 // CHECK: func.func private @spconv_ht_find_slot
 

@@ -107,6 +107,12 @@ static llvm::cl::opt<int64_t> gpuMaxBlocks(
     llvm::cl::desc("Most blocks per launch of the GPU targets (0: no cap); "
                    "grid-stride loops cover the rest"),
     llvm::cl::init(65535));
+static llvm::cl::opt<std::string> gpuConv(
+    "gpu-conv",
+    llvm::cl::desc("How the GPU targets compute convolutions with static "
+                   "channel counts: implicit-gemm (default) or "
+                   "gather-scatter"),
+    llvm::cl::init("implicit-gemm"));
 static llvm::cl::opt<bool> gpuRaceCheck(
     "gpu-race-check",
     llvm::cl::desc("--target gpu-emulator: fail at the first data race "
@@ -202,6 +208,7 @@ void buildPipeline(PassManager &pm) {
     options.maxBlocks = gpuMaxBlocks;
     options.chip = gpuChip;
     options.maxUnrolledOffsets = maxUnrolledOffsets;
+    options.gpuConv = gpuConv;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return;
   }
@@ -212,6 +219,7 @@ void buildPipeline(PassManager &pm) {
     options.maxBlocks = gpuMaxBlocks;
     options.maxUnrolledOffsets = maxUnrolledOffsets;
     options.raceCheck = gpuRaceCheck;
+    options.gpuConv = gpuConv;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return;
   }
@@ -243,6 +251,11 @@ int main(int argc, char **argv) {
                 "targets probe the hash table)");
   if (target != "cpu" && chunkBytes.getNumOccurrences())
     return fail("--chunk-bytes applies to --target cpu only");
+  if (gpuConv != "implicit-gemm" && gpuConv != "gather-scatter")
+    return fail("--gpu-conv must be implicit-gemm or gather-scatter, got '" +
+                gpuConv + "'");
+  if (target == "cpu" && gpuConv.getNumOccurrences())
+    return fail("--gpu-conv applies to the GPU targets only");
   if (target != "gpu-emulator" && gpuRaceCheck)
     return fail("--gpu-race-check applies to --target gpu-emulator only");
   if (chunkBytes < 1)

@@ -27,6 +27,19 @@ namespace mlir::spconv {
 /// it.
 constexpr llvm::StringLiteral kKernelRoleAttrName = "spconv.kernel";
 
+/// The discardable attribute (a dictionary) on which a tiled kernel's
+/// `gpu.launch` records its tile sizes; it stays on the outlined kernel for
+/// the static report.
+constexpr llvm::StringLiteral kTileAttrName = "spconv.tile";
+
+/// Gives `gpu.barrier` its memory effects (it reads and writes the memory
+/// that the block's threads share) as an external model. Upstream declares
+/// none, so the ownership-based buffer deallocation rejects a host function
+/// whose `gpu.launch` holds one; convert-spconv-to-scf emits such launches
+/// before deallocation and outlining, so they need the effects.
+/// convert-spconv-to-scf adds it to the registry of its context itself.
+void registerGPUBarrierEffects(DialectRegistry &registry);
+
 #define GEN_PASS_DECL
 #include "SpConv/Conversion/Passes.h.inc"
 

@@ -64,9 +64,21 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     accumulate in `f32`.
 
     With `target=gpu` the loops are shaped for one GPU thread per item
-    (see `spconv-parallel-loops-to-gpu`): the convolution becomes a parallel
-    loop over (pair, output channel) of each offset, a scalar dot product
-    each, and no prefetch hints are emitted. Every parallel loop carries its
+    (see `spconv-parallel-loops-to-gpu`) and no prefetch hints are emitted.
+    A convolution with static channel counts becomes, by default
+    (`gpu-conv=implicit-gemm`), an output-stationary implicit GEMM: a
+    parallel loop over pairs fills an output-major neighbour table (for
+    each output row and offset, the input row or -1), and one *block loop*
+    (`spconv.block_threads`: its iterations are thread blocks; its body uses
+    `gpu.thread_id`, `gpu.barrier` and workgroup allocas) over tiles of
+    output rows x output channels walks the offsets and slices of input
+    channels, stages the gathered rows and the weight slice in workgroup
+    memory, accumulates a register tile per thread with FMAs and writes each
+    output once, bias included. Its tile sizes, chosen per channel counts,
+    are recorded in a `spconv.tile` attribute. Otherwise
+    (`gpu-conv=gather-scatter`, or dynamic channel counts) the convolution
+    is a parallel loop over (pair, output channel) of each offset, a scalar
+    dot product each, adding into an accumulator. Every parallel loop carries its
     role in a `spconv.kernel` string attribute (`count_pairs`,
     `write_pairs`, `conv_f32_16x32`, ...), after which kernels are named.
 
@@ -94,6 +106,7 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
@@ -122,7 +135,15 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "loops unrolled (offsets as constants); larger ones loop over "
            "their offsets, so IR size and compile time stay linear in the "
            "kernel volume (subm then searches the hash table, whatever "
-           "`subm-search` says)">
+           "`subm-search` says)">,
+    Option<"gpuConv", "gpu-conv", "std::string",
+           /*default=*/"\"implicit-gemm\"",
+           "With `target=gpu`, how a convolution with static channel counts "
+           "is computed: `implicit-gemm` (one tiled block loop per layer "
+           "over an output-major neighbour table, workgroup-memory staging, "
+           "each output written once) or `gather-scatter` (per offset, one "
+           "thread per (pair, output channel)); dynamic channel counts "
+           "always gather and scatter">
   ];
 }
 

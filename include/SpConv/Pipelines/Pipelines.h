@@ -93,6 +93,13 @@ struct SpConvToCUDAPipelineOptions
                      "offset loops; larger ones loop over their offsets "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init(125)};
+  PassOptions::Option<std::string> gpuConv{
+      *this, "gpu-conv",
+      llvm::cl::desc("How convolutions with static channel counts run: "
+                     "implicit-gemm (one tiled launch per layer) or "
+                     "gather-scatter (per offset, one thread per pair and "
+                     "output channel) (convert-spconv-to-scf)"),
+      llvm::cl::init("implicit-gemm")};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "
@@ -134,6 +141,13 @@ struct SpConvToGPUEmulatorPipelineOptions
                      "offset loops; larger ones loop over their offsets "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init(125)};
+  PassOptions::Option<std::string> gpuConv{
+      *this, "gpu-conv",
+      llvm::cl::desc("How convolutions with static channel counts run: "
+                     "implicit-gemm (one tiled launch per layer) or "
+                     "gather-scatter (per offset, one thread per pair and "
+                     "output channel) (convert-spconv-to-scf)"),
+      llvm::cl::init("implicit-gemm")};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -57,6 +59,28 @@ void serializeParallel(scf::ParallelOp loop) {
   loop.erase();
 }
 
+/// Makes the workgroup allocas of `kernel` its workgroup attributions: CUDA
+/// shared memory is declared with the kernel, not allocated in its body.
+LogicalResult hoistWorkgroupAllocas(gpu::GPUFuncOp kernel) {
+  SmallVector<memref::AllocaOp> allocas;
+  kernel.walk([&](memref::AllocaOp alloca) {
+    if (gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloca.getType()))
+      allocas.push_back(alloca);
+  });
+  for (memref::AllocaOp alloca : allocas) {
+    if (!alloca.getType().hasStaticShape() ||
+        alloca->getParentRegion() != &kernel.getBody())
+      return alloca.emitError("spconv-parallel-loops-to-gpu: a workgroup "
+                              "buffer needs a static shape and must be "
+                              "allocated where the kernel starts");
+    BlockArgument buffer =
+        kernel.addWorkgroupAttribution(alloca.getType(), alloca.getLoc());
+    alloca.replaceAllUsesWith(buffer);
+    alloca.erase();
+  }
+  return success();
+}
+
 /// `ceil(max(ub - lb, 0) / step)`: the iterations of one dimension.
 Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -91,11 +115,16 @@ public:
 
   LogicalResult outline(scf::ParallelOp loop);
 
+  /// Outlines a `gpu.launch` of the lowering (a tiled kernel).
+  LogicalResult outline(gpu::LaunchOp launch);
+
   /// Copies the functions that kernels call into the kernel module.
   LogicalResult copyCallees();
 
 private:
-  std::string kernelName(scf::ParallelOp loop);
+  std::string kernelName(Operation *loop);
+  /// Names `kernel` uniquely, or replaces it by an identical kernel.
+  gpu::GPUFuncOp deduplicate(gpu::GPUFuncOp kernel, StringRef name);
   gpu::GPUFuncOp buildKernel(scf::ParallelOp loop, StringRef name,
                              ArrayRef<Value> arguments, ArrayRef<Value> sunk);
   gpu::GPUFuncOp findEquivalent(gpu::GPUFuncOp kernel);
@@ -109,7 +138,7 @@ private:
   int64_t maxBlocks;
 };
 
-std::string KernelOutliner::kernelName(scf::ParallelOp loop) {
+std::string KernelOutliner::kernelName(Operation *loop) {
   auto function = loop->getParentOfType<func::FuncOp>();
   StringRef functionName = function ? function.getSymName() : "kernel";
   auto role = loop->getAttrOfType<StringAttr>(kKernelRoleAttrName);
@@ -200,7 +229,13 @@ gpu::GPUFuncOp KernelOutliner::buildKernel(scf::ParallelOp loop, StringRef name,
 gpu::GPUFuncOp KernelOutliner::findEquivalent(gpu::GPUFuncOp kernel) {
   for (auto other : kernels.getOps<gpu::GPUFuncOp>()) {
     if (other == kernel || !other.isKernel() ||
-        other.getFunctionType() != kernel.getFunctionType())
+        other.getFunctionType() != kernel.getFunctionType() ||
+        other.getKnownBlockSizeAttr() != kernel.getKnownBlockSizeAttr() ||
+        !llvm::equal(other.getWorkgroupAttributions(),
+                     kernel.getWorkgroupAttributions(),
+                     [](BlockArgument x, BlockArgument y) {
+                       return x.getType() == y.getType();
+                     }))
       continue;
     if (OperationEquivalence::isRegionEquivalentTo(
             &other.getBody(), &kernel.getBody(),
@@ -251,21 +286,67 @@ LogicalResult KernelOutliner::outline(scf::ParallelOp loop) {
   }
 
   std::string name = kernelName(loop);
-  gpu::GPUFuncOp kernel = buildKernel(loop, name, arguments, sunk);
-  if (gpu::GPUFuncOp existing = findEquivalent(kernel)) {
-    kernel.erase();
-    kernel = existing;
-  } else {
-    // A different kernel of the same role (other channel counts, say).
-    // (Not yet in the table, the new kernel cannot collide with itself.)
-    std::string unique = name;
-    for (unsigned i = 1; kernelTable.lookup(unique); ++i)
-      unique = name + "_" + std::to_string(i);
-    kernel.setName(unique);
-    kernelTable.insert(kernel);
-  }
+  gpu::GPUFuncOp kernel =
+      deduplicate(buildKernel(loop, name, arguments, sunk), name);
   launch(loop, kernel, arguments);
   loop.erase();
+  return success();
+}
+
+gpu::GPUFuncOp KernelOutliner::deduplicate(gpu::GPUFuncOp kernel,
+                                           StringRef name) {
+  if (gpu::GPUFuncOp existing = findEquivalent(kernel)) {
+    kernel.erase();
+    return existing;
+  }
+  // A different kernel of the same role (other channel counts, say).
+  // (Not yet in the table, the new kernel cannot collide with itself.)
+  std::string unique = name.str();
+  for (unsigned i = 1; kernelTable.lookup(unique); ++i)
+    unique = (name + "_" + Twine(i)).str();
+  kernel.setName(unique);
+  kernelTable.insert(kernel);
+  return kernel;
+}
+
+LogicalResult KernelOutliner::outline(gpu::LaunchOp launch) {
+  if (!launch.getBody().hasOneBlock() || launch.getAsyncToken() ||
+      !launch.getAsyncDependencies().empty())
+    return launch.emitError("spconv-parallel-loops-to-gpu: only a "
+                            "synchronous gpu.launch of one block becomes a "
+                            "kernel");
+  // Constants are sunk, so that the kernel is specialised on them.
+  if (failed(sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
+        return matchPattern(op, m_Constant());
+      })))
+    return failure();
+  std::string name = kernelName(launch);
+  SmallVector<Value> arguments;
+  gpu::GPUFuncOp kernel = outlineKernelFunc(launch, name, arguments);
+  OpBuilder::atBlockEnd(kernels.getBody()).insert(kernel);
+  kernel->walk([](Operation *op) { op->removeAttr(kKernelRoleAttrName); });
+  if (failed(hoistWorkgroupAllocas(kernel)))
+    return failure();
+  if (Attribute tile = launch->getAttr(kTileAttrName))
+    kernel->setAttr(kTileAttrName, tile);
+  // No known block size (PTX .maxntid), although the launch's is constant:
+  // ptxas reads .maxntid as a register budget (56 registers at 128 threads
+  // on sm_80) and spills the register tiles that fit without it.
+  kernel.removeKnownBlockSizeAttr();
+  kernel = deduplicate(kernel, name);
+
+  // The lowering's launches walk their tiles in a grid-stride loop, so the
+  // grid may be capped like any other.
+  OpBuilder b(launch);
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  if (maxBlocks > 0 && launch->hasAttr(kKernelRoleAttrName))
+    grid.x = b.createOrFold<arith::MinSIOp>(
+        launch.getLoc(), grid.x,
+        arith::ConstantIndexOp::create(b, launch.getLoc(), maxBlocks));
+  gpu::LaunchFuncOp::create(b, launch.getLoc(), kernel, grid,
+                            launch.getBlockSizeOperandValues(),
+                            launch.getDynamicSharedMemorySize(), arguments);
+  launch.erase();
   return success();
 }
 
@@ -321,14 +402,20 @@ struct SpConvParallelLoopsToGPUPass
       return signalPassFailure();
     }
 
-    // Outermost loops of host functions.
+    // Outermost loops and launches of host functions.
     SmallVector<scf::ParallelOp> loops;
-    module.walk([&](scf::ParallelOp loop) {
-      if (!loop->getParentOfType<scf::ParallelOp>() &&
-          !loop->getParentOfType<gpu::GPUModuleOp>())
+    SmallVector<gpu::LaunchOp> launches;
+    module.walk([&](Operation *op) {
+      if (op->getParentOfType<gpu::GPUModuleOp>() ||
+          op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (auto launch = dyn_cast<gpu::LaunchOp>(op))
+        launches.push_back(launch);
+      else if (auto loop = dyn_cast<scf::ParallelOp>(op);
+               loop && !loop->getParentOfType<scf::ParallelOp>())
         loops.push_back(loop);
     });
-    if (loops.empty())
+    if (loops.empty() && launches.empty())
       return;
 
     MLIRContext *context = module.getContext();
@@ -351,6 +438,9 @@ struct SpConvParallelLoopsToGPUPass
     KernelOutliner outliner(module, kernels, blockSize, maxBlocks);
     for (scf::ParallelOp loop : loops)
       if (failed(outliner.outline(loop)))
+        return signalPassFailure();
+    for (gpu::LaunchOp launch : launches)
+      if (failed(outliner.outline(launch)))
         return signalPassFailure();
     if (failed(outliner.copyCallees()))
       return signalPassFailure();

@@ -343,6 +343,66 @@ static std::string computeRole(StringRef what, Type elementType,
   return role;
 }
 
+/// The GPU's convolution as one implicit GEMM (ImplicitGemm.cpp): every
+/// output row written once, in the result's element type. Features of the
+/// wrong length are reported and leave the result at its bias (or zero), as
+/// the gather-scatter form does.
+static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
+                                   RulebookConvOp op,
+                                   const RulebookBuffers &rulebook,
+                                   Value features, Value weight, Value bias) {
+  Location loc = op.getLoc();
+  bool inverse = op.getInverse();
+  int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
+  auto weightType = cast<MemRefType>(weight.getType());
+  Type elementType = weightType.getElementType();
+  Value rows = inverse ? rulebook.numIn : rulebook.numOut;
+  ImplicitGemmOperands operands;
+  operands.rows = rows;
+  operands.features = features;
+  operands.weight = weight;
+  operands.bias = bias;
+  operands.volume = volume;
+  operands.channelsIn = weightType.getDimSize(1);
+  operands.channelsOut = weightType.getDimSize(2);
+  operands.accType = accumulatorType(elementType);
+  Value channelsOut = indexConst(b, loc, operands.channelsOut);
+  operands.result = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic, operands.channelsOut},
+                      elementType),
+      ValueRange{rows});
+  Value ok =
+      checkFeatureRows(ctx, b, loc, features,
+                       inverse ? rulebook.numOut : rulebook.numIn, inverse);
+  auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
+  OpBuilder tb(guard.thenBlock()->getTerminator());
+  operands.table =
+      buildNeighbourTable(tb, loc, rulebook, volume, inverse, rows);
+  GemmTiles tiles =
+      GemmTiles::choose(operands.channelsIn, operands.channelsOut);
+  emitImplicitGemmConv(
+      tb, loc, operands, tiles,
+      computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType));
+  OpBuilder eb(guard.elseBlock()->getTerminator());
+  Value zero = indexConst(eb, loc, 0), one = indexConst(eb, loc, 1);
+  markKernel(
+      scf::ParallelOp::create(
+          eb, loc, ValueRange{zero, zero}, ValueRange{rows, channelsOut},
+          ValueRange{one, one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value value = bias ? loadAs(pb, ploc, bias, ivs[1], elementType)
+                               : arith::ConstantOp::create(
+                                     pb, ploc, pb.getZeroAttr(elementType))
+                                     .getResult();
+            memref::StoreOp::create(pb, ploc, value, operands.result, ivs);
+          }),
+      "init_rows");
+  return castToChecked(ctx, b, loc, operands.result,
+                       resultBufferType(op.getOutFeatures()),
+                       SizeCheck::ConvRows);
+}
+
 Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                   RulebookConvOp op,
                                   const RulebookBuffers &rulebook,
@@ -357,6 +417,12 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   Value channelsIn = memref::DimOp::create(b, loc, weight, 1);
   Value channelsOut = memref::DimOp::create(b, loc, weight, 2);
 
+  auto weightType = cast<MemRefType>(weight.getType());
+  if (ctx.getTarget() == LoopTarget::GPU &&
+      ctx.getGPUConv() == GPUConv::ImplicitGemm &&
+      !weightType.isDynamicDim(1) && !weightType.isDynamicDim(2))
+    return lowerImplicitGemmConv(ctx, b, op, rulebook, features, weight, bias);
+
   Value acc = allocRows(b, loc, rows, channelsOut, accType,
                         [&](OpBuilder &pb, Location ploc, Value, Value c) {
                           if (bias)
@@ -365,7 +431,6 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                      pb, ploc, pb.getZeroAttr(accType))
                               .getResult();
                         });
-  auto weightType = cast<MemRefType>(weight.getType());
   std::string role =
       computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
   OpBuilder pairs = guardFeatureRows(ctx, b, loc, features,

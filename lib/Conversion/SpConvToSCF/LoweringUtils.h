@@ -60,21 +60,32 @@ enum class LoopTarget {
   GPU  ///< one thread per item: scalar dot products, no prefetch hints
 };
 
+/// How the GPU target computes a convolution.
+enum class GPUConv {
+  /// One tiled, output-stationary GEMM per layer over a neighbour table
+  /// (ImplicitGemm.cpp); needs static channel counts.
+  ImplicitGemm,
+  /// Per offset, one thread per (pair, output channel) adding into an
+  /// accumulator (any channel counts).
+  GatherScatter
+};
+
 /// State shared by the op lowerings of one module.
 class LoweringContext {
 public:
   LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch,
                   LoopTarget target, int64_t chunkBytes,
-                  int64_t maxUnrolledOffsets)
+                  int64_t maxUnrolledOffsets, GPUConv gpuConv)
       : module(module), blockSize(blockSize), submSearch(submSearch),
         target(target), chunkBytes(chunkBytes),
-        maxUnrolledOffsets(maxUnrolledOffsets) {}
+        maxUnrolledOffsets(maxUnrolledOffsets), gpuConv(gpuConv) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
   SubmSearch getSubmSearch() const { return submSearch; }
   LoopTarget getTarget() const { return target; }
   int64_t getChunkBytes() const { return chunkBytes; }
+  GPUConv getGPUConv() const { return gpuConv; }
   /// Whether loops over the `volume` offsets of a kernel are unrolled
   /// (offsets become constants) or stay loops, which keeps the IR and the
   /// compile time of large kernels linear in their volume.
@@ -102,6 +113,7 @@ private:
   LoopTarget target;
   int64_t chunkBytes;
   int64_t maxUnrolledOffsets;
+  GPUConv gpuConv;
 };
 
 //===----------------------------------------------------------------------===//

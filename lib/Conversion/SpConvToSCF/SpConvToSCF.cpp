@@ -282,6 +282,11 @@ struct ConvertSpConvToSCFPass
     : spconv::impl::ConvertSpConvToSCFPassBase<ConvertSpConvToSCFPass> {
   using Base::Base;
 
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerGPUBarrierEffects(registry);
+  }
+
   void runOnOperation() override;
 
 private:
@@ -311,6 +316,10 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError(
                "convert-spconv-to-scf: target must be cpu or gpu, got '")
            << target.getValue() << "'";
+  if (gpuConv != "implicit-gemm" && gpuConv != "gather-scatter")
+    return module.emitError("convert-spconv-to-scf: gpu-conv must be "
+                            "implicit-gemm or gather-scatter, got '")
+           << gpuConv.getValue() << "'";
   // The sorted merge walks pointers site after site: a CPU algorithm.
   if (target == "gpu" && submSearch != "hash")
     return module.emitError("convert-spconv-to-scf: target=gpu needs "
@@ -358,7 +367,9 @@ void ConvertSpConvToSCFPass::runOnOperation() {
                       submSearch == "hash" ? SubmSearch::Hash
                                            : SubmSearch::Sorted,
                       target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU,
-                      chunkBytes, maxUnrolledOffsets);
+                      chunkBytes, maxUnrolledOffsets,
+                      gpuConv == "gather-scatter" ? GPUConv::GatherScatter
+                                                  : GPUConv::ImplicitGemm);
   MLIRContext *context = &getContext();
 
   ConversionTarget conversionTarget(*context);

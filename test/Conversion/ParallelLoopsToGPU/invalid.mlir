@@ -52,3 +52,20 @@ module {
     return
   }
 }
+
+// -----
+
+func.func @workgroup_in_loop(%a: memref<?xf32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    scf.for %i = %bx to %n step %gx {
+      // expected-error @+1 {{a workgroup buffer needs a static shape and must be allocated where the kernel starts}}
+      %shared = memref.alloca() : memref<4xf32, #gpu.address_space<workgroup>>
+      %v = memref.load %shared[%tx] : memref<4xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %a[%i] : memref<?xf32>
+    }
+    gpu.terminator
+  } {spconv.kernel = "bad"}
+  return
+}

@@ -157,3 +157,43 @@ func.func @calls(%a: memref<?xindex>, %n: index) {
   } {spconv.kernel = "probe"}
   return
 }
+
+// -----
+
+// A gpu.launch of the lowering (a tiled kernel) is outlined into the same
+// module: constants sunk, its workgroup allocas made workgroup attributions,
+// its role naming it, its tiles recorded on it, no known block size (ptxas
+// would read .maxntid as a register budget); its grid is capped by
+// max-blocks (its body walks the tiles in a grid-stride loop), its block
+// size kept.
+// CHECK-LABEL: func.func @tiled
+// CHECK: %[[CAP:.*]] = arith.constant 65535 : index
+// CHECK: %[[GRID:.*]] = arith.minsi %{{.*}}, %[[CAP]] : index
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks in (%[[GRID]], %{{.*}}, %{{.*}}) threads in (%c64, %{{.*}}, %{{.*}}) args(%{{.*}} : memref<?xf32>, %{{.*}} : index)
+// CHECK-NOT: gpu.launch blocks
+// CHECK: gpu.func @spconv_conv_f32_4x4(%{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%[[SHARED:.*]] : memref<64xf32, #gpu.address_space<workgroup>>) kernel attributes {spconv.tile = {threads = 64 : i64}}
+// CHECK-NOT: known_block_size
+// CHECK: arith.constant 2.0
+// CHECK: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK: gpu.return
+// NOCAP-LABEL: func.func @tiled
+// NOCAP-NOT: arith.minsi
+// NOCAP: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks in (%arg1,
+func.func @tiled(%a: memref<?xf32>, %tiles: index) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %tiles, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %shared = memref.alloca() : memref<64xf32, #gpu.address_space<workgroup>>
+    scf.for %t = %bx to %tiles step %gx {
+      memref.store %two, %shared[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %v = memref.load %shared[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %a[%t] : memref<?xf32>
+    }
+    gpu.terminator
+  } {spconv.kernel = "conv_f32_4x4", spconv.tile = {threads = 64 : i64}}
+  return
+}

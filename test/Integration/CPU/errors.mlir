@@ -50,6 +50,10 @@
 // CHUNK-TARGET: spconv-run: error: --chunk-bytes applies to --target cpu only
 // RUN: not spconv-run %s --entry f --gpu-race-check --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=RACE-TARGET
 // RACE-TARGET: spconv-run: error: --gpu-race-check applies to --target gpu-emulator only
+// RUN: not spconv-run %s --entry f --gpu-conv=gather-scatter --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=CONV-TARGET
+// CONV-TARGET: spconv-run: error: --gpu-conv applies to the GPU targets only
+// RUN: not spconv-run %s --entry f --target gpu-emulator --gpu-conv=winograd --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=CONV-KIND
+// CONV-KIND: spconv-run: error: --gpu-conv must be implicit-gemm or gather-scatter, got 'winograd'
 // RUN: not spconv-run %s --entry f --chunk-bytes 0 --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=CHUNK
 // CHUNK: spconv-run: error: --chunk-bytes must be positive
 

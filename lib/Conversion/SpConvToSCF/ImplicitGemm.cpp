@@ -1,0 +1,350 @@
+//===- ImplicitGemm.cpp - Output-stationary implicit GEMM for the GPU -----===//
+//
+// Part of the spconv-mlir project.
+//
+// The GPU convolution as one tiled GEMM per layer. An output-major neighbour
+// table (for each output row and kernel offset, the input row or -1) is
+// derived from the rulebook's pairs; then a block owns a tile of output rows
+// x output channels, walks the offsets and slices of input channels, stages
+// the gathered input rows and the weight slice in workgroup memory between
+// two barriers, and accumulates in registers. Every output row is written
+// once, bias included: no atomics, no scatter, no accumulator
+// read-modify-write, and each output sums its terms in one fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpConvToSCF.h"
+
+#include "SpConv/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut) {
+  GemmTiles tiles;
+  tiles.threadCols = 4;
+  tiles.threadRows = 4;
+  tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 4, 64);
+  tiles.depth = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsIn), 1, 16);
+  // At least 64 threads (two warps) per block: narrow outputs get taller
+  // tiles.
+  int64_t colThreads = tiles.cols / tiles.threadCols;
+  tiles.rows = std::max<int64_t>(16, 64 / colThreads) * tiles.threadRows;
+  return tiles;
+}
+
+/// A `shape` x `type` buffer in workgroup memory.
+static MemRefType workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
+                                Type type) {
+  return MemRefType::get(
+      shape, type, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+}
+
+/// for (e = thread; e < count; e += threads) body(e): the block's threads
+/// share `count` items.
+static void
+forEachItemOfBlock(OpBuilder &b, Location loc, Value thread, int64_t threads,
+                   int64_t count,
+                   function_ref<void(OpBuilder &, Location, Value)> body) {
+  scf::ForOp::create(b, loc, thread, indexConst(b, loc, count),
+                     indexConst(b, loc, threads), ValueRange{},
+                     [&](OpBuilder &fb, Location floc, Value item, ValueRange) {
+                       body(fb, floc, item);
+                       scf::YieldOp::create(fb, floc);
+                     });
+}
+
+/// `condition ? load() : zero` of type `type`.
+static Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                         function_ref<Value(OpBuilder &, Location)> load) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, condition,
+      [&](OpBuilder &tb, Location tloc) {
+        scf::YieldOp::create(tb, tloc, load(tb, tloc));
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        scf::YieldOp::create(
+            eb, eloc,
+            arith::ConstantOp::create(eb, eloc, eb.getZeroAttr(type))
+                .getResult());
+      });
+  return ifOp.getResult(0);
+}
+
+Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
+                                    const RulebookBuffers &rulebook,
+                                    int64_t volume, bool inverse, Value rows) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value k = indexConst(b, loc, volume);
+  auto tableType =
+      MemRefType::get({ShapedType::kDynamic, volume}, b.getI32Type());
+  Value table = memref::AllocOp::create(b, loc, tableType, ValueRange{rows});
+  markKernel(scf::ParallelOp::create(
+                 b, loc, ValueRange{zero, zero}, ValueRange{rows, k},
+                 ValueRange{one, one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   memref::StoreOp::create(pb, ploc, i32Const(pb, ploc, -1),
+                                           table, ivs);
+                 }),
+             "neighbour_table_init");
+  // One thread per pair; its offset is the last j with offsets[j] <= pair,
+  // found by a binary search over the K + 1 CSR offsets (unrolled: K is a
+  // constant).
+  Value pairs = memref::LoadOp::create(b, loc, rulebook.offsets, k);
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{pairs}, ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value pair = ivs[0];
+            Value offset = indexConst(pb, ploc, 0);
+            for (int64_t step = llvm::PowerOf2Ceil(volume); step >= 1;
+                 step /= 2) {
+              Value probe = arith::AddIOp::create(pb, ploc, offset,
+                                                  indexConst(pb, ploc, step));
+              Value inRange = arith::CmpIOp::create(
+                  pb, ploc, arith::CmpIPredicate::slt, probe, k);
+              Value clamped = arith::SelectOp::create(
+                  pb, ploc, inRange, probe, indexConst(pb, ploc, volume - 1));
+              Value start =
+                  memref::LoadOp::create(pb, ploc, rulebook.offsets, clamped);
+              Value notAfter = arith::CmpIOp::create(
+                  pb, ploc, arith::CmpIPredicate::sle, start, pair);
+              offset = arith::SelectOp::create(
+                  pb, ploc, arith::AndIOp::create(pb, ploc, inRange, notAfter),
+                  probe, offset);
+            }
+            Value in = memref::LoadOp::create(pb, ploc, rulebook.pairIn, pair);
+            Value out =
+                memref::LoadOp::create(pb, ploc, rulebook.pairOut, pair);
+            if (inverse)
+              std::swap(in, out);
+            Value row =
+                arith::IndexCastOp::create(pb, ploc, pb.getIndexType(), out);
+            memref::StoreOp::create(pb, ploc, in, table,
+                                    ValueRange{row, offset});
+          }),
+      "neighbour_table");
+  return table;
+}
+
+void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
+                                    const ImplicitGemmOperands &operands,
+                                    const GemmTiles &tiles, StringRef role) {
+  Type accType = operands.accType;
+  Value features = operands.features, weight = operands.weight;
+  int64_t volume = operands.volume;
+  int64_t channelsIn = operands.channelsIn;
+  int64_t channelsOut = operands.channelsOut;
+  int64_t threads = tiles.threads();
+  int64_t colThreads = tiles.cols / tiles.threadCols;
+  int64_t colTiles = llvm::divideCeil(channelsOut, tiles.cols);
+
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value colTilesValue = indexConst(b, loc, colTiles);
+  Value tileCount = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc, operands.rows,
+                                 indexConst(b, loc, tiles.rows)),
+      colTilesValue);
+  // CUDA rejects empty grids.
+  auto any = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tileCount, zero),
+      /*withElseRegion=*/false);
+  OpBuilder lb(any.thenBlock()->getTerminator());
+  // Gathered input rows, transposed (depth x rows), so that a thread reads
+  // its rows of one input channel as one vector; the weight slice depth x
+  // cols.
+  auto launch = gpu::LaunchOp::create(lb, loc, tileCount, one, one,
+                                      indexConst(lb, loc, threads), one, one);
+  launch->setAttr(kKernelRoleAttrName, lb.getStringAttr(role));
+  launch->setAttr(
+      kTileAttrName,
+      lb.getDictionaryAttr({
+          lb.getNamedAttr("threads", lb.getI64IntegerAttr(threads)),
+          lb.getNamedAttr("rows", lb.getI64IntegerAttr(tiles.rows)),
+          lb.getNamedAttr("cols", lb.getI64IntegerAttr(tiles.cols)),
+          lb.getNamedAttr("depth", lb.getI64IntegerAttr(tiles.depth)),
+          lb.getNamedAttr("thread_rows",
+                          lb.getI64IntegerAttr(tiles.threadRows)),
+          lb.getNamedAttr("thread_cols",
+                          lb.getI64IntegerAttr(tiles.threadCols)),
+      }));
+  OpBuilder body = OpBuilder::atBlockEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(body, loc);
+  body.setInsertionPointToStart(&launch.getBody().front());
+  // Workgroup allocas, not attributions of the launch: buffer deallocation
+  // would give memref block arguments ownership arguments the launch cannot
+  // have. spconv-parallel-loops-to-gpu makes them the kernel's attributions.
+  MLIRContext *context = b.getContext();
+  Value inputTile = memref::AllocaOp::create(
+      body, loc, workgroupType(context, {tiles.depth, tiles.rows}, accType));
+  Value weightTile = memref::AllocaOp::create(
+      body, loc, workgroupType(context, {tiles.depth, tiles.cols}, accType));
+  Value thread = launch.getThreadIds().x;
+  // Any grid covers the tiles: a block takes every gridDim-th tile.
+  auto tileLoop = scf::ForOp::create(body, loc, launch.getBlockIds().x,
+                                     tileCount, launch.getGridSize().x);
+  OpBuilder kb(tileLoop.getBody()->getTerminator());
+  Value tile = tileLoop.getInductionVar();
+  Value row0 = arith::MulIOp::create(
+      kb, loc, arith::DivUIOp::create(kb, loc, tile, colTilesValue),
+      indexConst(kb, loc, tiles.rows));
+  Value col0 = arith::MulIOp::create(
+      kb, loc, arith::RemUIOp::create(kb, loc, tile, colTilesValue),
+      indexConst(kb, loc, tiles.cols));
+  Value threadCol =
+      arith::RemUIOp::create(kb, loc, thread, indexConst(kb, loc, colThreads));
+  Value threadRow =
+      arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, colThreads));
+  Value myRows = arith::MulIOp::create(kb, loc, threadRow,
+                                       indexConst(kb, loc, tiles.threadRows));
+  Value myCols = arith::MulIOp::create(kb, loc, threadCol,
+                                       indexConst(kb, loc, tiles.threadCols));
+  auto rowVector = VectorType::get({tiles.threadRows}, accType);
+  auto colVector = VectorType::get({tiles.threadCols}, accType);
+  Value zeroCols = arith::ConstantOp::create(
+      kb, loc, colVector,
+      DenseElementsAttr::get(colVector, kb.getZeroAttr(accType)));
+  SmallVector<Value> initial(tiles.threadRows, zeroCols);
+  Value volumeValue = indexConst(kb, loc, volume);
+  Value cinValue = indexConst(kb, loc, channelsIn);
+  Value coutValue = indexConst(kb, loc, channelsOut);
+
+  auto offsetLoop = scf::ForOp::create(
+      kb, loc, zero, volumeValue, one, initial,
+      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
+        auto sliceLoop = scf::ForOp::create(
+            ob, oloc, zero, cinValue, indexConst(ob, oloc, tiles.depth),
+            offsetAcc,
+            [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
+              // Stage the gathered rows: consecutive threads read
+              // consecutive channels of one row.
+              forEachItemOfBlock(
+                  sb, sloc, thread, threads, tiles.rows * tiles.depth,
+                  [&](OpBuilder &ib, Location iloc, Value item) {
+                    Value depth = indexConst(ib, iloc, tiles.depth);
+                    Value m = arith::DivUIOp::create(ib, iloc, item, depth);
+                    Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
+                    Value row = arith::AddIOp::create(ib, iloc, row0, m);
+                    Value channel = arith::AddIOp::create(ib, iloc, c0, kk);
+                    Value rowOk = arith::CmpIOp::create(
+                        ib, iloc, arith::CmpIPredicate::ult, row,
+                        operands.rows);
+                    Value source =
+                        guardedLoad(ib, iloc, rowOk, ib.getI32Type(),
+                                    [&](OpBuilder &lb, Location lloc) {
+                                      return memref::LoadOp::create(
+                                          lb, lloc, operands.table,
+                                          ValueRange{row, offset});
+                                    });
+                    Value hit = arith::CmpIOp::create(
+                        ib, iloc, arith::CmpIPredicate::sge, source,
+                        i32Const(ib, iloc, 0));
+                    Value channelOk = arith::CmpIOp::create(
+                        ib, iloc, arith::CmpIPredicate::ult, channel, cinValue);
+                    Value value = guardedLoad(
+                        ib, iloc,
+                        arith::AndIOp::create(ib, iloc, hit, channelOk),
+                        accType, [&](OpBuilder &lb, Location lloc) {
+                          Value sourceRow = arith::IndexCastOp::create(
+                              lb, lloc, lb.getIndexType(), source);
+                          return loadAs(lb, lloc, features,
+                                        {sourceRow, channel}, accType);
+                        });
+                    memref::StoreOp::create(ib, iloc, value, inputTile,
+                                            ValueRange{kk, m});
+                  });
+              // Stage the weight slice: consecutive threads read
+              // consecutive output channels.
+              forEachItemOfBlock(
+                  sb, sloc, thread, threads, tiles.depth * tiles.cols,
+                  [&](OpBuilder &ib, Location iloc, Value item) {
+                    Value cols = indexConst(ib, iloc, tiles.cols);
+                    Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
+                    Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+                    Value channel = arith::AddIOp::create(ib, iloc, c0, kk);
+                    Value column = arith::AddIOp::create(ib, iloc, col0, n);
+                    Value ok = arith::AndIOp::create(
+                        ib, iloc,
+                        arith::CmpIOp::create(ib, iloc,
+                                              arith::CmpIPredicate::ult,
+                                              channel, cinValue),
+                        arith::CmpIOp::create(ib, iloc,
+                                              arith::CmpIPredicate::ult, column,
+                                              coutValue));
+                    Value value = guardedLoad(
+                        ib, iloc, ok, accType,
+                        [&](OpBuilder &lb, Location lloc) {
+                          return loadAs(lb, lloc, weight,
+                                        {offset, channel, column}, accType);
+                        });
+                    memref::StoreOp::create(ib, iloc, value, weightTile,
+                                            ValueRange{kk, n});
+                  });
+              gpu::BarrierOp::create(sb, sloc);
+              // The register tile: an outer product per staged channel.
+              auto products = scf::ForOp::create(
+                  sb, sloc, zero, indexConst(sb, sloc, tiles.depth), one, acc,
+                  [&](OpBuilder &pb, Location ploc, Value kk,
+                      ValueRange partial) {
+                    Value inputs = vector::LoadOp::create(
+                        pb, ploc, rowVector, inputTile, ValueRange{kk, myRows});
+                    Value weights =
+                        vector::LoadOp::create(pb, ploc, colVector, weightTile,
+                                               ValueRange{kk, myCols});
+                    SmallVector<Value> next;
+                    for (auto [i, sum] : llvm::enumerate(partial)) {
+                      Value x = vector::ExtractOp::create(
+                          pb, ploc, inputs, static_cast<int64_t>(i));
+                      Value xs =
+                          vector::BroadcastOp::create(pb, ploc, colVector, x);
+                      next.push_back(
+                          vector::FMAOp::create(pb, ploc, xs, weights, sum));
+                    }
+                    scf::YieldOp::create(pb, ploc, next);
+                  });
+              gpu::BarrierOp::create(sb, sloc);
+              scf::YieldOp::create(sb, sloc, products.getResults());
+            });
+        scf::YieldOp::create(ob, oloc, sliceLoop.getResults());
+      });
+
+  // The epilogue: each output element written once, bias added here.
+  Type resultElement =
+      cast<MemRefType>(operands.result.getType()).getElementType();
+  for (auto [i, sum] : llvm::enumerate(offsetLoop.getResults())) {
+    Value row = arith::AddIOp::create(
+        kb, loc, arith::AddIOp::create(kb, loc, row0, myRows),
+        indexConst(kb, loc, i));
+    Value rowOk = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, row,
+                                        operands.rows);
+    auto rowIf = scf::IfOp::create(kb, loc, rowOk, /*withElseRegion=*/false);
+    OpBuilder rb(rowIf.thenBlock()->getTerminator());
+    for (int64_t j = 0; j < tiles.threadCols; ++j) {
+      Value column = arith::AddIOp::create(
+          rb, loc, arith::AddIOp::create(rb, loc, col0, myCols),
+          indexConst(rb, loc, j));
+      Value columnOk = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult,
+                                             column, coutValue);
+      auto colIf = scf::IfOp::create(rb, loc, columnOk, false);
+      OpBuilder cb(colIf.thenBlock()->getTerminator());
+      Value value = vector::ExtractOp::create(cb, loc, sum, j);
+      if (operands.bias)
+        value = arith::AddFOp::create(
+            cb, loc, value, loadAs(cb, loc, operands.bias, column, accType));
+      memref::StoreOp::create(cb, loc,
+                              convertScalar(cb, loc, value, resultElement),
+                              operands.result, ValueRange{row, column});
+    }
+  }
+}
