@@ -68,14 +68,15 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     A convolution with static channel counts becomes, by default
     (`gpu-conv=implicit-gemm`), an output-stationary implicit GEMM: a
     parallel loop over pairs fills an output-major neighbour table (for
-    each output row and offset, the input row or -1), and one *block loop*
-    (`spconv.block_threads`: its iterations are thread blocks; its body uses
-    `gpu.thread_id`, `gpu.barrier` and workgroup allocas) over tiles of
-    output rows x output channels walks the offsets and slices of input
-    channels, stages the gathered rows and the weight slice in workgroup
-    memory, accumulates a register tile per thread with FMAs and writes each
-    output once, bias included. Its tile sizes, chosen per channel counts,
-    are recorded in a `spconv.tile` attribute. Otherwise
+    each output row and offset, the input row or -1), and one `gpu.launch`
+    over tiles of output rows x output channels (in a grid-stride loop over
+    the tiles) walks the offsets and slices of input channels, stages the
+    gathered rows and the weight slice in workgroup-memory allocas between
+    `gpu.barrier`s, accumulates a register tile per thread with FMAs and
+    writes each output once, bias included. The launch carries its role
+    (`spconv.kernel`) and its tile sizes, chosen per channel counts, in a
+    `spconv.tile` attribute. The pass gives `gpu.barrier` memory effects (an
+    external model), which buffer deallocation needs. Otherwise
     (`gpu-conv=gather-scatter`, or dynamic channel counts) the convolution
     is a parallel loop over (pair, output channel) of each offset, a scalar
     dot product each, adding into an accumulator. Every parallel loop carries its
@@ -139,7 +140,7 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     Option<"gpuConv", "gpu-conv", "std::string",
            /*default=*/"\"implicit-gemm\"",
            "With `target=gpu`, how a convolution with static channel counts "
-           "is computed: `implicit-gemm` (one tiled block loop per layer "
+           "is computed: `implicit-gemm` (one tiled gpu.launch per layer "
            "over an output-major neighbour table, workgroup-memory staging, "
            "each output written once) or `gather-scatter` (per offset, one "
            "thread per (pair, output channel)); dynamic channel counts "
@@ -179,6 +180,12 @@ def SpConvParallelLoopsToGPUPass
       the kernel module; calling a function without a body is an error.
     * the kernel module carries a data layout (`dlti.dl_spec`) with NVPTX's
       8-byte alignment of i64, so 64-bit keys are loaded and stored whole.
+    * a `gpu.launch` of the lowering (the tiled convolution) is outlined
+      into the same module, named and de-duplicated by its `spconv.kernel`
+      role, its workgroup-memory allocas made workgroup attributions, its
+      `spconv.tile` kept, its block size kept, its grid capped by
+      `max-blocks` (its body walks the tiles in a grid-stride loop), and no
+      known block size set (ptxas reads `.maxntid` as a register budget).
 
     Loops with reductions are rejected.
   }];
