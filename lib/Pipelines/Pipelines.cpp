@@ -90,7 +90,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
 /// buffers, and one kernel per distinct outermost parallel loop.
 static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
                           int64_t maxBlocks, int64_t maxUnrolledOffsets,
-                          StringRef gpuConv, bool profile) {
+                          StringRef gpuConv, StringRef gpuMatmul,
+                          bool profile) {
   addFrontEnd(pm, profile);
   // One site per parallel iteration; the hash search is the one a GPU
   // thread can run on its own.
@@ -100,6 +101,7 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
   lowering.target = "gpu";
   lowering.maxUnrolledOffsets = maxUnrolledOffsets;
   lowering.gpuConv = gpuConv.str();
+  lowering.gpuMatmul = gpuMatmul.str();
   pm.addPass(createConvertSpConvToSCFPass(lowering));
   addBufferization(pm);
   // Matmuls and element-wise ops: parallel loops over their parallel
@@ -115,9 +117,15 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
 void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
-                options.maxUnrolledOffsets, options.gpuConv, options.profile);
+                options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
+                options.profile);
   pm.addPass(createSpConvGPUManagedMemoryPass());
   pm.addPass(createSpConvGPURuntimeCallsPass());
+  // Kernel loops carrying tensor-core fragments become blocks first: upstream
+  // convert-nvgpu-to-nvvm, the NVVM pipeline's first pass, converts scf's
+  // loop types with a converter that does not know !gpu.mma_matrix and
+  // fails on them; block arguments it leaves alone.
+  pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
   // the mgpu* wrappers (runtime/lib/CUDA).
   gpu::GPUToNVVMPipelineOptions nvvm;
@@ -131,7 +139,8 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
 void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
-                options.maxUnrolledOffsets, options.gpuConv, options.profile);
+                options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
+                options.profile);
   pm.addPass(createSpConvGPUKernelsToCPUPass(
       SpConvGPUKernelsToCPUPassOptions{options.raceCheck}));
   pm.addPass(createCanonicalizerPass());

@@ -113,6 +113,13 @@ static llvm::cl::opt<std::string> gpuConv(
                    "channel counts: implicit-gemm (default) or "
                    "gather-scatter"),
     llvm::cl::init("implicit-gemm"));
+static llvm::cl::opt<std::string> gpuMatmul(
+    "gpu-matmul",
+    llvm::cl::desc("How the GPU targets' implicit GEMM multiplies: "
+                   "tensor-cores (default: f16 and bf16 on tensor cores, "
+                   "f32 on FMA), tf32 (f32 on tensor cores too, inputs "
+                   "rounded to TF32) or fma"),
+    llvm::cl::init("tensor-cores"));
 static llvm::cl::opt<bool> gpuRaceCheck(
     "gpu-race-check",
     llvm::cl::desc("--target gpu-emulator: fail at the first data race "
@@ -209,6 +216,7 @@ void buildPipeline(PassManager &pm) {
     options.chip = gpuChip;
     options.maxUnrolledOffsets = maxUnrolledOffsets;
     options.gpuConv = gpuConv;
+    options.gpuMatmul = gpuMatmul;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return;
   }
@@ -220,6 +228,7 @@ void buildPipeline(PassManager &pm) {
     options.maxUnrolledOffsets = maxUnrolledOffsets;
     options.raceCheck = gpuRaceCheck;
     options.gpuConv = gpuConv;
+    options.gpuMatmul = gpuMatmul;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return;
   }
@@ -256,6 +265,11 @@ int main(int argc, char **argv) {
                 gpuConv + "'");
   if (target == "cpu" && gpuConv.getNumOccurrences())
     return fail("--gpu-conv applies to the GPU targets only");
+  if (gpuMatmul != "tensor-cores" && gpuMatmul != "tf32" && gpuMatmul != "fma")
+    return fail("--gpu-matmul must be tensor-cores, tf32 or fma, got '" +
+                gpuMatmul + "'");
+  if (target == "cpu" && gpuMatmul.getNumOccurrences())
+    return fail("--gpu-matmul applies to the GPU targets only");
   if (target != "gpu-emulator" && gpuRaceCheck)
     return fail("--gpu-race-check applies to --target gpu-emulator only");
   if (chunkBytes < 1)

@@ -144,7 +144,15 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "over an output-major neighbour table, workgroup-memory staging, "
            "each output written once) or `gather-scatter` (per offset, one "
            "thread per (pair, output channel)); dynamic channel counts "
-           "always gather and scatter">
+           "always gather and scatter">,
+    Option<"gpuMatmul", "gpu-matmul", "std::string",
+           /*default=*/"\"tensor-cores\"",
+           "With `gpu-conv=implicit-gemm`, how a tile multiplies: "
+           "`tensor-cores` (f16 and bf16 on tensor cores through "
+           "gpu.subgroup_mma fragments, f32 accumulation; f32 and f64 on "
+           "fused multiply-adds), `tf32` (as `tensor-cores`, and f32 too, "
+           "its inputs rounded to TF32: about 3 significant digits per "
+           "product) or `fma` (every type on fused multiply-adds)">
   ];
 }
 

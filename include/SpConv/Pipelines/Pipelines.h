@@ -100,6 +100,13 @@ struct SpConvToCUDAPipelineOptions
                      "gather-scatter (per offset, one thread per pair and "
                      "output channel) (convert-spconv-to-scf)"),
       llvm::cl::init("implicit-gemm")};
+  PassOptions::Option<std::string> gpuMatmul{
+      *this, "gpu-matmul",
+      llvm::cl::desc("How the implicit GEMM multiplies: tensor-cores (f16 "
+                     "and bf16 on tensor cores, f32 on FMA), tf32 (f32 on "
+                     "tensor cores too, inputs rounded to TF32) or fma "
+                     "(convert-spconv-to-scf)"),
+      llvm::cl::init("tensor-cores")};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "
@@ -148,6 +155,13 @@ struct SpConvToGPUEmulatorPipelineOptions
                      "gather-scatter (per offset, one thread per pair and "
                      "output channel) (convert-spconv-to-scf)"),
       llvm::cl::init("implicit-gemm")};
+  PassOptions::Option<std::string> gpuMatmul{
+      *this, "gpu-matmul",
+      llvm::cl::desc("How the implicit GEMM multiplies: tensor-cores (f16 "
+                     "and bf16 on tensor cores, f32 on FMA), tf32 (f32 on "
+                     "tensor cores too, inputs rounded to TF32) or fma "
+                     "(convert-spconv-to-scf)"),
+      llvm::cl::init("tensor-cores")};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "

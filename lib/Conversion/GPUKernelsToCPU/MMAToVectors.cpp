@@ -11,7 +11,9 @@
 //    (+ c * ld + r with `transpose`), ld being `leadDimension`;
 //  * subgroup_mma_compute: C + A * B, products and sums in f32 (f16 inputs
 //    multiply exactly in f32), k in increasing order, rounded once to C's
-//    type at the end;
+//    type at the end; f32 inputs are tf32 (NVVM's reading of f32 A and B
+//    fragments): the tensor cores ignore their 13 low mantissa bits, so the
+//    emulation clears them, and a kernel that wants rounding rounds first;
 //  * subgroup_mma_store_matrix: lane l writes the elements e = l, l + 32,
 //    ... of the tile, so each element is written once per warp, as on the
 //    GPU, and the race detector sees one writer per element;
@@ -194,6 +196,17 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
         return x;
       return arith::ExtFOp::create(b, l, accumulator, x);
     };
+    auto input = [&](OpBuilder &b, Location l, Value x) -> Value {
+      if (x.getType() != accumulator)
+        return extend(b, l, x);
+      // A tf32 input: the 19 high bits of the f32.
+      Type i32 = b.getI32Type();
+      Value bits = arith::AndIOp::create(
+          b, l, arith::BitcastOp::create(b, l, i32, x),
+          arith::ConstantOp::create(
+              b, l, b.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u))));
+      return arith::BitcastOp::create(b, l, accumulator, bits);
+    };
     Value tile = buildTile(
         rewriter, loc, adaptor.getOpC(), m * n,
         [&](OpBuilder &b, Location l, Value e, Value result) -> Value {
@@ -214,12 +227,12 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
                     ib, il,
                     arith::MulIOp::create(ib, il, kk, indexConstant(ib, il, n)),
                     col);
-                Value x = extend(
+                Value x = input(
                     ib, il,
                     vector::ExtractOp::create(ib, il, a, OpFoldResult(aAt)));
-                Value y = extend(ib, il,
-                                 vector::ExtractOp::create(ib, il, bMatrix,
-                                                           OpFoldResult(bAt)));
+                Value y = input(ib, il,
+                                vector::ExtractOp::create(ib, il, bMatrix,
+                                                          OpFoldResult(bAt)));
                 Value product = arith::MulFOp::create(ib, il, x, y);
                 scf::YieldOp::create(
                     ib, il,
@@ -310,20 +323,24 @@ struct ElementwiseMatrix : OpConversionPattern<gpu::SubgroupMmaElementwiseOp> {
   }
 };
 
-/// What the emulation models: f16 inputs with f16 or f32 accumulators (the
-/// tensor-core ops this project's kernels use), and scalar memref elements.
+/// What the emulation models: f16 inputs with f16 or f32 accumulators, tf32
+/// (f32) inputs with f32 ones (the tensor-core ops this project's kernels
+/// use), and scalar memref elements.
 LogicalResult checkEmulable(Operation *op, StringRef kernel) {
   auto fail = [&](const Twine &what) {
     return emitKernelError(op, kernel) << what;
   };
   if (auto compute = dyn_cast<gpu::SubgroupMmaComputeOp>(op)) {
-    for (Value input : {compute.getOpA(), compute.getOpB()})
-      if (!cast<gpu::MMAMatrixType>(input.getType()).getElementType().isF16())
-        return fail("only f16 tensor-core inputs are emulated");
+    Type a =
+        cast<gpu::MMAMatrixType>(compute.getOpA().getType()).getElementType();
     Type c =
         cast<gpu::MMAMatrixType>(compute.getOpC().getType()).getElementType();
+    if (!a.isF16() && !a.isF32())
+      return fail("only f16 and tf32 (f32) tensor-core inputs are emulated");
     if (!c.isF16() && !c.isF32())
       return fail("only f16 and f32 tensor-core accumulators are emulated");
+    if (a.isF32() && !c.isF32())
+      return fail("tf32 (f32) tensor-core inputs accumulate in f32 only");
   }
   for (Value operand : op->getOperands())
     if (auto memref = dyn_cast<MemRefType>(operand.getType()))

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -75,6 +76,14 @@ LogicalResult hoistWorkgroupAllocas(gpu::GPUFuncOp kernel) {
                               "allocated where the kernel starts");
     BlockArgument buffer =
         kernel.addWorkgroupAttribution(alloca.getType(), alloca.getLoc());
+    // The alignment the buffer was allocated with (tensor-core fragments
+    // need 32 bytes) becomes the shared variable's.
+    if (std::optional<uint64_t> alignment = alloca.getAlignment())
+      kernel.setWorkgroupAttributionAttr(
+          kernel.getNumWorkgroupAttributions() - 1,
+          LLVM::LLVMDialect::getAlignAttrName(),
+          IntegerAttr::get(IntegerType::get(kernel.getContext(), 64),
+                           *alignment));
     alloca.replaceAllUsesWith(buffer);
     alloca.erase();
   }

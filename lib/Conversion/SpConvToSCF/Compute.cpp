@@ -379,11 +379,14 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
   OpBuilder tb(guard.thenBlock()->getTerminator());
   operands.table =
       buildNeighbourTable(tb, loc, rulebook, volume, inverse, rows);
-  GemmTiles tiles =
-      GemmTiles::choose(operands.channelsIn, operands.channelsOut);
-  emitImplicitGemmConv(
-      tb, loc, operands, tiles,
-      computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType));
+  GemmTiles tiles = GemmTiles::choose(operands.channelsIn, operands.channelsOut,
+                                      elementType, ctx.getGPUMatmul());
+  std::string role =
+      computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
+  if (tiles.usesTensorCores())
+    emitTensorCoreConv(tb, loc, operands, tiles, role);
+  else
+    emitImplicitGemmConv(tb, loc, operands, tiles, role);
   OpBuilder eb(guard.elseBlock()->getTerminator());
   Value zero = indexConst(eb, loc, 0), one = indexConst(eb, loc, 1);
   markKernel(

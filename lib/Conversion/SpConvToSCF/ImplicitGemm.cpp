@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConvToSCF.h"
+#include "GemmKernel.h"
 
 #include "SpConv/Conversion/Passes.h"
 
@@ -28,8 +28,56 @@ using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 
-GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut) {
+int64_t GemmTiles::threads() const {
+  if (usesTensorCores())
+    return 32 * (rows / (16 * fragRows)) * warpsPerRow();
+  return (rows / threadRows) * (cols / threadCols);
+}
+
+/// The staged inputs and weights of a tensor-core tile, in bytes.
+static int64_t stagingBytes(const GemmTiles &tiles) {
+  return (tiles.rows * tiles.inputStride() +
+          tiles.depth * tiles.weightStride()) *
+         tiles.fragElementBytes();
+}
+
+int64_t GemmTiles::sumStride() const {
+  int64_t padded = cols + 4;
+  if (stagingBytes(*this) + rows * padded * 4 <= kMaxStaticSharedBytes)
+    return padded;
+  return cols;
+}
+
+int64_t GemmTiles::sharedBytes() const {
+  return stagingBytes(*this) + rows * sumStride() * 4;
+}
+
+GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
+                            Type elementType, GPUMatmul matmul) {
   GemmTiles tiles;
+  if (matmul != GPUMatmul::FMA &&
+      (elementType.isF16() || elementType.isBF16() ||
+       (elementType.isF32() && matmul == GPUMatmul::TF32))) {
+    // Eight warps, each 2 x 2 (or 2 x 1 for 16 channels) fragments: 128
+    // rows x 64 channels, or 256 rows x 32 or 16 (128 x 32 in fact: 256
+    // would not fit in shared memory). Tall tiles because every
+    // tile stages the weights of all offsets once: 128 rows halve that
+    // traffic against 64 (docs/GPU.md's model). bf16 multiplies as tf32,
+    // which holds every bf16 value exactly.
+    tiles.math = elementType.isF16() ? GemmMath::F16MMA : GemmMath::TF32MMA;
+    tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 16, 64);
+    tiles.fragCols = tiles.cols >= 32 ? 2 : 1;
+    tiles.fragRows = 2;
+    tiles.rows = 8 / tiles.warpsPerRow() * tiles.fragRows * 16;
+    // Two fragment multiplies per staged slice where Cin allows.
+    tiles.depth = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsIn),
+                                      tiles.fragDepth(), 2 * tiles.fragDepth());
+    // Fewer warps (shorter tiles) where the buffers would not fit.
+    while (tiles.sharedBytes() > kMaxStaticSharedBytes &&
+           tiles.rows > 16 * tiles.fragRows)
+      tiles.rows /= 2;
+    return tiles;
+  }
   tiles.threadCols = 4;
   tiles.threadRows = 4;
   tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 4, 64);
@@ -41,20 +89,44 @@ GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut) {
   return tiles;
 }
 
-/// A `shape` x `type` buffer in workgroup memory.
-static MemRefType workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
-                                Type type) {
+/// What `spconv.tile` records of `tiles`.
+static DictionaryAttr tileAttr(Builder &b, const GemmTiles &tiles) {
+  SmallVector<NamedAttribute> entries;
+  auto add = [&](StringRef name, int64_t value) {
+    entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(value)));
+  };
+  add("threads", tiles.threads());
+  add("rows", tiles.rows);
+  add("cols", tiles.cols);
+  add("depth", tiles.depth);
+  switch (tiles.math) {
+  case GemmMath::FMA:
+    add("thread_rows", tiles.threadRows);
+    add("thread_cols", tiles.threadCols);
+    entries.push_back(b.getNamedAttr("math", b.getStringAttr("fma")));
+    break;
+  case GemmMath::F16MMA:
+  case GemmMath::TF32MMA:
+    add("warp_rows", 16 * tiles.fragRows);
+    add("warp_cols", 16 * tiles.fragCols);
+    entries.push_back(b.getNamedAttr(
+        "math", b.getStringAttr(tiles.math == GemmMath::F16MMA ? "mma-f16"
+                                                               : "mma-tf32")));
+    break;
+  }
+  return b.getDictionaryAttr(entries);
+}
+
+MemRefType gemm::workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
+                               Type type) {
   return MemRefType::get(
       shape, type, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
 }
 
-/// for (e = thread; e < count; e += threads) body(e): the block's threads
-/// share `count` items.
-static void
-forEachItemOfBlock(OpBuilder &b, Location loc, Value thread, int64_t threads,
-                   int64_t count,
-                   function_ref<void(OpBuilder &, Location, Value)> body) {
+void gemm::forEachItemOfBlock(
+    OpBuilder &b, Location loc, Value thread, int64_t threads, int64_t count,
+    function_ref<void(OpBuilder &, Location, Value)> body) {
   scf::ForOp::create(b, loc, thread, indexConst(b, loc, count),
                      indexConst(b, loc, threads), ValueRange{},
                      [&](OpBuilder &fb, Location floc, Value item, ValueRange) {
@@ -63,9 +135,8 @@ forEachItemOfBlock(OpBuilder &b, Location loc, Value thread, int64_t threads,
                      });
 }
 
-/// `condition ? load() : zero` of type `type`.
-static Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
-                         function_ref<Value(OpBuilder &, Location)> load) {
+Value gemm::guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                        function_ref<Value(OpBuilder &, Location)> load) {
   auto ifOp = scf::IfOp::create(
       b, loc, condition,
       [&](OpBuilder &tb, Location tloc) {
@@ -78,6 +149,90 @@ static Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
                 .getResult());
       });
   return ifOp.getResult(0);
+}
+
+Value gemm::loadGatheredInput(OpBuilder &b, Location loc,
+                              const ImplicitGemmOperands &operands, Value row,
+                              Value offset, Value channel, Type type) {
+  Value rowOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                      operands.rows);
+  Value source = guardedLoad(
+      b, loc, rowOk, b.getI32Type(), [&](OpBuilder &lb, Location lloc) {
+        return memref::LoadOp::create(lb, lloc, operands.table,
+                                      ValueRange{row, offset});
+      });
+  // Rows past the end stage zeros (the guard's 0 is no input row for them).
+  Value hit = arith::AndIOp::create(
+      b, loc, rowOk,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, source,
+                            i32Const(b, loc, 0)));
+  Value channelOk =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
+                            indexConst(b, loc, operands.channelsIn));
+  return guardedLoad(
+      b, loc, arith::AndIOp::create(b, loc, hit, channelOk), type,
+      [&](OpBuilder &lb, Location lloc) {
+        Value sourceRow =
+            arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), source);
+        return loadAs(lb, lloc, operands.features, {sourceRow, channel}, type);
+      });
+}
+
+Value gemm::loadWeight(OpBuilder &b, Location loc,
+                       const ImplicitGemmOperands &operands, Value offset,
+                       Value channel, Value column, Type type) {
+  Value ok = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
+                            indexConst(b, loc, operands.channelsIn)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
+                            indexConst(b, loc, operands.channelsOut)));
+  return guardedLoad(b, loc, ok, type, [&](OpBuilder &lb, Location lloc) {
+    return loadAs(lb, lloc, operands.weight, {offset, channel, column}, type);
+  });
+}
+
+gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
+                                   const ImplicitGemmOperands &operands,
+                                   const GemmTiles &tiles, StringRef role,
+                                   function_ref<void(OpBuilder &)> allocate) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value colTiles =
+      indexConst(b, loc, llvm::divideCeil(operands.channelsOut, tiles.cols));
+  Value tileCount = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc, operands.rows,
+                                 indexConst(b, loc, tiles.rows)),
+      colTiles);
+  auto any = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tileCount, zero),
+      /*withElseRegion=*/false);
+  OpBuilder lb(any.thenBlock()->getTerminator());
+  auto launch =
+      gpu::LaunchOp::create(lb, loc, tileCount, one, one,
+                            indexConst(lb, loc, tiles.threads()), one, one);
+  launch->setAttr(kKernelRoleAttrName, lb.getStringAttr(role));
+  launch->setAttr(kTileAttrName, tileAttr(lb, tiles));
+  OpBuilder body = OpBuilder::atBlockEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(body, loc);
+  body.setInsertionPointToStart(&launch.getBody().front());
+  // Workgroup allocas, not attributions of the launch: buffer deallocation
+  // would give memref block arguments ownership arguments the launch cannot
+  // have. spconv-parallel-loops-to-gpu makes them the kernel's attributions.
+  allocate(body);
+  // Any grid covers the tiles: a block takes every gridDim-th tile.
+  auto tileLoop = scf::ForOp::create(body, loc, launch.getBlockIds().x,
+                                     tileCount, launch.getGridSize().x);
+  OpBuilder kb(tileLoop.getBody()->getTerminator());
+  Value tile = tileLoop.getInductionVar();
+  Value row0 = arith::MulIOp::create(
+      kb, loc, arith::DivUIOp::create(kb, loc, tile, colTiles),
+      indexConst(kb, loc, tiles.rows));
+  Value col0 = arith::MulIOp::create(
+      kb, loc, arith::RemUIOp::create(kb, loc, tile, colTiles),
+      indexConst(kb, loc, tiles.cols));
+  return TileLoop{kb, launch.getThreadIds().x, row0, col0};
 }
 
 Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
@@ -139,69 +294,29 @@ Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
 void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
                                     const ImplicitGemmOperands &operands,
                                     const GemmTiles &tiles, StringRef role) {
+  using namespace gemm;
+  assert(!tiles.usesTensorCores() && "the tensor-core form is separate");
   Type accType = operands.accType;
-  Value features = operands.features, weight = operands.weight;
-  int64_t volume = operands.volume;
-  int64_t channelsIn = operands.channelsIn;
-  int64_t channelsOut = operands.channelsOut;
   int64_t threads = tiles.threads();
   int64_t colThreads = tiles.cols / tiles.threadCols;
-  int64_t colTiles = llvm::divideCeil(channelsOut, tiles.cols);
 
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value colTilesValue = indexConst(b, loc, colTiles);
-  Value tileCount = arith::MulIOp::create(
-      b, loc,
-      arith::CeilDivSIOp::create(b, loc, operands.rows,
-                                 indexConst(b, loc, tiles.rows)),
-      colTilesValue);
-  // CUDA rejects empty grids.
-  auto any = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tileCount, zero),
-      /*withElseRegion=*/false);
-  OpBuilder lb(any.thenBlock()->getTerminator());
   // Gathered input rows, transposed (depth x rows), so that a thread reads
   // its rows of one input channel as one vector; the weight slice depth x
   // cols.
-  auto launch = gpu::LaunchOp::create(lb, loc, tileCount, one, one,
-                                      indexConst(lb, loc, threads), one, one);
-  launch->setAttr(kKernelRoleAttrName, lb.getStringAttr(role));
-  launch->setAttr(
-      kTileAttrName,
-      lb.getDictionaryAttr({
-          lb.getNamedAttr("threads", lb.getI64IntegerAttr(threads)),
-          lb.getNamedAttr("rows", lb.getI64IntegerAttr(tiles.rows)),
-          lb.getNamedAttr("cols", lb.getI64IntegerAttr(tiles.cols)),
-          lb.getNamedAttr("depth", lb.getI64IntegerAttr(tiles.depth)),
-          lb.getNamedAttr("thread_rows",
-                          lb.getI64IntegerAttr(tiles.threadRows)),
-          lb.getNamedAttr("thread_cols",
-                          lb.getI64IntegerAttr(tiles.threadCols)),
-      }));
-  OpBuilder body = OpBuilder::atBlockEnd(&launch.getBody().front());
-  gpu::TerminatorOp::create(body, loc);
-  body.setInsertionPointToStart(&launch.getBody().front());
-  // Workgroup allocas, not attributions of the launch: buffer deallocation
-  // would give memref block arguments ownership arguments the launch cannot
-  // have. spconv-parallel-loops-to-gpu makes them the kernel's attributions.
   MLIRContext *context = b.getContext();
-  Value inputTile = memref::AllocaOp::create(
-      body, loc, workgroupType(context, {tiles.depth, tiles.rows}, accType));
-  Value weightTile = memref::AllocaOp::create(
-      body, loc, workgroupType(context, {tiles.depth, tiles.cols}, accType));
-  Value thread = launch.getThreadIds().x;
-  // Any grid covers the tiles: a block takes every gridDim-th tile.
-  auto tileLoop = scf::ForOp::create(body, loc, launch.getBlockIds().x,
-                                     tileCount, launch.getGridSize().x);
-  OpBuilder kb(tileLoop.getBody()->getTerminator());
-  Value tile = tileLoop.getInductionVar();
-  Value row0 = arith::MulIOp::create(
-      kb, loc, arith::DivUIOp::create(kb, loc, tile, colTilesValue),
-      indexConst(kb, loc, tiles.rows));
-  Value col0 = arith::MulIOp::create(
-      kb, loc, arith::RemUIOp::create(kb, loc, tile, colTilesValue),
-      indexConst(kb, loc, tiles.cols));
+  Value inputTile, weightTile;
+  TileLoop tile =
+      beginTileLoop(b, loc, operands, tiles, role, [&](OpBuilder &ab) {
+        inputTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.depth, tiles.rows}, accType));
+        weightTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.depth, tiles.cols}, accType));
+      });
+  OpBuilder &kb = tile.body;
+  Value thread = tile.thread, row0 = tile.row0, col0 = tile.col0;
+  Value zero = indexConst(kb, loc, 0), one = indexConst(kb, loc, 1);
   Value threadCol =
       arith::RemUIOp::create(kb, loc, thread, indexConst(kb, loc, colThreads));
   Value threadRow =
@@ -216,16 +331,13 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       kb, loc, colVector,
       DenseElementsAttr::get(colVector, kb.getZeroAttr(accType)));
   SmallVector<Value> initial(tiles.threadRows, zeroCols);
-  Value volumeValue = indexConst(kb, loc, volume);
-  Value cinValue = indexConst(kb, loc, channelsIn);
-  Value coutValue = indexConst(kb, loc, channelsOut);
 
   auto offsetLoop = scf::ForOp::create(
-      kb, loc, zero, volumeValue, one, initial,
+      kb, loc, zero, indexConst(kb, loc, operands.volume), one, initial,
       [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
         auto sliceLoop = scf::ForOp::create(
-            ob, oloc, zero, cinValue, indexConst(ob, oloc, tiles.depth),
-            offsetAcc,
+            ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
+            indexConst(ob, oloc, tiles.depth), offsetAcc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
               // Stage the gathered rows: consecutive threads read
               // consecutive channels of one row.
@@ -235,32 +347,10 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
                     Value depth = indexConst(ib, iloc, tiles.depth);
                     Value m = arith::DivUIOp::create(ib, iloc, item, depth);
                     Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
-                    Value row = arith::AddIOp::create(ib, iloc, row0, m);
-                    Value channel = arith::AddIOp::create(ib, iloc, c0, kk);
-                    Value rowOk = arith::CmpIOp::create(
-                        ib, iloc, arith::CmpIPredicate::ult, row,
-                        operands.rows);
-                    Value source =
-                        guardedLoad(ib, iloc, rowOk, ib.getI32Type(),
-                                    [&](OpBuilder &lb, Location lloc) {
-                                      return memref::LoadOp::create(
-                                          lb, lloc, operands.table,
-                                          ValueRange{row, offset});
-                                    });
-                    Value hit = arith::CmpIOp::create(
-                        ib, iloc, arith::CmpIPredicate::sge, source,
-                        i32Const(ib, iloc, 0));
-                    Value channelOk = arith::CmpIOp::create(
-                        ib, iloc, arith::CmpIPredicate::ult, channel, cinValue);
-                    Value value = guardedLoad(
-                        ib, iloc,
-                        arith::AndIOp::create(ib, iloc, hit, channelOk),
-                        accType, [&](OpBuilder &lb, Location lloc) {
-                          Value sourceRow = arith::IndexCastOp::create(
-                              lb, lloc, lb.getIndexType(), source);
-                          return loadAs(lb, lloc, features,
-                                        {sourceRow, channel}, accType);
-                        });
+                    Value value = loadGatheredInput(
+                        ib, iloc, operands,
+                        arith::AddIOp::create(ib, iloc, row0, m), offset,
+                        arith::AddIOp::create(ib, iloc, c0, kk), accType);
                     memref::StoreOp::create(ib, iloc, value, inputTile,
                                             ValueRange{kk, m});
                   });
@@ -272,22 +362,10 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
                     Value cols = indexConst(ib, iloc, tiles.cols);
                     Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
                     Value n = arith::RemUIOp::create(ib, iloc, item, cols);
-                    Value channel = arith::AddIOp::create(ib, iloc, c0, kk);
-                    Value column = arith::AddIOp::create(ib, iloc, col0, n);
-                    Value ok = arith::AndIOp::create(
-                        ib, iloc,
-                        arith::CmpIOp::create(ib, iloc,
-                                              arith::CmpIPredicate::ult,
-                                              channel, cinValue),
-                        arith::CmpIOp::create(ib, iloc,
-                                              arith::CmpIPredicate::ult, column,
-                                              coutValue));
-                    Value value = guardedLoad(
-                        ib, iloc, ok, accType,
-                        [&](OpBuilder &lb, Location lloc) {
-                          return loadAs(lb, lloc, weight,
-                                        {offset, channel, column}, accType);
-                        });
+                    Value value = loadWeight(
+                        ib, iloc, operands, offset,
+                        arith::AddIOp::create(ib, iloc, c0, kk),
+                        arith::AddIOp::create(ib, iloc, col0, n), accType);
                     memref::StoreOp::create(ib, iloc, value, weightTile,
                                             ValueRange{kk, n});
                   });
@@ -322,6 +400,7 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
   // The epilogue: each output element written once, bias added here.
   Type resultElement =
       cast<MemRefType>(operands.result.getType()).getElementType();
+  Value coutValue = indexConst(kb, loc, operands.channelsOut);
   for (auto [i, sum] : llvm::enumerate(offsetLoop.getResults())) {
     Value row = arith::AddIOp::create(
         kb, loc, arith::AddIOp::create(kb, loc, row0, myRows),

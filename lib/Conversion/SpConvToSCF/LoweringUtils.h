@@ -70,15 +70,27 @@ enum class GPUConv {
   GatherScatter
 };
 
+/// What the GPU target's tiled convolution multiplies with.
+enum class GPUMatmul {
+  /// f16 and bf16 on tensor cores (f32 accumulation), f32 and f64 on FMA.
+  TensorCores,
+  /// As TensorCores, and f32 too, its inputs rounded to TF32.
+  TF32,
+  /// Every type on FMA (SIMT).
+  FMA
+};
+
 /// State shared by the op lowerings of one module.
 class LoweringContext {
 public:
   LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch,
                   LoopTarget target, int64_t chunkBytes,
-                  int64_t maxUnrolledOffsets, GPUConv gpuConv)
+                  int64_t maxUnrolledOffsets, GPUConv gpuConv,
+                  GPUMatmul gpuMatmul)
       : module(module), blockSize(blockSize), submSearch(submSearch),
         target(target), chunkBytes(chunkBytes),
-        maxUnrolledOffsets(maxUnrolledOffsets), gpuConv(gpuConv) {}
+        maxUnrolledOffsets(maxUnrolledOffsets), gpuConv(gpuConv),
+        gpuMatmul(gpuMatmul) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
@@ -86,6 +98,7 @@ public:
   LoopTarget getTarget() const { return target; }
   int64_t getChunkBytes() const { return chunkBytes; }
   GPUConv getGPUConv() const { return gpuConv; }
+  GPUMatmul getGPUMatmul() const { return gpuMatmul; }
   /// Whether loops over the `volume` offsets of a kernel are unrolled
   /// (offsets become constants) or stay loops, which keeps the IR and the
   /// compile time of large kernels linear in their volume.
@@ -114,6 +127,7 @@ private:
   int64_t chunkBytes;
   int64_t maxUnrolledOffsets;
   GPUConv gpuConv;
+  GPUMatmul gpuMatmul;
 };
 
 //===----------------------------------------------------------------------===//

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_CONVERTSPCONVTOSCFPASS
@@ -320,6 +321,10 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError("convert-spconv-to-scf: gpu-conv must be "
                             "implicit-gemm or gather-scatter, got '")
            << gpuConv.getValue() << "'";
+  if (gpuMatmul != "tensor-cores" && gpuMatmul != "tf32" && gpuMatmul != "fma")
+    return module.emitError("convert-spconv-to-scf: gpu-matmul must be "
+                            "tensor-cores, tf32 or fma, got '")
+           << gpuMatmul.getValue() << "'";
   // The sorted merge walks pointers site after site: a CPU algorithm.
   if (target == "gpu" && submSearch != "hash")
     return module.emitError("convert-spconv-to-scf: target=gpu needs "
@@ -369,7 +374,11 @@ void ConvertSpConvToSCFPass::runOnOperation() {
                       target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU,
                       chunkBytes, maxUnrolledOffsets,
                       gpuConv == "gather-scatter" ? GPUConv::GatherScatter
-                                                  : GPUConv::ImplicitGemm);
+                                                  : GPUConv::ImplicitGemm,
+                      llvm::StringSwitch<GPUMatmul>(gpuMatmul)
+                          .Case("tf32", GPUMatmul::TF32)
+                          .Case("fma", GPUMatmul::FMA)
+                          .Default(GPUMatmul::TensorCores));
   MLIRContext *context = &getContext();
 
   ConversionTarget conversionTarget(*context);

@@ -39,14 +39,45 @@ Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
                         Value weight, Value bias);
 
 /// Max or average pooling over a rulebook; returns the result buffer.
+/// How a GPU implicit-GEMM tile multiplies.
+enum class GemmMath {
+  FMA,    ///< SIMT: each thread a register tile of fused multiply-adds
+  F16MMA, ///< tensor cores, f16 fragments (m16n16k16), f32 accumulation
+  TF32MMA ///< tensor cores, tf32 fragments (m16n16k8), f32 accumulation
+};
+
 /// The tile sizes of the GPU's implicit-GEMM convolution, chosen per channel
-/// counts at compile time: a block of `threads()` threads computes `rows`
-/// output rows x `cols` output channels, staging `depth` input channels at a
-/// time; each thread owns `threadRows` x `threadCols` outputs.
+/// counts and element type at compile time: a block computes `rows` output
+/// rows x `cols` output channels, staging `depth` input channels at a time.
+/// With FMA each thread owns `threadRows` x `threadCols` outputs; with tensor
+/// cores each warp owns `fragRows` x `fragCols` 16x16 fragments.
 struct GemmTiles {
-  int64_t rows, cols, depth, threadRows, threadCols;
-  int64_t threads() const { return (rows / threadRows) * (cols / threadCols); }
-  static GemmTiles choose(int64_t channelsIn, int64_t channelsOut);
+  GemmMath math = GemmMath::FMA;
+  int64_t rows = 0, cols = 0, depth = 0;
+  int64_t threadRows = 0, threadCols = 0;
+  int64_t fragRows = 0, fragCols = 0;
+
+  bool usesTensorCores() const { return math != GemmMath::FMA; }
+  /// The depth of one fragment multiply (16 for f16, 8 for tf32).
+  int64_t fragDepth() const { return math == GemmMath::F16MMA ? 16 : 8; }
+  int64_t warpsPerRow() const { return cols / (16 * fragCols); }
+  int64_t threads() const;
+
+  /// Tensor cores: the workgroup buffers. Staged input rows (rows x
+  /// inputStride) and weights (depth x weightStride) in the fragments' type,
+  /// rows padded by 16 bytes; the f32 sums (rows x sumStride), padded by 16
+  /// bytes too unless that would pass kMaxStaticSharedBytes.
+  int64_t fragElementBytes() const { return math == GemmMath::F16MMA ? 2 : 4; }
+  int64_t inputStride() const { return depth + 16 / fragElementBytes(); }
+  int64_t weightStride() const { return cols + 16 / fragElementBytes(); }
+  int64_t sumStride() const;
+  int64_t sharedBytes() const;
+  /// What CUDA allows a kernel in static shared memory.
+  static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+  /// `elementType` is the convolution's; `matmul` the pass's choice.
+  static GemmTiles choose(int64_t channelsIn, int64_t channelsOut,
+                          Type elementType, GPUMatmul matmul);
 };
 
 /// What the implicit-GEMM convolution reads and writes (buffers).
@@ -76,6 +107,15 @@ Value buildNeighbourTable(OpBuilder &b, Location loc,
 void emitImplicitGemmConv(OpBuilder &b, Location loc,
                           const ImplicitGemmOperands &operands,
                           const GemmTiles &tiles, StringRef role);
+
+/// The same convolution on tensor cores (TensorCoreGemm.cpp): each warp
+/// multiplies `gpu.subgroup_mma` fragments staged in workgroup memory and
+/// accumulates in f32; the epilogue goes through workgroup memory so that
+/// consecutive threads write consecutive channels. `tiles.math` must be a
+/// tensor-core one.
+void emitTensorCoreConv(OpBuilder &b, Location loc,
+                        const ImplicitGemmOperands &operands,
+                        const GemmTiles &tiles, StringRef role);
 
 Value lowerRulebookPool(LoweringContext &ctx, OpBuilder &b, RulebookPoolOp op,
                         const RulebookBuffers &rulebook, Value features);

@@ -130,13 +130,29 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @tf32(%a: memref<16x16xf32>) kernel {
+    gpu.func @f64(%a: memref<8x8xf64>) kernel {
       %c0 = arith.constant 0 : index
-      %m = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "AOp">
-      %n = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "BOp">
-      %c = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "COp">
-      // expected-error @+1 {{kernel @tf32: only f16 tensor-core inputs are emulated}}
-      %d = gpu.subgroup_mma_compute %m, %n, %c : !gpu.mma_matrix<16x16xf32, "AOp">, !gpu.mma_matrix<16x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+      %m = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 8 : index} : memref<8x8xf64> -> !gpu.mma_matrix<8x4xf64, "AOp">
+      %n = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 8 : index} : memref<8x8xf64> -> !gpu.mma_matrix<4x8xf64, "BOp">
+      %c = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 8 : index} : memref<8x8xf64> -> !gpu.mma_matrix<8x8xf64, "COp">
+      // expected-error @+1 {{kernel @f64: only f16 and tf32 (f32) tensor-core inputs are emulated}}
+      %d = gpu.subgroup_mma_compute %m, %n, %c : !gpu.mma_matrix<8x4xf64, "AOp">, !gpu.mma_matrix<4x8xf64, "BOp"> -> !gpu.mma_matrix<8x8xf64, "COp">
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @tf32_into_f16(%a: memref<16x16xf32>, %h: memref<16x16xf16>) kernel {
+      %c0 = arith.constant 0 : index
+      %m = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x8xf32, "AOp">
+      %n = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<8x16xf32, "BOp">
+      %c = gpu.subgroup_mma_load_matrix %h[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf16> -> !gpu.mma_matrix<16x16xf16, "COp">
+      // expected-error @+1 {{kernel @tf32_into_f16: tf32 (f32) tensor-core inputs accumulate in f32 only}}
+      %d = gpu.subgroup_mma_compute %m, %n, %c : !gpu.mma_matrix<16x8xf32, "AOp">, !gpu.mma_matrix<8x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf16, "COp">
       gpu.return
     }
   }

@@ -33,5 +33,29 @@ module attributes {gpu.container_module} {
       gpu.subgroup_mma_store_matrix %d, %c[%c0, %c0] {leadDimension = 16 : index} : !gpu.mma_matrix<16x16xf16, "COp">, memref<16x16xf16>
       gpu.return
     }
+    gpu.func @tf32(%a: memref<16x8xf32>, %b: memref<8x16xf32>, %c: memref<16x16xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %ta = gpu.subgroup_mma_load_matrix %a[%c0, %c0] {leadDimension = 8 : index} : memref<16x8xf32> -> !gpu.mma_matrix<16x8xf32, "AOp">
+      %tb = gpu.subgroup_mma_load_matrix %b[%c0, %c0] {leadDimension = 16 : index} : memref<8x16xf32> -> !gpu.mma_matrix<8x16xf32, "BOp">
+      %tc = gpu.subgroup_mma_load_matrix %c[%c0, %c0] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "COp">
+      %d = gpu.subgroup_mma_compute %ta, %tb, %tc : !gpu.mma_matrix<16x8xf32, "AOp">, !gpu.mma_matrix<8x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+      gpu.subgroup_mma_store_matrix %d, %c[%c0, %c0] {leadDimension = 16 : index} : !gpu.mma_matrix<16x16xf32, "COp">, memref<16x16xf32>
+      gpu.return
+    }
   }
 }
+
+// tf32 fragments (f32 A and B) enter the product with their 13 low mantissa
+// bits cleared, as the tensor cores read them; the f32 accumulator is used
+// as it is.
+// CHECK-LABEL: func.func private @tf32
+// CHECK: scf.for {{.*}} -> (f32)
+// CHECK:   %[[A:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK:   %[[AT:.*]] = arith.andi %[[A]], %c-8192_i32
+// CHECK:   arith.bitcast %[[AT]] : i32 to f32
+// CHECK:   %[[B:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK:   arith.andi %[[B]], %c-8192_i32
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK-NOT: arith.truncf
+// CHECK: return

@@ -161,8 +161,9 @@ func.func @calls(%a: memref<?xindex>, %n: index) {
 // -----
 
 // A gpu.launch of the lowering (a tiled kernel) is outlined into the same
-// module: constants sunk, its workgroup allocas made workgroup attributions,
-// its role naming it, its tiles recorded on it, no known block size (ptxas
+// module: constants sunk, its workgroup allocas made workgroup attributions
+// (an alloca's alignment becoming the attribution's llvm.align), its role
+// naming it, its tiles recorded on it, no known block size (ptxas
 // would read .maxntid as a register budget); its grid is capped by
 // max-blocks (its body walks the tiles in a grid-stride loop), its block
 // size kept.
@@ -171,10 +172,11 @@ func.func @calls(%a: memref<?xindex>, %n: index) {
 // CHECK: %[[GRID:.*]] = arith.minsi %{{.*}}, %[[CAP]] : index
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks in (%[[GRID]], %{{.*}}, %{{.*}}) threads in (%c64, %{{.*}}, %{{.*}}) args(%{{.*}} : memref<?xf32>, %{{.*}} : index)
 // CHECK-NOT: gpu.launch blocks
-// CHECK: gpu.func @spconv_conv_f32_4x4(%{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%[[SHARED:.*]] : memref<64xf32, #gpu.address_space<workgroup>>) kernel attributes {spconv.tile = {threads = 64 : i64}}
+// CHECK: gpu.func @spconv_conv_f32_4x4(%{{.*}}: memref<?xf32>, %{{.*}}: index) workgroup(%[[SHARED:.*]] : memref<64xf32, #gpu.address_space<workgroup>>, %[[ALIGNED:.*]] : memref<16xf16, #gpu.address_space<workgroup>> {llvm.align = 32 : i64}) kernel attributes {spconv.tile = {threads = 64 : i64}}
 // CHECK-NOT: known_block_size
 // CHECK: arith.constant 2.0
 // CHECK: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: memref.store %{{.*}}, %[[ALIGNED]]
 // CHECK: gpu.barrier
 // CHECK: gpu.return
 // NOCAP-LABEL: func.func @tiled
@@ -187,8 +189,11 @@ func.func @tiled(%a: memref<?xf32>, %tiles: index) {
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %tiles, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
     %shared = memref.alloca() : memref<64xf32, #gpu.address_space<workgroup>>
+    %aligned = memref.alloca() {alignment = 32 : i64} : memref<16xf16, #gpu.address_space<workgroup>>
     scf.for %t = %bx to %tiles step %gx {
       memref.store %two, %shared[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      %half = arith.truncf %two : f32 to f16
+      memref.store %half, %aligned[%c1] : memref<16xf16, #gpu.address_space<workgroup>>
       gpu.barrier
       %v = memref.load %shared[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
       memref.store %v, %a[%t] : memref<?xf32>

@@ -1,5 +1,7 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash" -split-input-file | FileCheck %s
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-conv=gather-scatter" -split-input-file | FileCheck %s --check-prefix=GATHER
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=fma" -split-input-file | FileCheck %s --check-prefix=FMA
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=tf32" -split-input-file | FileCheck %s --check-prefix=TF32
 
 // The GPU's convolution with static channel counts: an output-major
 // neighbour table from the rulebook's pairs, then one gpu.launch over tiles
@@ -29,11 +31,11 @@
 // CHECK: %[[W_TILE:.*]] = memref.alloca() : memref<16x32xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for %{{.*}} = %[[BX]] to %[[TILES]] step %[[GX]]
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %c27
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c16 step %c16{{.*}} iter_args
-// CHECK: scf.for %{{.*}} = %[[TX]] to %c1024 step %c128
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c16{{.*}} iter_args
+// CHECK: scf.for %{{.*}} = %[[TX]] to %c1024 step %c128{{.*}}
 // CHECK: memref.load %[[TABLE]][%{{.*}}, %[[K]]] : memref<?x27xi32>
 // CHECK: memref.store %{{.*}}, %[[IN_TILE]]
-// CHECK: scf.for %{{.*}} = %[[TX]] to %c512 step %c128
+// CHECK: scf.for %{{.*}} = %[[TX]] to %c512 step %c128{{.*}}
 // CHECK: memref.store %{{.*}}, %[[W_TILE]]
 // CHECK: gpu.barrier
 // CHECK: vector.load %[[IN_TILE]]{{.*}} vector<4xf32>
@@ -44,7 +46,7 @@
 // CHECK: arith.addf
 // CHECK: memref.store %{{.*}}, %[[RESULT]]
 // CHECK: gpu.terminator
-// CHECK: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, rows = 64 : i64, thread_cols = 4 : i64, thread_rows = 4 : i64, threads = 128 : i64}}
+// CHECK: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "fma", rows = 64 : i64, thread_cols = 4 : i64, thread_rows = 4 : i64, threads = 128 : i64}}
 // Features of the wrong length leave the result at its bias.
 // CHECK: } else {
 // CHECK: } {spconv.kernel = "init_rows"}
@@ -52,6 +54,41 @@
 // GATHER-LABEL: func.func @conv
 // GATHER-NOT: gpu.launch
 // GATHER: } {spconv.kernel = "conv_f32_16x32"}
+//
+// With TF32, f32 runs on tensor cores: 128 rows x 32 channels (four warps
+// of 2 x 2 fragments, each warp 32 rows; eight would pass the 48 KiB of
+// static shared memory), 16 input channels per slice, two k = 8
+// fragment steps; staged values rounded to TF32 (add half an ulp, clear 13
+// bits, infinities and NaNs kept); the rows of each buffer padded by 16 bytes
+// and 32-byte aligned, as WMMA wants.
+// TF32-LABEL: func.func @conv
+// TF32: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128
+// TF32: %[[IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x20xf32, #gpu.address_space<workgroup>>
+// TF32: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<16x36xf32, #gpu.address_space<workgroup>>
+// TF32: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>
+// TF32: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
+// TF32: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
+// TF32: arith.bitcast %{{.*}} : f32 to i32
+// TF32: arith.addi %{{.*}}, %c4096_i32
+// TF32: arith.andi %{{.*}}, %c-8192_i32
+// TF32: arith.select
+// TF32: memref.store %{{.*}}, %[[IN]]
+// TF32: memref.store %{{.*}}, %[[W]]
+// TF32: gpu.barrier
+// TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index} : memref<128x20xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x8xf32, "AOp">
+// TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[W]][%c0{{.*}}, %{{.*}}] {leadDimension = 36 : index} : memref<16x36xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<8x16xf32, "BOp">
+// TF32-COUNT-4: gpu.subgroup_mma_compute
+// TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c8] {leadDimension = 20 : index}
+// TF32: gpu.barrier
+// The epilogue: fragments into workgroup memory, a barrier, then each
+// output written once by consecutive threads, bias added in f32.
+// TF32-COUNT-4: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// TF32: gpu.barrier
+// TF32: scf.for %{{.*}} = %{{.*}} to %c4096 step %c128
+// TF32: memref.load %[[SUM]]
+// TF32: arith.addf
+// TF32: memref.store
+// TF32: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "mma-tf32", rows = 128 : i64, threads = 128 : i64, warp_cols = 32 : i64, warp_rows = 32 : i64}}
 func.func @conv(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
                 %features: tensor<?x16xf32>, %w: tensor<27x16x32xf32>,
                 %b: tensor<32xf32>) -> tensor<?x32xf32> {
@@ -64,15 +101,38 @@ func.func @conv(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 
 // -----
 
-// f16 features and weights: staged as f32, summed in f32, stored as f16.
+// f16 on tensor cores: staged as f16 (no conversion), m16n16k16 fragments
+// summed in f32, one fragment column per warp for 8 output channels (tiles
+// 256 x 16), and the depth padded up to one fragment (16) for 8 input
+// channels; stored as f16 once. Without tensor cores: staged as f32,
+// summed in f32, stored as f16.
 // Dynamic channel counts keep the gather-scatter form.
 // CHECK-LABEL: func.func @conv_f16
 // CHECK: gpu.launch
-// CHECK: memref.alloca() : memref<8x128xf32, #gpu.address_space<workgroup>>
-// CHECK: arith.extf
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x24xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x20xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: arith.extf
+// CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK-NOT: gpu.subgroup_mma_compute
 // CHECK: arith.truncf %{{.*}} : f32 to f16
-// CHECK: spconv.kernel = "conv_f16_8x8"
+// CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 256 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
+// CHECK-LABEL: func.func @conv_bf16
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x12xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT: arith.addi %{{.*}}, %c4096_i32
+// CHECK: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x8xf32, "AOp">, !gpu.mma_matrix<8x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32"
 // CHECK-LABEL: func.func @conv_dynamic
+// FMA-LABEL: func.func @conv_f16
+// FMA: gpu.launch
+// FMA: memref.alloca() : memref<8x128xf32, #gpu.address_space<workgroup>>
+// FMA-NOT: gpu.subgroup_mma
+// FMA: arith.extf
+// FMA: vector.fma
+// FMA: arith.truncf %{{.*}} : f32 to f16
+// FMA: spconv.kernel = "conv_f16_8x8", spconv.tile = {{{.*}}math = "fma"
 // CHECK-NOT: gpu.launch
 // CHECK: spconv.kernel = "conv_f32_dynxdyn"
 func.func @conv_f16(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
@@ -82,6 +142,14 @@ func.func @conv_f16(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
       : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
         tensor<?x8xf16>, tensor<27x8x8xf16> -> tensor<?x8xf16>
   return %out : tensor<?x8xf16>
+}
+func.func @conv_bf16(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                     %features: tensor<?x8xbf16>, %w: tensor<27x8x8xbf16>) -> tensor<?x8xbf16> {
+  %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+  %out = spconv.rulebook_conv %rb, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x8xbf16>, tensor<27x8x8xbf16> -> tensor<?x8xbf16>
+  return %out : tensor<?x8xbf16>
 }
 func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
                         %features: tensor<?x?xf32>, %w: tensor<27x?x?xf32>) -> tensor<?x?xf32> {

@@ -10,6 +10,8 @@
 // GPU-SORTED: convert-spconv-to-scf: target=gpu needs subm-search=hash
 // RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="gpu-conv=winograd" 2>&1 | FileCheck %s --check-prefix=GPU-CONV
 // GPU-CONV: convert-spconv-to-scf: gpu-conv must be implicit-gemm or gather-scatter, got 'winograd'
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="gpu-matmul=int8" 2>&1 | FileCheck %s --check-prefix=GPU-MATMUL
+// GPU-MATMUL: convert-spconv-to-scf: gpu-matmul must be tensor-cores, tf32 or fma, got 'int8'
 // RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="subm-search=bsearch" 2>&1 | FileCheck %s --check-prefix=SEARCH
 // SEARCH: convert-spconv-to-scf: subm-search must be sorted or hash, got 'bsearch'
 

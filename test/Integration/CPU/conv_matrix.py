@@ -7,11 +7,12 @@ reference written from DESIGN.md), and compares the results with
 spconv-npy-compare. Cases cover 1-D to 4-D grids, kernels 1/2/3/5 and
 non-cubic ones, strides, padding, dilation (also with stride > 1), all
 conv kinds, pooling, unfold/fold, segment max, batch > 1, N = 0, odd
-channel counts and f16 features.
+channel counts, f16 features and bf16 ones (behind f32 arguments).
 
 usage: conv_matrix.py --bin DIR --work DIR [--shard I/N] [--list]
                       [--subm-search sorted|hash] [--only OP]
                       [--target cpu|gpu-emulator|cuda] [--run-arg ARG]...
+                      [--tf32-inputs]
 
 --target runs the compiled side on another spconv-run target (the GPU
 kernels emulated on the CPU, or a GPU); --run-arg passes extra options to
@@ -26,6 +27,22 @@ import subprocess
 import sys
 
 import numpy as np
+
+
+def round_to_tf32(array):
+    """f32 values rounded to 10 mantissa bits, ties away from zero
+    (cvt.rna.tf32.f32); infinities and NaNs unchanged."""
+    bits = array.view(np.uint32)
+    rounded = ((bits.astype(np.uint64) + 0x1000) & 0xFFFFE000).astype(np.uint32)
+    finite = (bits & 0x7F800000) != 0x7F800000
+    return np.where(finite, rounded, bits).view(np.float32)
+
+
+def round_to_bf16(array):
+    """f32 values rounded to bf16 (nearest, ties to even), kept as f32."""
+    bits = array.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
 
 
 def fmt(values):
@@ -121,6 +138,8 @@ class Case:
         w = self.weight_type(self.cin, self.cout)
         b = "tensor<%sx%s>" % ("?" if self.dynamic_channels else self.cout,
                                self.dtype)
+        if self.dtype == "bf16":
+            return self.bf16_mlir()
         if self.op in ("subm", "regular", "transposed"):
             co = self.coords_type(self.out_grid(self.op))
             bias_arg = ", %%b: %s" % b if self.bias else ""
@@ -189,6 +208,26 @@ class Case:
 """
         raise ValueError(self.op)
 
+    def bf16_mlir(self):
+        """A bf16 conv behind f32 arguments and results (.npy has no bf16):
+        the function rounds its inputs to bf16 and widens its output."""
+        assert self.op in ("subm", "regular", "transposed") and self.bias
+        ci = self.coords_type(self.grid)
+        co = self.coords_type(self.out_grid(self.op))
+        volume = int(np.prod(self.kernel))
+        shapes = {"x": "?x%d" % self.cin, "w": "%dx%dx%d" % (volume, self.cin, self.cout),
+                  "b": "%d" % self.cout, "o": "?x%d" % self.cout}
+        t = {k: ("tensor<%sxf32>" % v, "tensor<%sxbf16>" % v) for k, v in shapes.items()}
+        narrow = "".join("  %%%sh = arith.truncf %%%s : %s to %s\n" % (k, k, *t[k])
+                         for k in ("x", "w", "b"))
+        return f"""func.func @f(%c: {ci}, %x: {t["x"][0]}, %w: {t["w"][0]}, %b: {t["b"][0]}) -> ({co}, {t["o"][0]}) {{
+{narrow}  %oc, %of = spconv.conv {self.geom(self.op)} %c, %xh, %wh bias %bh
+      : {ci}, {t["x"][1]}, {t["w"][1]}, {t["b"][1]} -> {co}, {t["o"][1]}
+  %o = arith.extf %of : {t["o"][1]} to {t["o"][0]}
+  return %oc, %o : {co}, {t["o"][0]}
+}}
+"""
+
     # -- data ---------------------------------------------------------------
     def npdtype(self):
         return np.float16 if self.dtype == "f16" else np.float32
@@ -206,17 +245,20 @@ class Case:
         return coords
 
     def tolerance(self):
-        return ["--rtol", "2e-2", "--atol", "2e-2"] if self.dtype == "f16" \
+        return ["--rtol", "2e-2", "--atol", "2e-2"] if self.dtype in ("f16", "bf16") \
             else ["--rtol", "1e-4", "--atol", "1e-4"]
 
 
 class Runner:
-    def __init__(self, bindir, work, subm_search, target="cpu", run_args=()):
+    def __init__(self, bindir, work, subm_search, target="cpu", run_args=(),
+                 tf32=False):
         self.bindir = bindir
         self.work = work
         self.subm_search = subm_search
         self.target = target
         self.run_args = list(run_args)
+        self.tf32 = tf32
+        self.rounding = None
 
     def spconv_run(self, path):
         """The spconv-run command line of a case, without its inputs."""
@@ -225,6 +267,14 @@ class Runner:
         if self.target == "cpu":
             args += ["--subm-search", self.subm_search]
         return args + self.run_args
+
+    def save(self, path, array):
+        """Writes an input; with --tf32-inputs f32 arrays are first rounded
+        to TF32 (nearest, ties away from zero, as the kernels round them),
+        so a TF32 run must match the reference at f32 tolerance."""
+        if self.rounding and array.dtype == np.float32:
+            array = self.rounding(array)
+        np.save(path, array)
 
     def tool(self, name):
         return os.path.join(self.bindir, name)
@@ -260,17 +310,21 @@ class Runner:
     def check(self, case):
         d = self.write_case(case)
         path = lambda n: os.path.join(d, n)
+        # bf16 cases pass bf16 values as f32 (the reference computes on them;
+        # they are TF32 values too).
+        self.rounding = round_to_bf16 if case.dtype == "bf16" else \
+            round_to_tf32 if self.tf32 else None
         rng = np.random.default_rng(case.seed)
         dt = case.npdtype()
         if case.op in ("unfold", "fold", "segment_max"):
             return self.check_dense(case, rng, path, dt)
         coords = case.random_sites(rng, case.grid, case.sites)
-        np.save(path("c.npy"), coords)
-        np.save(path("x.npy"), rng.standard_normal((len(coords), case.cin)).astype(dt))
+        self.save(path("c.npy"), coords)
+        self.save(path("x.npy"), rng.standard_normal((len(coords), case.cin)).astype(dt))
         volume = int(np.prod(case.kernel))
-        np.save(path("w.npy"), rng.standard_normal((volume, case.cin, case.cout)).astype(dt))
-        np.save(path("b.npy"), rng.standard_normal(case.cout).astype(dt))
-        np.save(path("wi.npy"), rng.standard_normal((volume, case.cout, case.cin)).astype(dt))
+        self.save(path("w.npy"), rng.standard_normal((volume, case.cin, case.cout)).astype(dt))
+        self.save(path("b.npy"), rng.standard_normal(case.cout).astype(dt))
+        self.save(path("wi.npy"), rng.standard_normal((volume, case.cout, case.cin)).astype(dt))
         run = self.spconv_run(path)
         ref = [self.tool("spconv-ref")]
         grid = ["--grid", csv(case.grid)]
@@ -294,6 +348,7 @@ class Runner:
             self.compare(case, path("out/out1.npy"), path("down/out1.npy"))
             # The inverse reads the compiled forward features, so only the
             # inverse itself is measured against the reference here.
+            self.save(path("out/out1.npy"), np.load(path("out/out1.npy")))
             self.run(ref + ["inverse"] + case.window_args("regular") + grid +
                      ["--coords", path("c.npy"), "--source-coords", path("out/out0.npy"),
                       "--features", path("out/out1.npy"), "--weight", path("wi.npy"),
@@ -310,13 +365,13 @@ class Runner:
             # out of the sources: they must count as zero features, which is
             # what the reference computes when given them with zero rows.
             kept = order[: len(order) - len(order) // 3] if case.mode == "missing" else order
-            np.save(path("src.npy"), coarse[kept])
-            np.save(path("xs.npy"), features[kept])
+            self.save(path("src.npy"), coarse[kept])
+            self.save(path("xs.npy"), features[kept])
             full = np.zeros_like(features)
             full[kept] = features[kept]
-            np.save(path("src_full.npy"), coarse)
-            np.save(path("xs_full.npy"), full)
-            np.save(path("wr.npy"), rng.standard_normal((volume, case.cin, case.cout)).astype(dt))
+            self.save(path("src_full.npy"), coarse)
+            self.save(path("xs_full.npy"), full)
+            self.save(path("wr.npy"), rng.standard_normal((volume, case.cin, case.cout)).astype(dt))
             self.run(run + ["--input", path("c.npy"), "--input", path("src.npy"),
                             "--input", path("xs.npy"), "--input", path("wr.npy")], case)
             self.run(ref + ["inverse"] + case.window_args("regular") + grid +
@@ -339,12 +394,12 @@ def check_dense(self, case, rng, path, dt):
     window = case.window_args("regular")
     volume = int(np.prod(case.kernel))
     if case.op == "unfold":
-        np.save(path("x.npy"), rng.standard_normal([case.batch, case.cin] + case.grid).astype(dt))
+        self.save(path("x.npy"), rng.standard_normal([case.batch, case.cin] + case.grid).astype(dt))
         self.run(run + ["--input", path("x.npy")], case)
         self.run(ref + ["unfold"] + window + ["--input", path("x.npy"), "--out-dir", path("ref")], case)
     elif case.op == "fold":
         blocks = int(np.prod(case.out_grid("regular")))
-        np.save(path("x.npy"), rng.standard_normal((case.batch, case.cin * volume, blocks)).astype(dt))
+        self.save(path("x.npy"), rng.standard_normal((case.batch, case.cin * volume, blocks)).astype(dt))
         self.run(run + ["--input", path("x.npy")], case)
         self.run(ref + ["fold"] + window + ["--output-size", csv(case.grid), "--input", path("x.npy"),
                         "--out-dir", path("ref")], case)
@@ -356,8 +411,8 @@ def check_dense(self, case, rng, path, dt):
             data[0, 0, 3] = np.nan
         # Fewer points than segments leaves some segments empty.
         index = rng.integers(0, case.cout, size=(case.batch, case.sites)).astype(np.int32)
-        np.save(path("d.npy"), data)
-        np.save(path("i.npy"), index)
+        self.save(path("d.npy"), data)
+        self.save(path("i.npy"), index)
         self.run(run + ["--input", path("d.npy"), "--input", path("i.npy")], case)
         self.run(ref + ["segment-max", "--segments", str(case.cout), "--data", path("d.npy"),
                         "--index", path("i.npy"), "--out-dir", path("ref")], case)
@@ -379,6 +434,12 @@ def cases():
     c.append(Case("subm_3d_k1", "subm", None, [1, 1, 1], grid=[6, 6, 6], bias=True))
     c.append(Case("subm_4d_k3_d3", "subm", None, [3, 3, 3, 3], dilation=[1, 3, 1, 2], grid=[5, 6, 5, 6], sites=150))
     c.append(Case("subm_3d_f16", "subm", None, [3, 3, 3], grid=[7, 7, 7], sites=100, dtype="f16", bias=True))
+    # Tensor-core tiles: bf16 (as tf32 fragments); f16 with several
+    # fragments per warp, a partial channel slice and two column tiles.
+    c.append(Case("subm_3d_bf16", "subm", None, [3, 3, 3], grid=[7, 7, 7], sites=100, dtype="bf16", bias=True))
+    c.append(Case("regular_3d_bf16", "regular", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[8, 8, 8], sites=100, dtype="bf16", bias=True))
+    c.append(Case("transposed_2d_bf16", "transposed", None, [3, 3], stride=[2, 2], grid=[6, 6], sites=20, cin=9, cout=17, dtype="bf16", bias=True))
+    c.append(Case("subm_3d_f16_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=300, cin=40, cout=70, dtype="f16", bias=True))
     c.append(Case("subm_3d_empty", "subm", None, [3, 3, 3], grid=[5, 5, 5], sites=0))
     c.append(Case("subm_3d_dynamic_channels", "subm", None, [3, 3, 3], grid=[6, 6, 6], sites=80, bias=True, dynamic_channels=True))
     c.append(Case("regular_2d_dynamic_channels_f16", "regular", None, [3, 3], stride=[2, 2], grid=[9, 9], sites=40, dtype="f16", dynamic_channels=True))
@@ -431,6 +492,9 @@ def main():
     parser.add_argument("--target", default="cpu", choices=["cpu", "gpu-emulator", "cuda"])
     parser.add_argument("--run-arg", action="append", default=[],
                         help="an extra spconv-run option (repeatable)")
+    parser.add_argument("--tf32-inputs", action="store_true",
+                        help="round f32 inputs to TF32 on both sides (for "
+                             "--run-arg=--gpu-matmul=tf32)")
     parser.add_argument("--compile-cuda", metavar="OPTIONS",
                         help="only compile each case with spconv-to-cuda=OPTIONS "
                              "(e.g. 'format=bin chip=sm_90')")
@@ -442,7 +506,8 @@ def main():
         for c in selected:
             print(c.name)
         return 0
-    runner = Runner(args.bin, args.work, args.subm_search, args.target, args.run_arg)
+    runner = Runner(args.bin, args.work, args.subm_search, args.target, args.run_arg,
+                    args.tf32_inputs)
     failures = 0
     for case in selected:
         try:

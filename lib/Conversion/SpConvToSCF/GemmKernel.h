@@ -1,0 +1,66 @@
+//===- GemmKernel.h - Shared parts of the GPU's tiled convs ----*- C++ -*-===//
+//
+// Part of the spconv-mlir project.
+//
+// The SIMT (ImplicitGemm.cpp) and tensor-core (TensorCoreGemm.cpp) forms of
+// the implicit-GEMM convolution differ only in how a staged slice is
+// multiplied and how the accumulators reach memory; the launch, the walk
+// over the tiles and the guarded gathers that stage a slice are these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_LIB_CONVERSION_SPCONVTOSCF_GEMMKERNEL_H
+#define SPCONV_LIB_CONVERSION_SPCONVTOSCF_GEMMKERNEL_H
+
+#include "SpConvToSCF.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::spconv::lowering::gemm {
+
+/// A `shape` x `type` buffer in workgroup memory.
+MemRefType workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
+                         Type type);
+
+/// for (e = thread; e < count; e += threads) body(e): the block's threads
+/// share `count` items.
+void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
+                        int64_t threads, int64_t count,
+                        function_ref<void(OpBuilder &, Location, Value)> body);
+
+/// `condition ? load() : zero` of type `type`.
+Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                  function_ref<Value(OpBuilder &, Location)> load);
+
+/// features[table[row, offset], channel] as `type`, or zero where the row
+/// is past the output rows, the table has no input there (-1) or the channel
+/// is past Cin.
+Value loadGatheredInput(OpBuilder &b, Location loc,
+                        const ImplicitGemmOperands &operands, Value row,
+                        Value offset, Value channel, Type type);
+
+/// weight[offset, channel, column] as `type`, or zero past Cin or Cout.
+Value loadWeight(OpBuilder &b, Location loc,
+                 const ImplicitGemmOperands &operands, Value offset,
+                 Value channel, Value column, Type type);
+
+/// The block's view of one tile in the grid-stride loop over the tiles.
+struct TileLoop {
+  OpBuilder body;   ///< inside the loop, before its terminator
+  Value thread;     ///< thread id in the block (x)
+  Value row0, col0; ///< first output row and channel of the tile
+};
+
+/// Creates, when there is at least one tile (CUDA rejects empty grids), the
+/// `gpu.launch` of `tiles.threads()` threads and one block per tile, tagged
+/// with `role` and `tiles`; `allocate` builds its workgroup buffers where the
+/// kernel starts, then the grid-stride loop over the tiles begins.
+TileLoop beginTileLoop(OpBuilder &b, Location loc,
+                       const ImplicitGemmOperands &operands,
+                       const GemmTiles &tiles, StringRef role,
+                       function_ref<void(OpBuilder &)> allocate);
+
+} // namespace mlir::spconv::lowering::gemm
+
+#endif // SPCONV_LIB_CONVERSION_SPCONVTOSCF_GEMMKERNEL_H

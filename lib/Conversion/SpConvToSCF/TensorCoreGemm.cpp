@@ -1,0 +1,221 @@
+//===- TensorCoreGemm.cpp - The implicit-GEMM conv on tensor cores --------===//
+//
+// Part of the spconv-mlir project.
+//
+// The output-stationary convolution of ImplicitGemm.cpp with its slices
+// multiplied by tensor cores through upstream's `gpu.subgroup_mma_*` ops
+// (WMMA in NVVM): the block's threads stage gathered input rows (rows x
+// depth) and the weight slice (depth x cols) in workgroup memory, row-major
+// with padded rows; each warp loads 16x16 fragments of them and accumulates
+// its fragments of the tile in f32 across all offsets and slices. At the end
+// the warps store their accumulators to a workgroup tile, and the block
+// writes the tile out with the bias, consecutive threads on consecutive
+// channels, each output once, rounded once to the result type.
+//
+// f16 multiplies as f16 fragments (m16n16k16); bf16 as tf32 fragments
+// (m16n16k8), exactly, since every bf16 value is a tf32 value; f32 (only
+// when TF32 is asked for) as tf32 fragments of its inputs rounded to the
+// nearest tf32 value, ties away from zero (PTX cvt.rna.tf32.f32), so the
+// rounding is the kernel's, not the hardware's truncation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+using namespace mlir::spconv::lowering::gemm;
+
+/// `value` (f32) rounded to the nearest tf32 value (10 mantissa bits), ties
+/// away from zero; infinities and NaNs pass unchanged.
+static Value roundToTF32(OpBuilder &b, Location loc, Value value) {
+  Type i32 = b.getI32Type();
+  Value bits = arith::BitcastOp::create(b, loc, i32, value);
+  Value exponent =
+      arith::AndIOp::create(b, loc, bits, i32Const(b, loc, 0x7f800000));
+  Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       exponent, i32Const(b, loc, 0x7f800000));
+  // Half a tf32 unit in the last place, then drop the 13 low bits: the
+  // magnitude rounds half up, which for a sign-magnitude format is ties
+  // away from zero.
+  Value rounded = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, bits, i32Const(b, loc, 0x1000)),
+      i32Const(b, loc, static_cast<int32_t>(0xffffe000u)));
+  Value result = arith::BitcastOp::create(b, loc, b.getF32Type(), rounded);
+  return arith::SelectOp::create(b, loc, finite, result, value);
+}
+
+void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
+                                  const ImplicitGemmOperands &operands,
+                                  const GemmTiles &tiles, StringRef role) {
+  assert(tiles.usesTensorCores() && "the FMA form is ImplicitGemm.cpp's");
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  Type fragElement = tiles.math == GemmMath::F16MMA ? b.getF16Type() : f32;
+  Type featureElement =
+      cast<MemRefType>(operands.features.getType()).getElementType();
+  bool rounds = tiles.math == GemmMath::TF32MMA && featureElement.isF32();
+  auto stage = [&](OpBuilder &sb, Location sloc, Value value) {
+    return rounds ? roundToTF32(sb, sloc, value) : value;
+  };
+  int64_t fragDepth = tiles.fragDepth();
+  int64_t threads = tiles.threads();
+  // Rows padded by 16 bytes: fragments start 32-byte aligned (WMMA's
+  // requirement, with the 32-byte aligned buffers) and consecutive rows of a
+  // fragment fall in different banks.
+  int64_t inputStride = tiles.inputStride();
+  int64_t weightStride = tiles.weightStride();
+  int64_t sumStride = tiles.sumStride();
+  assert(tiles.sharedBytes() <= GemmTiles::kMaxStaticSharedBytes &&
+         "tiles exceed static shared memory");
+
+  Value inputTile, weightTile, sumTile;
+  TileLoop tile =
+      beginTileLoop(b, loc, operands, tiles, role, [&](OpBuilder &ab) {
+        IntegerAttr align = ab.getI64IntegerAttr(32);
+        inputTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.rows, inputStride}, fragElement),
+            align);
+        weightTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.depth, weightStride}, fragElement),
+            align);
+        sumTile = memref::AllocaOp::create(
+            ab, loc, workgroupType(context, {tiles.rows, sumStride}, f32),
+            align);
+      });
+  OpBuilder &kb = tile.body;
+  Value thread = tile.thread, row0 = tile.row0, col0 = tile.col0;
+  Value zero = indexConst(kb, loc, 0), one = indexConst(kb, loc, 1);
+
+  // This warp's fragments start at (warpRow0 + 16 i, warpCol0 + 16 j).
+  Value warp = arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, 32));
+  Value warpsPerRow = indexConst(kb, loc, tiles.warpsPerRow());
+  Value warpRow0 = arith::MulIOp::create(
+      kb, loc, arith::DivUIOp::create(kb, loc, warp, warpsPerRow),
+      indexConst(kb, loc, 16 * tiles.fragRows));
+  Value warpCol0 = arith::MulIOp::create(
+      kb, loc, arith::RemUIOp::create(kb, loc, warp, warpsPerRow),
+      indexConst(kb, loc, 16 * tiles.fragCols));
+  auto fragIndex = [&](OpBuilder &fb, Location floc, Value base, int64_t i) {
+    return arith::AddIOp::create(fb, floc, base, indexConst(fb, floc, 16 * i))
+        .getResult();
+  };
+  auto sumType = gpu::MMAMatrixType::get({16, 16}, f32, "COp");
+  auto inputType = gpu::MMAMatrixType::get({16, fragDepth}, fragElement, "AOp");
+  auto weightType =
+      gpu::MMAMatrixType::get({fragDepth, 16}, fragElement, "BOp");
+  Value zeroSum = gpu::SubgroupMmaConstantMatrixOp::create(
+      kb, loc, sumType,
+      arith::ConstantOp::create(kb, loc, kb.getZeroAttr(f32)));
+  SmallVector<Value> initial(tiles.fragRows * tiles.fragCols, zeroSum);
+
+  auto offsetLoop = scf::ForOp::create(
+      kb, loc, zero, indexConst(kb, loc, operands.volume), one, initial,
+      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
+        auto sliceLoop = scf::ForOp::create(
+            ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
+            indexConst(ob, oloc, tiles.depth), offsetAcc,
+            [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
+              // Gathered rows, row-major: consecutive threads read
+              // consecutive channels of one row.
+              forEachItemOfBlock(
+                  sb, sloc, thread, threads, tiles.rows * tiles.depth,
+                  [&](OpBuilder &ib, Location iloc, Value item) {
+                    Value depth = indexConst(ib, iloc, tiles.depth);
+                    Value m = arith::DivUIOp::create(ib, iloc, item, depth);
+                    Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
+                    Value value = loadGatheredInput(
+                        ib, iloc, operands,
+                        arith::AddIOp::create(ib, iloc, row0, m), offset,
+                        arith::AddIOp::create(ib, iloc, c0, kk), fragElement);
+                    memref::StoreOp::create(ib, iloc, stage(ib, iloc, value),
+                                            inputTile, ValueRange{m, kk});
+                  });
+              // The weight slice: consecutive threads read consecutive
+              // output channels.
+              forEachItemOfBlock(
+                  sb, sloc, thread, threads, tiles.depth * tiles.cols,
+                  [&](OpBuilder &ib, Location iloc, Value item) {
+                    Value cols = indexConst(ib, iloc, tiles.cols);
+                    Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
+                    Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+                    Value value = loadWeight(
+                        ib, iloc, operands, offset,
+                        arith::AddIOp::create(ib, iloc, c0, kk),
+                        arith::AddIOp::create(ib, iloc, col0, n), fragElement);
+                    memref::StoreOp::create(ib, iloc, stage(ib, iloc, value),
+                                            weightTile, ValueRange{kk, n});
+                  });
+              gpu::BarrierOp::create(sb, sloc);
+              SmallVector<Value> sums(acc);
+              for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
+                Value k = indexConst(sb, sloc, k0);
+                SmallVector<Value> inputs, weights;
+                for (int64_t i = 0; i < tiles.fragRows; ++i)
+                  inputs.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                      sb, sloc, inputType, inputTile,
+                      ValueRange{fragIndex(sb, sloc, warpRow0, i), k},
+                      sb.getIndexAttr(inputStride), UnitAttr()));
+                for (int64_t j = 0; j < tiles.fragCols; ++j)
+                  weights.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                      sb, sloc, weightType, weightTile,
+                      ValueRange{k, fragIndex(sb, sloc, warpCol0, j)},
+                      sb.getIndexAttr(weightStride), UnitAttr()));
+                for (int64_t i = 0; i < tiles.fragRows; ++i)
+                  for (int64_t j = 0; j < tiles.fragCols; ++j) {
+                    Value &sum = sums[i * tiles.fragCols + j];
+                    sum = gpu::SubgroupMmaComputeOp::create(
+                        sb, sloc, sumType, inputs[i], weights[j], sum,
+                        UnitAttr(), UnitAttr());
+                  }
+              }
+              gpu::BarrierOp::create(sb, sloc);
+              scf::YieldOp::create(sb, sloc, sums);
+            });
+        scf::YieldOp::create(ob, oloc, sliceLoop.getResults());
+      });
+
+  // The epilogue: the warps' fragments into the workgroup tile, then each
+  // output element written once, bias added here.
+  for (int64_t i = 0; i < tiles.fragRows; ++i)
+    for (int64_t j = 0; j < tiles.fragCols; ++j)
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          kb, loc, offsetLoop.getResult(i * tiles.fragCols + j), sumTile,
+          ValueRange{fragIndex(kb, loc, warpRow0, i),
+                     fragIndex(kb, loc, warpCol0, j)},
+          kb.getIndexAttr(sumStride), UnitAttr());
+  gpu::BarrierOp::create(kb, loc);
+  Type resultElement =
+      cast<MemRefType>(operands.result.getType()).getElementType();
+  forEachItemOfBlock(
+      kb, loc, thread, threads, tiles.rows * tiles.cols,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value cols = indexConst(ib, iloc, tiles.cols);
+        Value m = arith::DivUIOp::create(ib, iloc, item, cols);
+        Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+        Value row = arith::AddIOp::create(ib, iloc, row0, m);
+        Value column = arith::AddIOp::create(ib, iloc, col0, n);
+        Value ok = arith::AndIOp::create(
+            ib, iloc,
+            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, row,
+                                  operands.rows),
+            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
+                                  indexConst(ib, iloc, operands.channelsOut)));
+        auto write = scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
+        OpBuilder wb(write.thenBlock()->getTerminator());
+        Value value =
+            memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n});
+        if (operands.bias)
+          value = arith::AddFOp::create(
+              wb, iloc, value, loadAs(wb, iloc, operands.bias, column, f32));
+        memref::StoreOp::create(wb, iloc,
+                                convertScalar(wb, iloc, value, resultElement),
+                                operands.result, ValueRange{row, column});
+      });
+}

@@ -1,0 +1,29 @@
+// The tensor-core conv through the whole CUDA pipeline to PTX: f16 layers
+// become WMMA m16n16k16 with f32 accumulation from shared memory; f32 layers
+// stay on fused multiply-adds unless gpu-matmul=tf32 asks for tf32
+// m16n16k8 fragments; gpu-matmul=fma keeps f16 off the tensor cores too.
+// (The kernels' loops become blocks before the NVVM pipeline, whose
+// convert-nvgpu-to-nvvm cannot convert loops carrying !gpu.mma_matrix.)
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa" | FileCheck %s --implicit-check-not=m16n16k8
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-matmul=tf32" | FileCheck %s --check-prefix=TF32
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-matmul=fma" | FileCheck %s --check-prefix=FMA --implicit-check-not=wmma
+
+// CHECK-DAG: wmma.load.a.sync.aligned.row.m16n16k16.shared.f16
+// CHECK-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
+// CHECK-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
+// CHECK-DAG: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
+// CHECK-DAG: .shared .align 32
+// TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
+// TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32
+// FMA: fma.rn.f32
+
+!coords = tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+func.func @layers(%c: !coords, %h: tensor<?x32xf16>, %wh: tensor<27x32x32xf16>,
+                  %x: tensor<?x32xf32>, %w: tensor<27x32x32xf32>)
+    -> (tensor<?x32xf16>, tensor<?x32xf32>) {
+  %c1, %h1 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %h, %wh
+      : !coords, tensor<?x32xf16>, tensor<27x32x32xf16> -> !coords, tensor<?x32xf16>
+  %c2, %x1 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %x, %w
+      : !coords, tensor<?x32xf32>, tensor<27x32x32xf32> -> !coords, tensor<?x32xf32>
+  return %h1, %x1 : tensor<?x32xf16>, tensor<?x32xf32>
+}
