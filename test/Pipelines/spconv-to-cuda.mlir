@@ -3,6 +3,7 @@
 // gpu.binary holding PTX for the requested chip.
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa" -mlir-print-ir-after=spconv-parallel-loops-to-gpu -o %t.mlir 2>&1 | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.mlir --check-prefix=BINARY
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa max-unrolled-offsets=125" -mlir-print-ir-after=spconv-parallel-loops-to-gpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNROLLED
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa chip=sm_90 features=+ptx80" | FileCheck %s --check-prefix=SM90
 
 // Two subm layers on one grid share a rulebook; a strided layer and a subm
@@ -29,9 +30,11 @@
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_write_pairs
 
 // The kernel module: three geometries, two kernels each, named after them.
-// In the subm count kernel, the 13 offsets below the centre are unrolled
-// (13 inline probes, no loop over offsets) and the grid extent is a
-// constant.
+// In the subm count kernel the 13 offsets below the centre are a loop (the
+// GPU's default max-unrolled-offsets=0: offsets from a table, one inline
+// probe, few registers) and the grid extent is a constant; with
+// max-unrolled-offsets=125 they are unrolled (13 inline probes, no loop
+// over offsets).
 // The tiled conv kernels come last, each with its workgroup tiles.
 // CHECK-LABEL: gpu.module @spconv_kernels
 // CHECK: gpu.func @spconv_neighbour_table_init(
@@ -40,11 +43,18 @@
 // CHECK: arith.constant 16 : i64
 // CHECK: gpu.thread_id x
 // CHECK: scf.for
-// CHECK: scf.for
-// CHECK-COUNT-13: call @spconv_ht_find_slot
-// CHECK-NOT: scf.for
+// CHECK: scf.for %{{.*}} = %c0 to %c13 step %c1
+// CHECK: call @spconv_ht_find_slot
 // CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: gpu.return
+// UNROLLED: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs(
+// UNROLLED: gpu.thread_id x
+// UNROLLED: scf.for
+// UNROLLED: scf.for
+// UNROLLED-COUNT-13: call @spconv_ht_find_slot
+// UNROLLED-NOT: scf.for
+// UNROLLED-NOT: call @spconv_ht_find_slot
+// UNROLLED: gpu.return
 // CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_write_pairs(
 // CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_count_pairs(
 // CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_write_pairs(

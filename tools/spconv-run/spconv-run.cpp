@@ -96,7 +96,8 @@ static llvm::cl::opt<int64_t> chunkBytes(
 static llvm::cl::opt<int64_t> maxUnrolledOffsets(
     "max-unrolled-offsets",
     llvm::cl::desc("Kernels of at most this many offsets get unrolled offset "
-                   "loops; larger ones loop over their offsets (default 125)"),
+                   "loops; larger ones loop over their offsets (default 125 "
+                   "on the CPU, 0 on the GPU targets)"),
     llvm::cl::init(125));
 static llvm::cl::opt<int64_t> gpuBlockSize(
     "gpu-block-size",
@@ -214,7 +215,8 @@ void buildPipeline(PassManager &pm) {
     options.blockSize = gpuBlockSize;
     options.maxBlocks = gpuMaxBlocks;
     options.chip = gpuChip;
-    options.maxUnrolledOffsets = maxUnrolledOffsets;
+    if (maxUnrolledOffsets.getNumOccurrences())
+      options.maxUnrolledOffsets = maxUnrolledOffsets;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
@@ -225,7 +227,8 @@ void buildPipeline(PassManager &pm) {
     options.profile = profile;
     options.blockSize = gpuBlockSize;
     options.maxBlocks = gpuMaxBlocks;
-    options.maxUnrolledOffsets = maxUnrolledOffsets;
+    if (maxUnrolledOffsets.getNumOccurrences())
+      options.maxUnrolledOffsets = maxUnrolledOffsets;
     options.raceCheck = gpuRaceCheck;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
