@@ -45,6 +45,33 @@ Value loadWeight(OpBuilder &b, Location loc,
                  const ImplicitGemmOperands &operands, Value offset,
                  Value channel, Value column, Type type);
 
+/// Where a staged slice starts: its tile's first output row and channel,
+/// its kernel offset and first input channel.
+struct SliceOrigin {
+  Value row0, col0, offset, c0;
+};
+
+/// What a staged element becomes in workgroup memory: `store(b, loc, i, j,
+/// value)` with (i, j) = (row, channel) for inputs, (channel, column) for
+/// weights.
+using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
+
+/// The block's threads stage the slice's gathered input rows (`tiles.rows`
+/// x `tiles.depth` elements as `type`; consecutive threads read consecutive
+/// channels of one row).
+void stageInputSlice(OpBuilder &b, Location loc,
+                     const ImplicitGemmOperands &operands,
+                     const GemmTiles &tiles, Value thread,
+                     const SliceOrigin &origin, Type type, StageFn store);
+
+/// The block's threads stage the slice's weights (`tiles.depth` x
+/// `tiles.cols` elements as `type`; consecutive threads read consecutive
+/// output channels).
+void stageWeightSlice(OpBuilder &b, Location loc,
+                      const ImplicitGemmOperands &operands,
+                      const GemmTiles &tiles, Value thread,
+                      const SliceOrigin &origin, Type type, StageFn store);
+
 /// The block's view of one tile in the grid-stride loop over the tiles.
 struct TileLoop {
   OpBuilder body;   ///< inside the loop, before its terminator

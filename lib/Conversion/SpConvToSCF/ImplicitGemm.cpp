@@ -192,6 +192,44 @@ Value gemm::loadWeight(OpBuilder &b, Location loc,
   });
 }
 
+void gemm::stageInputSlice(OpBuilder &b, Location loc,
+                           const ImplicitGemmOperands &operands,
+                           const GemmTiles &tiles, Value thread,
+                           const SliceOrigin &origin, Type type,
+                           StageFn store) {
+  forEachItemOfBlock(
+      b, loc, thread, tiles.threads(), tiles.rows * tiles.depth,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value depth = indexConst(ib, iloc, tiles.depth);
+        Value m = arith::DivUIOp::create(ib, iloc, item, depth);
+        Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
+        Value value = loadGatheredInput(
+            ib, iloc, operands, arith::AddIOp::create(ib, iloc, origin.row0, m),
+            origin.offset, arith::AddIOp::create(ib, iloc, origin.c0, kk),
+            type);
+        store(ib, iloc, m, kk, value);
+      });
+}
+
+void gemm::stageWeightSlice(OpBuilder &b, Location loc,
+                            const ImplicitGemmOperands &operands,
+                            const GemmTiles &tiles, Value thread,
+                            const SliceOrigin &origin, Type type,
+                            StageFn store) {
+  forEachItemOfBlock(
+      b, loc, thread, tiles.threads(), tiles.depth * tiles.cols,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value cols = indexConst(ib, iloc, tiles.cols);
+        Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
+        Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+        Value value =
+            loadWeight(ib, iloc, operands, origin.offset,
+                       arith::AddIOp::create(ib, iloc, origin.c0, kk),
+                       arith::AddIOp::create(ib, iloc, origin.col0, n), type);
+        store(ib, iloc, kk, n, value);
+      });
+}
+
 gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
                                    const ImplicitGemmOperands &operands,
                                    const GemmTiles &tiles, StringRef role,
@@ -297,7 +335,6 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
   using namespace gemm;
   assert(!tiles.usesTensorCores() && "the tensor-core form is separate");
   Type accType = operands.accType;
-  int64_t threads = tiles.threads();
   int64_t colThreads = tiles.cols / tiles.threadCols;
 
   // Gathered input rows, transposed (depth x rows), so that a thread reads
@@ -339,33 +376,19 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
             ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
             indexConst(ob, oloc, tiles.depth), offsetAcc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
-              // Stage the gathered rows: consecutive threads read
-              // consecutive channels of one row.
-              forEachItemOfBlock(
-                  sb, sloc, thread, threads, tiles.rows * tiles.depth,
-                  [&](OpBuilder &ib, Location iloc, Value item) {
-                    Value depth = indexConst(ib, iloc, tiles.depth);
-                    Value m = arith::DivUIOp::create(ib, iloc, item, depth);
-                    Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
-                    Value value = loadGatheredInput(
-                        ib, iloc, operands,
-                        arith::AddIOp::create(ib, iloc, row0, m), offset,
-                        arith::AddIOp::create(ib, iloc, c0, kk), accType);
+              // The gathered rows transposed, the weights as they are.
+              SliceOrigin origin{row0, col0, offset, c0};
+              stageInputSlice(
+                  sb, sloc, operands, tiles, thread, origin, accType,
+                  [&](OpBuilder &ib, Location iloc, Value m, Value kk,
+                      Value value) {
                     memref::StoreOp::create(ib, iloc, value, inputTile,
                                             ValueRange{kk, m});
                   });
-              // Stage the weight slice: consecutive threads read
-              // consecutive output channels.
-              forEachItemOfBlock(
-                  sb, sloc, thread, threads, tiles.depth * tiles.cols,
-                  [&](OpBuilder &ib, Location iloc, Value item) {
-                    Value cols = indexConst(ib, iloc, tiles.cols);
-                    Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
-                    Value n = arith::RemUIOp::create(ib, iloc, item, cols);
-                    Value value = loadWeight(
-                        ib, iloc, operands, offset,
-                        arith::AddIOp::create(ib, iloc, c0, kk),
-                        arith::AddIOp::create(ib, iloc, col0, n), accType);
+              stageWeightSlice(
+                  sb, sloc, operands, tiles, thread, origin, accType,
+                  [&](OpBuilder &ib, Location iloc, Value kk, Value n,
+                      Value value) {
                     memref::StoreOp::create(ib, iloc, value, weightTile,
                                             ValueRange{kk, n});
                   });

@@ -122,33 +122,19 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
             ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
             indexConst(ob, oloc, tiles.depth), offsetAcc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
-              // Gathered rows, row-major: consecutive threads read
-              // consecutive channels of one row.
-              forEachItemOfBlock(
-                  sb, sloc, thread, threads, tiles.rows * tiles.depth,
-                  [&](OpBuilder &ib, Location iloc, Value item) {
-                    Value depth = indexConst(ib, iloc, tiles.depth);
-                    Value m = arith::DivUIOp::create(ib, iloc, item, depth);
-                    Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
-                    Value value = loadGatheredInput(
-                        ib, iloc, operands,
-                        arith::AddIOp::create(ib, iloc, row0, m), offset,
-                        arith::AddIOp::create(ib, iloc, c0, kk), fragElement);
+              // Both row-major, in the fragments' type.
+              SliceOrigin origin{row0, col0, offset, c0};
+              stageInputSlice(
+                  sb, sloc, operands, tiles, thread, origin, fragElement,
+                  [&](OpBuilder &ib, Location iloc, Value m, Value kk,
+                      Value value) {
                     memref::StoreOp::create(ib, iloc, stage(ib, iloc, value),
                                             inputTile, ValueRange{m, kk});
                   });
-              // The weight slice: consecutive threads read consecutive
-              // output channels.
-              forEachItemOfBlock(
-                  sb, sloc, thread, threads, tiles.depth * tiles.cols,
-                  [&](OpBuilder &ib, Location iloc, Value item) {
-                    Value cols = indexConst(ib, iloc, tiles.cols);
-                    Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
-                    Value n = arith::RemUIOp::create(ib, iloc, item, cols);
-                    Value value = loadWeight(
-                        ib, iloc, operands, offset,
-                        arith::AddIOp::create(ib, iloc, c0, kk),
-                        arith::AddIOp::create(ib, iloc, col0, n), fragElement);
+              stageWeightSlice(
+                  sb, sloc, operands, tiles, thread, origin, fragElement,
+                  [&](OpBuilder &ib, Location iloc, Value kk, Value n,
+                      Value value) {
                     memref::StoreOp::create(ib, iloc, stage(ib, iloc, value),
                                             weightTile, ValueRange{kk, n});
                   });
