@@ -29,49 +29,6 @@ void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
                         int64_t threads, int64_t count,
                         function_ref<void(OpBuilder &, Location, Value)> body);
 
-/// `condition ? load() : zero` of type `type`.
-Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
-                  function_ref<Value(OpBuilder &, Location)> load);
-
-/// features[table[row, offset], channel] as `type`, or zero where the row
-/// is past the output rows, the table has no input there (-1) or the channel
-/// is past Cin.
-Value loadGatheredInput(OpBuilder &b, Location loc,
-                        const ImplicitGemmOperands &operands, Value row,
-                        Value offset, Value channel, Type type);
-
-/// weight[offset, channel, column] as `type`, or zero past Cin or Cout.
-Value loadWeight(OpBuilder &b, Location loc,
-                 const ImplicitGemmOperands &operands, Value offset,
-                 Value channel, Value column, Type type);
-
-/// Where a staged slice starts: its tile's first output row and channel,
-/// its kernel offset and first input channel.
-struct SliceOrigin {
-  Value row0, col0, offset, c0;
-};
-
-/// What a staged element becomes in workgroup memory: `store(b, loc, i, j,
-/// value)` with (i, j) = (row, channel) for inputs, (channel, column) for
-/// weights.
-using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
-
-/// The block's threads stage the slice's gathered input rows (`tiles.rows`
-/// x `tiles.depth` elements as `type`; consecutive threads read consecutive
-/// channels of one row).
-void stageInputSlice(OpBuilder &b, Location loc,
-                     const ImplicitGemmOperands &operands,
-                     const GemmTiles &tiles, Value thread,
-                     const SliceOrigin &origin, Type type, StageFn store);
-
-/// The block's threads stage the slice's weights (`tiles.depth` x
-/// `tiles.cols` elements as `type`; consecutive threads read consecutive
-/// output channels).
-void stageWeightSlice(OpBuilder &b, Location loc,
-                      const ImplicitGemmOperands &operands,
-                      const GemmTiles &tiles, Value thread,
-                      const SliceOrigin &origin, Type type, StageFn store);
-
 /// The block's view of one tile in the grid-stride loop over the tiles.
 struct TileLoop {
   OpBuilder body;   ///< inside the loop, before its terminator
@@ -87,6 +44,31 @@ TileLoop beginTileLoop(OpBuilder &b, Location loc,
                        const ImplicitGemmOperands &operands,
                        const GemmTiles &tiles, StringRef role,
                        function_ref<void(OpBuilder &)> allocate);
+
+/// What a staged element becomes in workgroup memory: `store(b, loc, i, j,
+/// value)` with (i, j) = (row, channel) for inputs, (channel, column) for
+/// weights.
+using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
+
+/// Updates the accumulators from the staged slice and returns them.
+using MultiplyFn =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+
+/// The tile's loops over the kernel offsets and the slices of `tiles.depth`
+/// input channels, carrying the accumulators from `initial`. Per slice the
+/// block's threads stage the gathered input rows (`tiles.rows` x
+/// `tiles.depth` elements as `type`, zero for a missing neighbour or a
+/// channel past Cin; consecutive threads read consecutive channels of one
+/// row) through `storeInput` and the weights (`tiles.depth` x `tiles.cols`;
+/// consecutive threads on consecutive output channels) through
+/// `storeWeight`; a barrier; `multiply`; a barrier before the next slice
+/// overwrites the staged one. Returns the final accumulators.
+SmallVector<Value> forEachSlice(Location loc,
+                                const ImplicitGemmOperands &operands,
+                                const GemmTiles &tiles, TileLoop &tile,
+                                ValueRange initial, Type type,
+                                StageFn storeInput, StageFn storeWeight,
+                                MultiplyFn multiply);
 
 } // namespace mlir::spconv::lowering::gemm
 

@@ -27,6 +27,7 @@
 using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
+using namespace mlir::spconv::lowering::gemm;
 
 int64_t GemmTiles::threads() const {
   if (usesTensorCores())
@@ -135,8 +136,9 @@ void gemm::forEachItemOfBlock(
                      });
 }
 
-Value gemm::guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
-                        function_ref<Value(OpBuilder &, Location)> load) {
+/// `condition ? load() : zero` of type `type`.
+static Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                         function_ref<Value(OpBuilder &, Location)> load) {
   auto ifOp = scf::IfOp::create(
       b, loc, condition,
       [&](OpBuilder &tb, Location tloc) {
@@ -151,9 +153,12 @@ Value gemm::guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
   return ifOp.getResult(0);
 }
 
-Value gemm::loadGatheredInput(OpBuilder &b, Location loc,
-                              const ImplicitGemmOperands &operands, Value row,
-                              Value offset, Value channel, Type type) {
+/// features[table[row, offset], channel] as `type`, or zero where the row
+/// is past the output rows, the table has no input there (-1) or the channel
+/// is past Cin.
+static Value loadGatheredInput(OpBuilder &b, Location loc,
+                               const ImplicitGemmOperands &operands, Value row,
+                               Value offset, Value channel, Type type) {
   Value rowOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
                                       operands.rows);
   Value source = guardedLoad(
@@ -178,9 +183,10 @@ Value gemm::loadGatheredInput(OpBuilder &b, Location loc,
       });
 }
 
-Value gemm::loadWeight(OpBuilder &b, Location loc,
-                       const ImplicitGemmOperands &operands, Value offset,
-                       Value channel, Value column, Type type) {
+/// weight[offset, channel, column] as `type`, or zero past Cin or Cout.
+static Value loadWeight(OpBuilder &b, Location loc,
+                        const ImplicitGemmOperands &operands, Value offset,
+                        Value channel, Value column, Type type) {
   Value ok = arith::AndIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
@@ -190,44 +196,6 @@ Value gemm::loadWeight(OpBuilder &b, Location loc,
   return guardedLoad(b, loc, ok, type, [&](OpBuilder &lb, Location lloc) {
     return loadAs(lb, lloc, operands.weight, {offset, channel, column}, type);
   });
-}
-
-void gemm::stageInputSlice(OpBuilder &b, Location loc,
-                           const ImplicitGemmOperands &operands,
-                           const GemmTiles &tiles, Value thread,
-                           const SliceOrigin &origin, Type type,
-                           StageFn store) {
-  forEachItemOfBlock(
-      b, loc, thread, tiles.threads(), tiles.rows * tiles.depth,
-      [&](OpBuilder &ib, Location iloc, Value item) {
-        Value depth = indexConst(ib, iloc, tiles.depth);
-        Value m = arith::DivUIOp::create(ib, iloc, item, depth);
-        Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
-        Value value = loadGatheredInput(
-            ib, iloc, operands, arith::AddIOp::create(ib, iloc, origin.row0, m),
-            origin.offset, arith::AddIOp::create(ib, iloc, origin.c0, kk),
-            type);
-        store(ib, iloc, m, kk, value);
-      });
-}
-
-void gemm::stageWeightSlice(OpBuilder &b, Location loc,
-                            const ImplicitGemmOperands &operands,
-                            const GemmTiles &tiles, Value thread,
-                            const SliceOrigin &origin, Type type,
-                            StageFn store) {
-  forEachItemOfBlock(
-      b, loc, thread, tiles.threads(), tiles.depth * tiles.cols,
-      [&](OpBuilder &ib, Location iloc, Value item) {
-        Value cols = indexConst(ib, iloc, tiles.cols);
-        Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
-        Value n = arith::RemUIOp::create(ib, iloc, item, cols);
-        Value value =
-            loadWeight(ib, iloc, operands, origin.offset,
-                       arith::AddIOp::create(ib, iloc, origin.c0, kk),
-                       arith::AddIOp::create(ib, iloc, origin.col0, n), type);
-        store(ib, iloc, kk, n, value);
-      });
 }
 
 gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
@@ -242,6 +210,7 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
       arith::CeilDivSIOp::create(b, loc, operands.rows,
                                  indexConst(b, loc, tiles.rows)),
       colTiles);
+  // CUDA rejects empty grids.
   auto any = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tileCount, zero),
@@ -271,6 +240,82 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
       kb, loc, arith::RemUIOp::create(kb, loc, tile, colTiles),
       indexConst(kb, loc, tiles.cols));
   return TileLoop{kb, launch.getThreadIds().x, row0, col0};
+}
+
+/// Where a staged slice starts: its tile's first output row and channel,
+/// its kernel offset and first input channel.
+namespace {
+struct SliceOrigin {
+  Value row0, col0, offset, c0;
+};
+} // namespace
+
+static void stageInputSlice(OpBuilder &b, Location loc,
+                            const ImplicitGemmOperands &operands,
+                            const GemmTiles &tiles, Value thread,
+                            const SliceOrigin &origin, Type type,
+                            StageFn store) {
+  forEachItemOfBlock(
+      b, loc, thread, tiles.threads(), tiles.rows * tiles.depth,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value depth = indexConst(ib, iloc, tiles.depth);
+        Value m = arith::DivUIOp::create(ib, iloc, item, depth);
+        Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
+        Value value = loadGatheredInput(
+            ib, iloc, operands, arith::AddIOp::create(ib, iloc, origin.row0, m),
+            origin.offset, arith::AddIOp::create(ib, iloc, origin.c0, kk),
+            type);
+        store(ib, iloc, m, kk, value);
+      });
+}
+
+static void stageWeightSlice(OpBuilder &b, Location loc,
+                             const ImplicitGemmOperands &operands,
+                             const GemmTiles &tiles, Value thread,
+                             const SliceOrigin &origin, Type type,
+                             StageFn store) {
+  forEachItemOfBlock(
+      b, loc, thread, tiles.threads(), tiles.depth * tiles.cols,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value cols = indexConst(ib, iloc, tiles.cols);
+        Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
+        Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+        Value value =
+            loadWeight(ib, iloc, operands, origin.offset,
+                       arith::AddIOp::create(ib, iloc, origin.c0, kk),
+                       arith::AddIOp::create(ib, iloc, origin.col0, n), type);
+        store(ib, iloc, kk, n, value);
+      });
+}
+
+SmallVector<Value> gemm::forEachSlice(Location loc,
+                                      const ImplicitGemmOperands &operands,
+                                      const GemmTiles &tiles, TileLoop &tile,
+                                      ValueRange initial, Type type,
+                                      StageFn storeInput, StageFn storeWeight,
+                                      MultiplyFn multiply) {
+  OpBuilder &b = tile.body;
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  auto offsetLoop = scf::ForOp::create(
+      b, loc, zero, indexConst(b, loc, operands.volume), one, initial,
+      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
+        auto sliceLoop = scf::ForOp::create(
+            ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
+            indexConst(ob, oloc, tiles.depth), offsetAcc,
+            [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
+              SliceOrigin origin{tile.row0, tile.col0, offset, c0};
+              stageInputSlice(sb, sloc, operands, tiles, tile.thread, origin,
+                              type, storeInput);
+              stageWeightSlice(sb, sloc, operands, tiles, tile.thread, origin,
+                               type, storeWeight);
+              gpu::BarrierOp::create(sb, sloc);
+              SmallVector<Value> sums = multiply(sb, sloc, acc);
+              gpu::BarrierOp::create(sb, sloc);
+              scf::YieldOp::create(sb, sloc, sums);
+            });
+        scf::YieldOp::create(ob, oloc, sliceLoop.getResults());
+      });
+  return SmallVector<Value>(offsetLoop.getResults());
 }
 
 Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
@@ -332,7 +377,6 @@ Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
 void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
                                     const ImplicitGemmOperands &operands,
                                     const GemmTiles &tiles, StringRef role) {
-  using namespace gemm;
   assert(!tiles.usesTensorCores() && "the tensor-core form is separate");
   Type accType = operands.accType;
   int64_t colThreads = tiles.cols / tiles.threadCols;
@@ -369,62 +413,42 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       DenseElementsAttr::get(colVector, kb.getZeroAttr(accType)));
   SmallVector<Value> initial(tiles.threadRows, zeroCols);
 
-  auto offsetLoop = scf::ForOp::create(
-      kb, loc, zero, indexConst(kb, loc, operands.volume), one, initial,
-      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
-        auto sliceLoop = scf::ForOp::create(
-            ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
-            indexConst(ob, oloc, tiles.depth), offsetAcc,
-            [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
-              // The gathered rows transposed, the weights as they are.
-              SliceOrigin origin{row0, col0, offset, c0};
-              stageInputSlice(
-                  sb, sloc, operands, tiles, thread, origin, accType,
-                  [&](OpBuilder &ib, Location iloc, Value m, Value kk,
-                      Value value) {
-                    memref::StoreOp::create(ib, iloc, value, inputTile,
-                                            ValueRange{kk, m});
-                  });
-              stageWeightSlice(
-                  sb, sloc, operands, tiles, thread, origin, accType,
-                  [&](OpBuilder &ib, Location iloc, Value kk, Value n,
-                      Value value) {
-                    memref::StoreOp::create(ib, iloc, value, weightTile,
-                                            ValueRange{kk, n});
-                  });
-              gpu::BarrierOp::create(sb, sloc);
-              // The register tile: an outer product per staged channel.
-              auto products = scf::ForOp::create(
-                  sb, sloc, zero, indexConst(sb, sloc, tiles.depth), one, acc,
-                  [&](OpBuilder &pb, Location ploc, Value kk,
-                      ValueRange partial) {
-                    Value inputs = vector::LoadOp::create(
-                        pb, ploc, rowVector, inputTile, ValueRange{kk, myRows});
-                    Value weights =
-                        vector::LoadOp::create(pb, ploc, colVector, weightTile,
-                                               ValueRange{kk, myCols});
-                    SmallVector<Value> next;
-                    for (auto [i, sum] : llvm::enumerate(partial)) {
-                      Value x = vector::ExtractOp::create(
-                          pb, ploc, inputs, static_cast<int64_t>(i));
-                      Value xs =
-                          vector::BroadcastOp::create(pb, ploc, colVector, x);
-                      next.push_back(
-                          vector::FMAOp::create(pb, ploc, xs, weights, sum));
-                    }
-                    scf::YieldOp::create(pb, ploc, next);
-                  });
-              gpu::BarrierOp::create(sb, sloc);
-              scf::YieldOp::create(sb, sloc, products.getResults());
+  // The gathered rows transposed, the weights as they are; the register
+  // tile: an outer product per staged channel.
+  SmallVector<Value> sums = forEachSlice(
+      loc, operands, tiles, tile, initial, accType,
+      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value value) {
+        memref::StoreOp::create(ib, iloc, value, inputTile, ValueRange{kk, m});
+      },
+      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value value) {
+        memref::StoreOp::create(ib, iloc, value, weightTile, ValueRange{kk, n});
+      },
+      [&](OpBuilder &sb, Location sloc, ValueRange acc) {
+        auto products = scf::ForOp::create(
+            sb, sloc, zero, indexConst(sb, sloc, tiles.depth), one, acc,
+            [&](OpBuilder &pb, Location ploc, Value kk, ValueRange partial) {
+              Value inputs = vector::LoadOp::create(
+                  pb, ploc, rowVector, inputTile, ValueRange{kk, myRows});
+              Value weights = vector::LoadOp::create(
+                  pb, ploc, colVector, weightTile, ValueRange{kk, myCols});
+              SmallVector<Value> next;
+              for (auto [i, sum] : llvm::enumerate(partial)) {
+                Value x = vector::ExtractOp::create(pb, ploc, inputs,
+                                                    static_cast<int64_t>(i));
+                Value xs = vector::BroadcastOp::create(pb, ploc, colVector, x);
+                next.push_back(
+                    vector::FMAOp::create(pb, ploc, xs, weights, sum));
+              }
+              scf::YieldOp::create(pb, ploc, next);
             });
-        scf::YieldOp::create(ob, oloc, sliceLoop.getResults());
+        return SmallVector<Value>(products.getResults());
       });
 
   // The epilogue: each output element written once, bias added here.
   Type resultElement =
       cast<MemRefType>(operands.result.getType()).getElementType();
   Value coutValue = indexConst(kb, loc, operands.channelsOut);
-  for (auto [i, sum] : llvm::enumerate(offsetLoop.getResults())) {
+  for (auto [i, sum] : llvm::enumerate(sums)) {
     Value row = arith::AddIOp::create(
         kb, loc, arith::AddIOp::create(kb, loc, row0, myRows),
         indexConst(kb, loc, i));

@@ -91,7 +91,6 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
       });
   OpBuilder &kb = tile.body;
   Value thread = tile.thread, row0 = tile.row0, col0 = tile.col0;
-  Value zero = indexConst(kb, loc, 0), one = indexConst(kb, loc, 1);
 
   // This warp's fragments start at (warpRow0 + 16 i, warpCol0 + 16 j).
   Value warp = arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, 32));
@@ -115,56 +114,41 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
       arith::ConstantOp::create(kb, loc, kb.getZeroAttr(f32)));
   SmallVector<Value> initial(tiles.fragRows * tiles.fragCols, zeroSum);
 
-  auto offsetLoop = scf::ForOp::create(
-      kb, loc, zero, indexConst(kb, loc, operands.volume), one, initial,
-      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
-        auto sliceLoop = scf::ForOp::create(
-            ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
-            indexConst(ob, oloc, tiles.depth), offsetAcc,
-            [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
-              // Both row-major, in the fragments' type.
-              SliceOrigin origin{row0, col0, offset, c0};
-              stageInputSlice(
-                  sb, sloc, operands, tiles, thread, origin, fragElement,
-                  [&](OpBuilder &ib, Location iloc, Value m, Value kk,
-                      Value value) {
-                    memref::StoreOp::create(ib, iloc, stage(ib, iloc, value),
-                                            inputTile, ValueRange{m, kk});
-                  });
-              stageWeightSlice(
-                  sb, sloc, operands, tiles, thread, origin, fragElement,
-                  [&](OpBuilder &ib, Location iloc, Value kk, Value n,
-                      Value value) {
-                    memref::StoreOp::create(ib, iloc, stage(ib, iloc, value),
-                                            weightTile, ValueRange{kk, n});
-                  });
-              gpu::BarrierOp::create(sb, sloc);
-              SmallVector<Value> sums(acc);
-              for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
-                Value k = indexConst(sb, sloc, k0);
-                SmallVector<Value> inputs, weights;
-                for (int64_t i = 0; i < tiles.fragRows; ++i)
-                  inputs.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-                      sb, sloc, inputType, inputTile,
-                      ValueRange{fragIndex(sb, sloc, warpRow0, i), k},
-                      sb.getIndexAttr(inputStride), UnitAttr()));
-                for (int64_t j = 0; j < tiles.fragCols; ++j)
-                  weights.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-                      sb, sloc, weightType, weightTile,
-                      ValueRange{k, fragIndex(sb, sloc, warpCol0, j)},
-                      sb.getIndexAttr(weightStride), UnitAttr()));
-                for (int64_t i = 0; i < tiles.fragRows; ++i)
-                  for (int64_t j = 0; j < tiles.fragCols; ++j) {
-                    Value &sum = sums[i * tiles.fragCols + j];
-                    sum = gpu::SubgroupMmaComputeOp::create(
-                        sb, sloc, sumType, inputs[i], weights[j], sum,
-                        UnitAttr(), UnitAttr());
-                  }
-              }
-              gpu::BarrierOp::create(sb, sloc);
-              scf::YieldOp::create(sb, sloc, sums);
-            });
-        scf::YieldOp::create(ob, oloc, sliceLoop.getResults());
+  // Both row-major, in the fragments' type.
+  SmallVector<Value> sums = forEachSlice(
+      loc, operands, tiles, tile, initial, fragElement,
+      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value value) {
+        memref::StoreOp::create(ib, iloc, stage(ib, iloc, value), inputTile,
+                                ValueRange{m, kk});
+      },
+      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value value) {
+        memref::StoreOp::create(ib, iloc, stage(ib, iloc, value), weightTile,
+                                ValueRange{kk, n});
+      },
+      [&](OpBuilder &sb, Location sloc, ValueRange acc) {
+        SmallVector<Value> next(acc);
+        for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
+          Value k = indexConst(sb, sloc, k0);
+          SmallVector<Value> inputs, weights;
+          for (int64_t i = 0; i < tiles.fragRows; ++i)
+            inputs.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                sb, sloc, inputType, inputTile,
+                ValueRange{fragIndex(sb, sloc, warpRow0, i), k},
+                sb.getIndexAttr(inputStride), UnitAttr()));
+          for (int64_t j = 0; j < tiles.fragCols; ++j)
+            weights.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                sb, sloc, weightType, weightTile,
+                ValueRange{k, fragIndex(sb, sloc, warpCol0, j)},
+                sb.getIndexAttr(weightStride), UnitAttr()));
+          for (int64_t i = 0; i < tiles.fragRows; ++i)
+            for (int64_t j = 0; j < tiles.fragCols; ++j) {
+              Value &sum = next[i * tiles.fragCols + j];
+              sum = gpu::SubgroupMmaComputeOp::create(
+                  sb, sloc, sumType, inputs[i], weights[j], sum, UnitAttr(),
+                  UnitAttr());
+            }
+        }
+        return next;
       });
 
   // The epilogue: the warps' fragments into the workgroup tile, then each
@@ -172,7 +156,7 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   for (int64_t i = 0; i < tiles.fragRows; ++i)
     for (int64_t j = 0; j < tiles.fragCols; ++j)
       gpu::SubgroupMmaStoreMatrixOp::create(
-          kb, loc, offsetLoop.getResult(i * tiles.fragCols + j), sumTile,
+          kb, loc, sums[i * tiles.fragCols + j], sumTile,
           ValueRange{fragIndex(kb, loc, warpRow0, i),
                      fragIndex(kb, loc, warpCol0, j)},
           kb.getIndexAttr(sumStride), UnitAttr());
