@@ -259,18 +259,14 @@ void KernelOutliner::launch(scf::ParallelOp loop, gpu::GPUFuncOp kernel,
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   Value total = totalIterations(b, loc, loop, IRMapping());
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value threads = arith::ConstantIndexOp::create(b, loc, blockSize);
   Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, total, threads);
   if (maxBlocks > 0)
     blocks = b.createOrFold<arith::MinSIOp>(
         loc, blocks, arith::ConstantIndexOp::create(b, loc, maxBlocks));
-  // CUDA rejects empty grids.
-  Value any =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, total, zero);
-  auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(ifOp.thenBlock());
+  // No guard around an empty grid: the runtime launches nothing for it, so
+  // launches stay in straight-line host code that one stream can chain.
   gpu::LaunchFuncOp::create(b, loc, kernel, gpu::KernelDim3{blocks, one, one},
                             gpu::KernelDim3{threads, one, one},
                             /*dynamicSharedMemorySize=*/Value(), arguments);

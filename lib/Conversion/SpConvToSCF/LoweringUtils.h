@@ -23,7 +23,9 @@ namespace mlir::spconv::lowering {
 struct RulebookBuffers {
   Value numIn;   ///< index: number of input sites.
   Value numOut;  ///< index: number of output sites.
-  Value pairIn;  ///< memref<?xi32>: input row of each pair.
+  /// memref<?xi32>: input row of each pair; pairIn and pairOut hold exactly
+  /// offsets[K] pairs.
+  Value pairIn;
   Value pairOut; ///< memref<?xi32>: output row of each pair.
   Value offsets; ///< memref<(K+1)xindex>: CSR offsets per kernel offset.
 

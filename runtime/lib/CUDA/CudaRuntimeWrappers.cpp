@@ -252,6 +252,10 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   ScopedContext ctx(fn);
   if (!ctx || !nonNull(fn, function, "function"))
     return;
+  // An empty grid launches nothing (CUDA would reject it): the compiled
+  // code launches without guarding, in straight-line code one stream chains.
+  if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return;
   intptr_t dims[6] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
   for (intptr_t d : dims)
     if (d < 1 || d > intptr_t(UINT32_MAX)) {
