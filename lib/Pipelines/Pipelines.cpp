@@ -119,13 +119,19 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
                 options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
                 options.profile);
-  pm.addPass(createSpConvGPUManagedMemoryPass());
+  // Builders into their layers, so that each buffer is placed by what its
+  // consumers do with it; then placement, and one stream per function.
+  pm.addPass(createInlinerPass());
   pm.addPass(createSpConvGPURuntimeCallsPass());
-  // Kernel loops carrying tensor-core fragments become blocks first: upstream
-  // convert-nvgpu-to-nvvm, the NVVM pipeline's first pass, converts scf's
-  // loop types with a converter that does not know !gpu.mma_matrix and
+  pm.addPass(createSpConvGPUMemoryPass());
+  pm.addPass(createSpConvGPUStreamOrderPass());
+  // Loops and ifs become blocks first: upstream convert-nvgpu-to-nvvm, the
+  // NVVM pipeline's first pass, converts scf's types with a converter that
+  // knows neither !gpu.mma_matrix (kernel loops carrying tensor-core
+  // fragments) nor !gpu.async.token (host code threading the stream) and
   // fails on them; block arguments it leaves alone.
   pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
+  pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
   // the mgpu* wrappers (runtime/lib/CUDA).
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -9,6 +9,7 @@
 #include "TestUtil.h"
 
 #include <numeric>
+#include <thread>
 
 using namespace spconv_rt_test;
 
@@ -61,6 +62,7 @@ TEST(CudaNoDevice, EntryPointsFailCleanly) {
   EXPECT_EQ(mgpuModuleLoadJIT(image, 2), nullptr);
   EXPECT_EQ(mgpuModuleGetFunction(nullptr, "kernel"), nullptr);
   EXPECT_EQ(mgpuStreamCreate(), nullptr);
+  EXPECT_EQ(spconv_rt_cuda_thread_stream(), nullptr);
   EXPECT_EQ(mgpuEventCreate(), nullptr);
   EXPECT_EQ(mgpuMemAlloc(1024, nullptr, false), nullptr);
   EXPECT_EQ(mgpuMemAlloc(1024, nullptr, true), nullptr);
@@ -69,6 +71,7 @@ TEST(CudaNoDevice, EntryPointsFailCleanly) {
   mgpuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr, 0);
   mgpuModuleUnload(nullptr);
   mgpuStreamSynchronize(nullptr);
+  spconv_rt_cuda_stream_synchronize(nullptr);
   mgpuStreamDestroy(nullptr);
   mgpuStreamWaitEvent(nullptr, nullptr);
   mgpuEventRecord(nullptr, nullptr);
@@ -128,6 +131,36 @@ TEST(CudaDevice, MemoryWrappersRoundTrip) {
   EXPECT_EQ(uint32_t(back[10]), 0x12341234u);
   EXPECT_EQ(back[11], 0x12341234);
   EXPECT_EQ(back[12], 12);
+}
+
+TEST(CudaDevice, OneStreamPerThreadAndPoolMemory) {
+  REQUIRE_DEVICE();
+  spconv_rt_clear_error();
+  // Every "created" stream is the thread's, and destroying it keeps it.
+  void *stream = mgpuStreamCreate();
+  ASSERT_NE(stream, nullptr) << lastError();
+  EXPECT_EQ(mgpuStreamCreate(), stream);
+  EXPECT_EQ(spconv_rt_cuda_thread_stream(), stream);
+  mgpuStreamDestroy(stream);
+  void *other = nullptr;
+  std::thread([&] { other = mgpuStreamCreate(); }).join();
+  EXPECT_NE(other, nullptr);
+  EXPECT_NE(other, stream) << "each thread has its own stream";
+  // Device memory in stream order, from the pool; managed memory too.
+  auto *d = static_cast<int32_t *>(mgpuMemAlloc(64, stream, false));
+  ASSERT_NE(d, nullptr) << lastError();
+  mgpuMemset32(d, 7, 16, stream);
+  int32_t back[16] = {};
+  mgpuMemcpy(back, d, sizeof(back), stream);
+  mgpuMemFree(d, stream);
+  spconv_rt_cuda_stream_synchronize(stream);
+  EXPECT_EQ(back[0], 7);
+  EXPECT_EQ(back[15], 7);
+  auto *m = static_cast<int32_t *>(mgpuMemAlloc(64, stream, true));
+  ASSERT_NE(m, nullptr) << lastError();
+  m[0] = 3;
+  mgpuMemFree(m, stream);
+  EXPECT_TRUE(lastError().empty()) << lastError();
 }
 
 TEST(CudaDevice, HashTableMatchesCpu) {

@@ -133,15 +133,17 @@ def pipeline_args(name, rng, have_ptxas):
                 "--one-shot-bufferize=bufferize-function-boundaries",
                 "--convert-linalg-to-parallel-loops",
                 "--spconv-parallel-loops-to-gpu",
-                ] + rng.choice([["--spconv-gpu-kernels-to-cpu"], ["--spconv-gpu-managed-memory"],
-                                ["--spconv-gpu-managed-memory", "--spconv-gpu-runtime-calls"]])
+                ] + rng.choice([["--spconv-gpu-kernels-to-cpu"], ["--spconv-gpu-memory"],
+                                ["--spconv-gpu-runtime-calls", "--spconv-gpu-memory",
+                                 "--spconv-gpu-stream-order"]])
     if name == "loop-passes":
         return [rng.choice([
             "--spconv-parallel-loops-to-gpu",
             "--spconv-parallel-loops-to-gpu=block-size=%d max-blocks=%d" % (
                 rng.choice([1, 32, 1024]), rng.choice([0, 1, 65535])),
             "--spconv-gpu-kernels-to-cpu",
-            "--spconv-gpu-managed-memory",
+            "--spconv-gpu-memory",
+            "--spconv-gpu-stream-order",
             "--spconv-gpu-runtime-calls",
             "--spconv-matmul-to-row-loops",
         ])]

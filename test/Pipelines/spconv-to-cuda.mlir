@@ -5,6 +5,27 @@
 // RUN: FileCheck %s --input-file=%t.mlir --check-prefix=BINARY
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa max-unrolled-offsets=125" -mlir-print-ir-after=spconv-parallel-loops-to-gpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNROLLED
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa chip=sm_90 features=+ptx80" | FileCheck %s --check-prefix=SM90
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa" -mlir-print-ir-after=spconv-gpu-stream-order -o /dev/null 2>&1 | FileCheck %s --check-prefix=STREAM
+
+// The host code on one stream: the builders (inlined) wait where they read
+// back sizes; the two layers sharing the fine rulebook run back to back,
+// their features and tables in device memory, with no wait between them;
+// the next builder waits before the CPU runtime reads the coordinates.
+// STREAM-LABEL: func.func @net
+// STREAM: %[[T0:.*]] = gpu.wait async
+// STREAM: call @spconv_rt_cuda_stream_synchronize
+// STREAM-NEXT: call @spconv_rt_cuda_memref_hash_build
+// STREAM: call @spconv_rt_cuda_stream_synchronize
+// STREAM-NEXT: call @spconv_rt_cuda_memref_exclusive_scan_i32
+// STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x4xf32>
+// STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x27xi32>
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_4x4
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM-NOT: host_shared
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_4x4
+// STREAM-NOT: gpu.launch_func
+// STREAM: call @spconv_rt_cuda_stream_synchronize
+// STREAM-NEXT: call @spconv_rt_memref_linearize_coords
 
 // Two subm layers on one grid share a rulebook; a strided layer and a subm
 // layer on the coarse grid have builders of their own. Each layer fills its
@@ -67,11 +88,20 @@
 // CHECK-NOT: gpu.func
 // CHECK: func.func private @spconv_ht_find_slot
 
+// In LLVM: one stream for the whole function (the runtime's thread
+// stream), device memory allocated on it, every launch on it.
 // BINARY: llvm.func @net
-// BINARY: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4
-// BINARY: llvm.call @mgpuMemAlloc
-// BINARY: llvm.call @spconv_rt_cuda_memref_hash_build(
-// BINARY: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// BINARY: %[[S:.*]] = llvm.call @mgpuStreamCreate()
+// BINARY-NOT: mgpuStreamCreate
+// BINARY: llvm.call @mgpuMemAlloc(%{{.*}}, %[[S]], %{{.*}})
+// BINARY: llvm.call @spconv_rt_cuda_stream_synchronize(%[[S]])
+// BINARY-NEXT: llvm.call @spconv_rt_cuda_memref_hash_build(
+// BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// BINARY-NOT: mgpuStreamCreate
+// BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_conv_f32_4x4
+// BINARY-NOT: mgpuStreamCreate
+// BINARY-NOT: mgpuStreamSynchronize
+// BINARY: llvm.return
 // BINARY: gpu.binary @spconv_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 // BINARY-SAME: .target sm_80
 // BINARY-SAME: .entry spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs

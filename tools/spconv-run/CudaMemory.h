@@ -3,10 +3,10 @@
 //
 // Part of the spconv-mlir project.
 //
-// The CUDA target's code reads and writes CUDA managed memory (see
-// spconv-gpu-managed-memory): the runner copies its inputs there and frees
-// results there. Without the runtime's CUDA library, every function here
-// reports why.
+// The CUDA target's functions take device-accessible buffers and return
+// managed ones (see spconv-gpu-memory): the runner copies its inputs into
+// managed memory and frees the results there. Without the runtime's CUDA
+// library, every function here reports why.
 //
 //===----------------------------------------------------------------------===//
 

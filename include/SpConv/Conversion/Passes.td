@@ -274,17 +274,25 @@ def SpConvGPUKernelsToCPUPass
   ];
 }
 
-def SpConvGPUManagedMemoryPass
-    : Pass<"spconv-gpu-managed-memory", "::mlir::ModuleOp"> {
-  let summary = "Allocate the host's buffers in CUDA managed memory";
+def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
+  let summary = "Place the host functions' buffers in device, managed or "
+                "host memory";
   let description = [{
-    Host code of the CUDA target reads what kernels wrote (pair counts,
-    offsets) and passes buffers to the runtime, so every `memref.alloc` of
-    the host functions becomes `gpu.alloc host_shared` (CUDA managed memory,
-    one pointer valid on host and device) and every `memref.dealloc` a
-    `gpu.dealloc` on a fresh stream that is waited for. Launches are
-    synchronous, so the host never reads a buffer that a kernel is still
-    writing.
+    Each `memref.alloc` of the host functions goes where its uses need it,
+    following them through views and casts:
+
+    - only the device touches its contents (kernel operands, the runtime's
+      CUDA primitives `spconv_rt_cuda_*`): device memory, `gpu.alloc`;
+    - the host code reads or writes it too (`memref.load` / `store`, the
+      CPU runtime), or it escapes (returned, yielded from a region, passed
+      to a function of the module): CUDA managed memory, `gpu.alloc
+      host_shared`, one pointer valid on both sides;
+    - only the host touches it: it stays host memory.
+
+    Shapes, deallocation and pointer comparisons (`memref.dim`,
+    `memref.dealloc`, `memref.extract_aligned_pointer_as_index`) are not
+    accesses. Frees of GPU memory become `gpu.dealloc`. The GPU operations
+    are synchronous; `spconv-gpu-stream-order` chains them on one stream.
 
     A kernel operand that is stack or global memory (`memref.alloca`,
     `memref.get_global`, through casts and views) is an error: the device
@@ -292,6 +300,47 @@ def SpConvGPUManagedMemoryPass
     memory too (managed, or device memory when only kernels read it).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def SpConvGPUStreamOrderPass
+    : Pass<"spconv-gpu-stream-order", "::mlir::ModuleOp"> {
+  let summary = "Chain the host functions' GPU work on one stream";
+  let description = [{
+    Every GPU operation of a host function (`gpu.launch_func`, device
+    `gpu.alloc`, `gpu.dealloc`, `gpu.memcpy`, `gpu.memset`) becomes
+    asynchronous and depends on the one before it: the function is one
+    token chain, started by a `gpu.wait async` at its entry, so its work
+    runs in program order on one stream with no synchronisation between
+    launches. Tokens cross `scf.if` (an extra result) and `scf.for` (an
+    extra iteration argument); GPU work inside any other region operation
+    is an error.
+
+    The host waits for the stream, through a call of
+    `spconv_rt_cuda_stream_synchronize(token)`, only where work may be in
+    flight and it must:
+
+    - before host code that reads or writes device-visible memory (a
+      `gpu.alloc` buffer, a function argument, anything not traced to
+      `memref.alloc`, `memref.alloca` or `memref.get_global`), or an
+      operation with regions containing such code;
+    - before a call that takes device-visible memory, a call of another
+      function of the module (it runs its own chain) and the profiling
+      timers (`spconv_rt_profile_*`);
+    - before returning, so that the caller finds the results complete.
+
+    Scalar-only calls (the runtime's error reports) do not wait. Managed
+    allocations (`gpu.alloc host_shared`) stay synchronous: CUDA allocates
+    them without a stream. The input's GPU operations must be synchronous.
+
+    A call rather than `gpu.wait`: upstream's `gpu-to-llvm` lowers a token
+    that reaches `gpu.wait` through a block argument (as every token that
+    crossed an `scf.if` does) as an event, not as the stream it is.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
 }
 
 def SpConvGPURuntimeCallsPass

@@ -406,6 +406,14 @@ SPCONV_RT_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank,
                                                   int64_t elementSizeBytes);
 SPCONV_RT_EXPORT void mgpuSetDefaultDevice(int32_t device);
 
+/* The stream that compiled code and the memref primitives use on the
+ * calling thread (what mgpuStreamCreate hands out), created at first use;
+ * null on failure. */
+SPCONV_RT_EXPORT void *spconv_rt_cuda_thread_stream(void);
+/* Waits for `stream`: where compiled code's host reads what its kernels
+ * wrote (spconv-gpu-stream-order). */
+SPCONV_RT_EXPORT void spconv_rt_cuda_stream_synchronize(void *stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -14,6 +14,19 @@
 // same context the CUDA runtime (and so the spconv_rt_cuda_* primitives)
 // uses on that device.
 //
+// Streams: compiled code chains a function's GPU work on one token, which
+// gpu-to-llvm lowers to an mgpuStreamCreate at the function's entry. That
+// hands out the calling thread's stream for the default device, created
+// once, and mgpuStreamDestroy leaves it alive: no stream is created or
+// destroyed per call, and the runtime's primitives (spconv_rt_cuda_memref_*)
+// run on the same stream.
+//
+// Memory: device buffers (gpu.alloc) come from the device's default memory
+// pool in stream order (cuMemAllocAsync / cuMemFreeAsync), and the pool
+// keeps what is freed (release threshold: unlimited), so allocation in the
+// hot path neither reaches the driver's allocator nor synchronises. Managed
+// buffers (gpu.alloc host_shared) are cuMemAllocManaged, freed by cuMemFree.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Support.h"
@@ -149,6 +162,55 @@ private:
   bool pushed = false;
 };
 
+/// The calling thread's stream slot for `device` (null until created).
+CUstream *threadStreamSlot(int device) {
+  constexpr int kMaxDevices = 64;
+  thread_local CUstream streams[kMaxDevices] = {};
+  return device >= 0 && device < kMaxDevices ? &streams[device] : nullptr;
+}
+
+/// The calling thread's stream on the default device, created at first use
+/// and kept for the thread's lifetime (destroying streams at exit would race
+/// the driver's own teardown).
+CUstream threadStream(const char *fn) {
+  CUstream *slot = threadStreamSlot(defaultDevice.load());
+  if (!slot)
+    return nullptr; // ScopedContext reported the bad index.
+  if (!*slot && !check(fn, "cuStreamCreate",
+                       driver().cuStreamCreate(slot, CU_STREAM_NON_BLOCKING)))
+    return nullptr;
+  return *slot;
+}
+
+bool isThreadStream(CUstream stream) {
+  CUstream *slot = threadStreamSlot(defaultDevice.load());
+  return slot && stream == *slot;
+}
+
+/// Makes the default device's memory pool keep what is freed into it, once
+/// per device.
+bool retainPoolMemory(const char *fn) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<bool> done[kMaxDevices] = {};
+  int device = defaultDevice.load();
+  if (device < 0 || device >= kMaxDevices)
+    return false;
+  if (done[device].load())
+    return true;
+  CUdevice dev;
+  CUmemoryPool pool;
+  cuuint64_t unlimited = ~cuuint64_t(0);
+  if (!check(fn, "cuDeviceGet", driver().cuDeviceGet(&dev, device)) ||
+      !check(fn, "cuDeviceGetDefaultMemPool",
+             driver().cuDeviceGetDefaultMemPool(&pool, dev)) ||
+      !check(fn, "cuMemPoolSetAttribute",
+             driver().cuMemPoolSetAttribute(
+                 pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &unlimited)))
+    return false;
+  done[device].store(true);
+  return true;
+}
+
 bool nonNull(const char *fn, const void *p, const char *what) {
   if (p)
     return true;
@@ -280,17 +342,17 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 void *mgpuStreamCreate(void) {
   const char *fn = "mgpuStreamCreate";
   ScopedContext ctx(fn);
-  CUstream stream = nullptr;
-  if (!ctx || !check(fn, "cuStreamCreate",
-                     driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)))
-    return nullptr;
-  return stream;
+  return ctx ? threadStream(fn) : nullptr;
 }
 
 void mgpuStreamDestroy(void *stream) {
   const char *fn = "mgpuStreamDestroy";
   ScopedContext ctx(fn);
-  if (ctx && nonNull(fn, stream, "stream"))
+  if (!ctx || !nonNull(fn, stream, "stream"))
+    return;
+  // The thread's stream outlives every call; only a foreign one is
+  // destroyed.
+  if (!isThreadStream(static_cast<CUstream>(stream)))
     check(fn, "cuStreamDestroy",
           driver().cuStreamDestroy(static_cast<CUstream>(stream)));
 }
@@ -347,28 +409,42 @@ void mgpuEventRecord(void *event, void *stream) {
                                  static_cast<CUstream>(stream)));
 }
 
-void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/, bool isHostShared) {
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   const char *fn = "mgpuMemAlloc";
   ScopedContext ctx(fn);
   if (!ctx || sizeBytes == 0)
     return nullptr;
   CUdeviceptr ptr = 0;
-  bool ok = isHostShared
-                ? check(fn, "cuMemAllocManaged",
-                        driver().cuMemAllocManaged(&ptr, sizeBytes,
-                                                   CU_MEM_ATTACH_GLOBAL))
-                : check(fn, "cuMemAlloc", driver().cuMemAlloc(&ptr, sizeBytes));
+  bool ok =
+      isHostShared
+          ? check(fn, "cuMemAllocManaged",
+                  driver().cuMemAllocManaged(&ptr, sizeBytes,
+                                             CU_MEM_ATTACH_GLOBAL))
+          : retainPoolMemory(fn) &&
+                check(fn, "cuMemAllocAsync",
+                      driver().cuMemAllocAsync(&ptr, sizeBytes,
+                                               static_cast<CUstream>(stream)));
   return ok ? reinterpret_cast<void *>(ptr) : nullptr;
 }
 
-void mgpuMemFree(void *ptr, void * /*stream*/) {
+void mgpuMemFree(void *ptr, void *stream) {
   const char *fn = "mgpuMemFree";
   if (!ptr)
     return; // Like free(nullptr); also what mgpuMemAlloc(0) returns.
   ScopedContext ctx(fn);
-  if (ctx)
-    check(fn, "cuMemFree",
-          driver().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+  if (!ctx)
+    return;
+  auto address = reinterpret_cast<CUdeviceptr>(ptr);
+  unsigned managed = 0;
+  if (!check(fn, "cuPointerGetAttribute",
+             driver().cuPointerGetAttribute(
+                 &managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address)))
+    return;
+  if (managed)
+    check(fn, "cuMemFree", driver().cuMemFree(address));
+  else
+    check(fn, "cuMemFreeAsync",
+          driver().cuMemFreeAsync(address, static_cast<CUstream>(stream)));
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
@@ -439,6 +515,20 @@ void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                    elementSizeBytes, &start, &bytes) &&
       bytes > 0)
     mgpuMemHostUnregister(start);
+}
+
+void *spconv_rt_cuda_thread_stream(void) {
+  const char *fn = "spconv_rt_cuda_thread_stream";
+  ScopedContext ctx(fn);
+  return ctx ? threadStream(fn) : nullptr;
+}
+
+void spconv_rt_cuda_stream_synchronize(void *stream) {
+  const char *fn = "spconv_rt_cuda_stream_synchronize";
+  ScopedContext ctx(fn);
+  if (ctx && nonNull(fn, stream, "stream"))
+    check(fn, "cuStreamSynchronize",
+          driver().cuStreamSynchronize(static_cast<CUstream>(stream)));
 }
 
 void mgpuSetDefaultDevice(int32_t device) {

@@ -3,8 +3,9 @@
 // The _mlir_ciface_spconv_rt_cuda_memref_* twins of the CPU entry points
 // that the CUDA target's host code calls (spconv-gpu-runtime-calls): the
 // same descriptors and results, computed by the CUDA primitives. Buffers
-// are managed memory, so the scalar outputs (totals, counts, the duplicate
-// row) are written where the host reads them.
+// are device or managed memory; the scalar outputs (totals, counts, the
+// duplicate row) are copied to the host pointers given. They run on the
+// calling thread's stream, the one compiled code chains its launches on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +23,7 @@ extern "C" int _mlir_ciface_spconv_rt_cuda_memref_hash_build(
                                 tableKeys, tableValues, duplicateIndex, b));
   return spconv_rt_cuda_hash_build(b.keys, b.n, b.tableKeys, b.tableValues,
                                    b.capacity, b.duplicateIndex,
-                                   /*stream=*/nullptr);
+                                   spconv_rt_cuda_thread_stream());
 }
 
 extern "C" int _mlir_ciface_spconv_rt_cuda_memref_unique(
@@ -35,7 +36,8 @@ extern "C" int _mlir_ciface_spconv_rt_cuda_memref_unique(
   SPCONV_RT_CHECK(viewUnique("spconv_rt_cuda_memref_unique", keys, uniqueKeys,
                              firstIndex, inverse, numUnique, b));
   return spconv_rt_cuda_unique(b.keys, b.n, b.uniqueKeys, b.firstIndex,
-                               b.inverse, b.numUnique, /*stream=*/nullptr);
+                               b.inverse, b.numUnique,
+                               spconv_rt_cuda_thread_stream());
 }
 
 template <typename T, int (*Scan)(const T *, int64_t, T *, T *, void *)>
@@ -44,7 +46,7 @@ static int scanMemRef(const char *fn, StridedMemRefType<T, 1> *in,
                       StridedMemRefType<T, 1> *total) {
   ScanBuffers<T> b;
   SPCONV_RT_CHECK(viewScan(fn, in, out, total, b));
-  return Scan(b.in, b.n, b.out, b.total, /*stream=*/nullptr);
+  return Scan(b.in, b.n, b.out, b.total, spconv_rt_cuda_thread_stream());
 }
 
 extern "C" int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(

@@ -42,19 +42,23 @@ unsigned blocksFor(int64_t n) {
   return unsigned(blocks > 65535 * 16 ? 65535 * 16 : (blocks < 1 ? 1 : blocks));
 }
 
-/// Device scratch memory released on scope exit.
+/// Device scratch memory from the device's memory pool, in the order of
+/// `stream`, released on scope exit: no per-call cudaMalloc / cudaFree (each
+/// of which would synchronise the device).
 class DeviceBuffer {
 public:
+  explicit DeviceBuffer(cudaStream_t stream) : stream(stream) {}
   ~DeviceBuffer() {
     if (ptr)
-      cudaFree(ptr);
+      cudaFreeAsync(ptr, stream);
   }
   cudaError_t allocate(size_t bytes) {
-    return cudaMalloc(&ptr, bytes ? bytes : 1);
+    return cudaMallocAsync(&ptr, bytes ? bytes : 1, stream);
   }
   template <typename T> T *as() const { return static_cast<T *>(ptr); }
 
 private:
+  cudaStream_t stream;
   void *ptr = nullptr;
 };
 
@@ -233,7 +237,7 @@ int sortToBuffers(const char *fn, const unsigned long long *keysIn,
                   cudaStream_t stream) {
   int endBit = maxKey ? 64 - __builtin_clzll(maxKey) : 1;
   size_t bytes = 0;
-  DeviceBuffer temp;
+  DeviceBuffer temp(stream);
   if (valuesIn) {
     CUDA_CHECK(fn, cub::DeviceRadixSort::SortPairs(
                        nullptr, bytes, keysIn, keysOut, valuesIn, valuesOut,
@@ -257,7 +261,7 @@ int sortToBuffers(const char *fn, const unsigned long long *keysIn,
 /// Validates keys on the device: fails on a negative key, else *maxKey.
 int validateKeys(const char *fn, const int64_t *dKeys, int64_t n,
                  unsigned long long *maxKey, cudaStream_t stream) {
-  DeviceBuffer status;
+  DeviceBuffer status(stream);
   if (int s = newStatus(fn, status, stream))
     return s;
   scanKeys<<<blocksFor(n), kBlock, 0, stream>>>(dKeys, n, status.as<Status>());
@@ -289,7 +293,7 @@ int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
                     "%s: more than INT32_MAX elements", fn);
   if (int s = checkDevice(fn))
     return s;
-  DeviceBuffer wide, prefix, temp, status;
+  DeviceBuffer wide(stream), prefix(stream), temp(stream), status(stream);
   CUDA_CHECK(fn, wide.allocate(n * sizeof(unsigned long long)));
   CUDA_CHECK(fn, prefix.allocate(n * sizeof(unsigned long long)));
   if (int s = newStatus(fn, status, stream))
@@ -376,7 +380,7 @@ int spconv_rt_cuda_hash_build(const int64_t *dKeys, int64_t n,
   if (n > 0)
     if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
       return s;
-  DeviceBuffer status;
+  DeviceBuffer status(stream);
   if (int s = newStatus(fn, status, stream))
     return s;
   fillTable<<<blocksFor(capacity), kBlock, 0, stream>>>(
@@ -450,7 +454,7 @@ int spconv_rt_cuda_sort_pairs(int64_t *dKeys, int32_t *dValues, int64_t n,
   unsigned long long maxKey;
   if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
     return s;
-  DeviceBuffer keysOut, valuesOut;
+  DeviceBuffer keysOut(stream), valuesOut(stream);
   CUDA_CHECK(fn, keysOut.allocate(n * sizeof(int64_t)));
   if (dValues)
     CUDA_CHECK(fn, valuesOut.allocate(n * sizeof(int32_t)));
@@ -494,7 +498,7 @@ int spconv_rt_cuda_unique(const int64_t *dKeys, int64_t n,
   unsigned long long maxKey;
   if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
     return s;
-  DeviceBuffer order, sortedKeys, sortedOrder, heads, prefix, temp;
+  DeviceBuffer order(stream), sortedKeys(stream), sortedOrder(stream), heads(stream), prefix(stream), temp(stream);
   CUDA_CHECK(fn, order.allocate(n * sizeof(int32_t)));
   CUDA_CHECK(fn, sortedOrder.allocate(n * sizeof(int32_t)));
   CUDA_CHECK(fn, sortedKeys.allocate(n * sizeof(unsigned long long)));

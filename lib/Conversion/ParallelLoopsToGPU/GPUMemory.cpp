@@ -1,0 +1,136 @@
+//===- GPUMemory.cpp - Where the host's buffers live ----------------------===//
+//
+// Part of the spconv-mlir project.
+//
+// Each buffer the host functions allocate goes where its uses need it:
+// device memory when only the device touches its contents (kernels, the
+// runtime's CUDA primitives), managed memory when the host code reads or
+// writes it too, host memory when only the host does. Uses are followed
+// through views and casts; a buffer that escapes (returned, yielded, passed
+// to a function of the module) may be touched by either side.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BufferRoot.h"
+#include "SpConv/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::spconv {
+#define GEN_PASS_DEF_SPCONVGPUMEMORYPASS
+#include "SpConv/Conversion/Passes.h.inc"
+} // namespace mlir::spconv
+
+using namespace mlir;
+using namespace mlir::spconv;
+
+namespace {
+
+/// The runtime's CUDA primitives (spconv-gpu-runtime-calls) read and write
+/// device memory.
+constexpr llvm::StringLiteral kCudaRuntimePrefix = "spconv_rt_cuda_";
+
+/// Which sides touch a buffer's contents.
+struct Access {
+  bool host = false;
+  bool device = false;
+};
+
+void collectAccess(Value buffer, Access &access) {
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if ((view && view.getViewSource() == buffer) || isa<memref::CastOp>(user)) {
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()))
+          collectAccess(result, access);
+      continue;
+    }
+    // Metadata and pointers, not contents.
+    if (isa<memref::DimOp, memref::DeallocOp,
+            memref::ExtractAlignedPointerAsIndexOp>(user))
+      continue;
+    if (isa<gpu::LaunchFuncOp>(user)) {
+      access.device = true;
+      continue;
+    }
+    if (isa<memref::LoadOp, memref::StoreOp>(user)) {
+      access.host = true;
+      continue;
+    }
+    if (auto call = dyn_cast<func::CallOp>(user)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (call.getCallee().starts_with(kCudaRuntimePrefix)) {
+        access.device = true;
+        continue;
+      }
+      if (callee && callee.isExternal()) {
+        access.host = true; // The CPU runtime.
+        continue;
+      }
+    }
+    // Returned, yielded, copied on the host, passed to a function of the
+    // module: either side may touch it.
+    access.host = access.device = true;
+  }
+}
+
+struct SpConvGPUMemoryPass
+    : spconv::impl::SpConvGPUMemoryPassBase<SpConvGPUMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<memref::AllocOp> allocs;
+    SmallVector<memref::DeallocOp> deallocs;
+    bool failedCheck = false;
+    for (auto function : module.getOps<func::FuncOp>()) {
+      function.walk([&](memref::AllocOp op) { allocs.push_back(op); });
+      function.walk([&](memref::DeallocOp op) { deallocs.push_back(op); });
+      // Stack and global buffers live in host memory only.
+      function.walk([&](gpu::LaunchFuncOp launch) {
+        for (Value operand : launch.getKernelOperands()) {
+          if (!isa<MemRefType>(operand.getType()))
+            continue;
+          Operation *source = bufferRoot(operand).getDefiningOp();
+          if (isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(source)) {
+            launch.emitError("spconv-gpu-memory: kernel operand is "
+                             "host-only memory (")
+                << source->getName() << ")";
+            failedCheck = true;
+          }
+        }
+      });
+    }
+    if (failedCheck)
+      return signalPassFailure();
+
+    for (memref::AllocOp alloc : allocs) {
+      Access access;
+      collectAccess(alloc.getResult(), access);
+      if (!access.device)
+        continue; // Host memory: the device never sees it.
+      OpBuilder b(alloc);
+      auto placed = gpu::AllocOp::create(
+          b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange{}, alloc.getDynamicSizes(),
+          alloc.getSymbolOperands(), /*hostShared=*/access.host);
+      alloc.replaceAllUsesWith(placed.getMemref());
+      alloc.erase();
+    }
+    // Frees of what is now GPU memory (the deallocation pipeline frees only
+    // what it allocated, possibly through views or region results).
+    for (memref::DeallocOp dealloc : deallocs) {
+      if (isa_and_nonnull<memref::AllocOp>(
+              bufferRoot(dealloc.getMemref()).getDefiningOp()))
+        continue;
+      OpBuilder b(dealloc);
+      gpu::DeallocOp::create(b, dealloc.getLoc(), /*asyncToken=*/Type(),
+                             ValueRange{}, dealloc.getMemref());
+      dealloc.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,299 @@
+//===- StreamOrder.cpp - The host's GPU work on one stream ----------------===//
+//
+// Part of the spconv-mlir project.
+//
+// Every GPU operation of a host function (launches, device allocations and
+// frees, copies) becomes asynchronous and depends on the one before it, so
+// the whole function is one token chain: one stream, in program order. The
+// host waits for the stream only where it must: before it touches memory
+// that the device may be using, before a runtime call that reads such
+// memory, around profiling timers and before returning.
+//
+// Tokens cross structured control flow as values (an extra scf.if result,
+// an extra scf.for iteration argument), not by synchronising at the end of
+// every region. Upstream's gpu-to-llvm lowers a token reaching a host-side
+// `gpu.wait` through a block argument as if it were an event, so the host
+// waits through a runtime call that takes the stream instead
+// (spconv_rt_cuda_stream_synchronize).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BufferRoot.h"
+#include "SpConv/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::spconv {
+#define GEN_PASS_DEF_SPCONVGPUSTREAMORDERPASS
+#include "SpConv/Conversion/Passes.h.inc"
+} // namespace mlir::spconv
+
+using namespace mlir;
+using namespace mlir::spconv;
+
+namespace {
+
+constexpr llvm::StringLiteral kSynchronize =
+    "spconv_rt_cuda_stream_synchronize";
+
+/// Whether `op` is one of the host's GPU operations that join the chain.
+bool isGPUWork(Operation *op) {
+  if (auto alloc = dyn_cast<gpu::AllocOp>(op))
+    return !alloc.getHostShared(); // cuMemAllocManaged takes no stream.
+  return isa<gpu::LaunchFuncOp, gpu::DeallocOp, gpu::MemcpyOp, gpu::MemsetOp>(
+      op);
+}
+
+bool containsGPUWork(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        return isGPUWork(inner) ? WalkResult::interrupt()
+                                : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Whether the device may access the memory `value` refers to: buffers of
+/// gpu.alloc, the function's arguments (the caller's, device-accessible by
+/// contract) and anything not traced to host memory.
+bool isDeviceVisible(Value value) {
+  Operation *def = bufferRoot(value).getDefiningOp();
+  return !isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
+                          memref::GetGlobalOp>(def);
+}
+
+/// Whether host code `op` (not itself a GPU operation) must wait for the
+/// stream first: it reads or writes device-visible memory, calls a function
+/// with such memory, or reads a profiling timer.
+bool needsSynchronization(Operation *op) {
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    if (call.getCallee().starts_with("spconv_rt_profile"))
+      return true;
+    // A function of the module runs its own chain, which must start after
+    // this one's work.
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (callee && !callee.isExternal())
+      return true;
+    return llvm::any_of(call.getOperands(), [](Value operand) {
+      return isa<BaseMemRefType>(operand.getType()) && isDeviceVisible(operand);
+    });
+  }
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    return llvm::any_of(instances, [](MemoryEffects::EffectInstance &effect) {
+      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(effect.getEffect()))
+        return false;
+      Value value = effect.getValue();
+      return !value || isDeviceVisible(value);
+    });
+  }
+  if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+    return false; // Its nested operations are checked one by one.
+  return llvm::any_of(op->getOperands(), [](Value operand) {
+    return isa<BaseMemRefType>(operand.getType()) && isDeviceVisible(operand);
+  });
+}
+
+bool nestedNeedsSynchronization(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        return needsSynchronization(inner) ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The chain of one function: the last token and whether work may be in
+/// flight since the host last waited.
+struct Chain {
+  Value token;
+  bool pending = false;
+};
+
+class StreamOrder {
+public:
+  StreamOrder(func::FuncOp synchronize) : synchronize(synchronize) {}
+
+  LogicalResult run(func::FuncOp function) {
+    if (!function.getBody().hasOneBlock())
+      return function.emitOpError(
+          "spconv-gpu-stream-order: expected structured control flow (one "
+          "block) in a function with GPU work");
+    Block &entry = function.getBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Chain chain;
+    chain.token =
+        gpu::WaitOp::create(b, function.getLoc(),
+                            b.getType<gpu::AsyncTokenType>(), ValueRange{})
+            .getAsyncToken();
+    return threadBlock(entry, chain);
+  }
+
+private:
+  void wait(Operation *before, Chain &chain) {
+    if (!chain.pending)
+      return;
+    OpBuilder b(before);
+    func::CallOp::create(b, before->getLoc(), synchronize,
+                         ValueRange{chain.token});
+    chain.pending = false;
+  }
+
+  /// Makes the synchronous `op` asynchronous after `token`; returns its
+  /// token. (The token is the op's last result.)
+  Value chainOp(Operation *op, Value token) {
+    OpBuilder b(op);
+    OperationState state(op->getLoc(), op->getName());
+    state.addOperands(op->getOperands());
+    state.propertiesAttr = op->getPropertiesAsAttribute();
+    state.addAttributes(op->getDiscardableAttrDictionary().getValue());
+    state.addTypes(op->getResultTypes());
+    state.addTypes(b.getType<gpu::AsyncTokenType>());
+    Operation *replacement = b.create(state);
+    op->replaceAllUsesWith(replacement->getResults().drop_back());
+    op->erase();
+    auto async = cast<gpu::AsyncOpInterface>(replacement);
+    async.addAsyncDependency(token);
+    return async.getAsyncToken();
+  }
+
+  LogicalResult threadBlock(Block &block, Chain &chain) {
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (&op == chain.token.getDefiningOp())
+        continue;
+      if (auto async = dyn_cast<gpu::AsyncOpInterface>(&op);
+          async && (async.getAsyncToken() || isa<gpu::WaitOp>(op)))
+        return op.emitOpError("spconv-gpu-stream-order: expected synchronous "
+                              "GPU operations, which this pass chains");
+      if (isGPUWork(&op)) {
+        chain.token = chainOp(&op, chain.token);
+        chain.pending = true;
+        continue;
+      }
+      if (isa<func::ReturnOp>(op)) {
+        wait(&op, chain);
+        continue;
+      }
+      if (op.getNumRegions() == 0) {
+        if (needsSynchronization(&op))
+          wait(&op, chain);
+        continue;
+      }
+      if (!containsGPUWork(&op)) {
+        if (nestedNeedsSynchronization(&op))
+          wait(&op, chain);
+        continue;
+      }
+      if (auto ifOp = dyn_cast<scf::IfOp>(&op)) {
+        if (failed(threadIf(ifOp, chain)))
+          return failure();
+        continue;
+      }
+      if (auto forOp = dyn_cast<scf::ForOp>(&op)) {
+        if (failed(threadFor(forOp, chain)))
+          return failure();
+        continue;
+      }
+      return op.emitOpError("spconv-gpu-stream-order: GPU work inside this "
+                            "operation cannot join the stream's chain");
+    }
+    return success();
+  }
+
+  /// Each branch continues the chain; the if yields its last token.
+  LogicalResult threadIf(scf::IfOp ifOp, Chain &chain) {
+    OpBuilder b(ifOp);
+    Type tokenType = b.getType<gpu::AsyncTokenType>();
+    SmallVector<Type> types(ifOp.getResultTypes());
+    types.push_back(tokenType);
+    auto threaded =
+        scf::IfOp::create(b, ifOp.getLoc(), types, ifOp.getCondition(),
+                          /*withElseRegion=*/false);
+    threaded.getThenRegion().takeBody(ifOp.getThenRegion());
+    if (ifOp.getElseRegion().empty()) {
+      // The token passes through a missing else.
+      b.createBlock(&threaded.getElseRegion());
+      scf::YieldOp::create(b, ifOp.getLoc());
+    } else {
+      threaded.getElseRegion().takeBody(ifOp.getElseRegion());
+    }
+    bool pending = false;
+    for (Region *region :
+         {&threaded.getThenRegion(), &threaded.getElseRegion()}) {
+      Chain branch = chain;
+      if (failed(threadBlock(region->front(), branch)))
+        return failure();
+      region->front().getTerminator()->insertOperands(
+          region->front().getTerminator()->getNumOperands(), branch.token);
+      pending |= branch.pending;
+    }
+    ifOp->replaceAllUsesWith(threaded.getResults().drop_back());
+    ifOp.erase();
+    chain.token = threaded.getResults().back();
+    chain.pending = pending;
+    return success();
+  }
+
+  /// The token is an iteration argument: each iteration continues the
+  /// chain of the one before.
+  LogicalResult threadFor(scf::ForOp forOp, Chain &chain) {
+    IRRewriter rewriter(forOp);
+    Value incoming = chain.token;
+    FailureOr<LoopLikeOpInterface> replaced = forOp.replaceWithAdditionalYields(
+        rewriter, ValueRange{incoming}, /*replaceInitOperandUsesInLoop=*/false,
+        [](OpBuilder &, Location, ArrayRef<BlockArgument> arguments) {
+          return SmallVector<Value>{arguments.front()};
+        });
+    if (failed(replaced))
+      return forOp.emitOpError("spconv-gpu-stream-order: cannot thread the "
+                               "stream's token through this loop");
+    auto threaded = cast<scf::ForOp>(replaced->getOperation());
+    Block *body = threaded.getBody();
+    Chain iteration{threaded.getRegionIterArgs().back(), true};
+    if (failed(threadBlock(*body, iteration)))
+      return failure();
+    Operation *yield = body->getTerminator();
+    yield->setOperand(yield->getNumOperands() - 1, iteration.token);
+    chain.token = threaded.getResults().back();
+    chain.pending = true;
+    return success();
+  }
+
+  func::FuncOp synchronize;
+};
+
+struct SpConvGPUStreamOrderPass
+    : spconv::impl::SpConvGPUStreamOrderPassBase<SpConvGPUStreamOrderPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> functions;
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() && containsGPUWork(function))
+        functions.push_back(function);
+    if (functions.empty())
+      return;
+    SymbolTable symbols(module);
+    auto synchronize = symbols.lookup<func::FuncOp>(kSynchronize);
+    if (!synchronize) {
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      synchronize = func::FuncOp::create(
+          b, module.getLoc(), kSynchronize,
+          b.getFunctionType({b.getType<gpu::AsyncTokenType>()}, {}));
+      synchronize.setPrivate();
+    }
+    StreamOrder order(synchronize);
+    for (func::FuncOp function : functions)
+      if (failed(order.run(function)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,94 @@
+// RUN: spconv-opt %s -spconv-gpu-memory -split-input-file -verify-diagnostics | FileCheck %s
+
+// Each buffer goes where its uses need it: a kernel-only buffer (also
+// through a view, and read by the runtime's CUDA primitive) is device
+// memory; one the host also loads from is managed; one only the host
+// touches stays host memory. Frees of GPU memory become gpu.dealloc.
+// CHECK-LABEL: func.func @placement
+// CHECK: %[[DEVICE:.*]] = gpu.alloc  (%{{.*}}) : memref<?xf32>
+// CHECK: %[[MANAGED:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xi32>
+// CHECK: %[[HOST:.*]] = memref.alloc() : memref<4xindex>
+// CHECK: %[[RUNTIME:.*]] = gpu.alloc  (%{{.*}}) : memref<?xi32>
+// CHECK: gpu.launch_func @kernels::@k {{.*}} args(%{{.*}} : memref<?xf32>, %[[MANAGED]] : memref<?xi32>)
+// CHECK: memref.load %[[MANAGED]]
+// CHECK: memref.store %{{.*}}, %[[HOST]]
+// CHECK: gpu.dealloc  %[[DEVICE]] : memref<?xf32>
+// CHECK: gpu.dealloc  %[[MANAGED]] : memref<?xi32>
+// CHECK: memref.dealloc %[[HOST]] : memref<4xindex>
+// CHECK: gpu.dealloc  %[[RUNTIME]] : memref<?xi32>
+// CHECK-NOT: gpu.wait
+module attributes {gpu.container_module} {
+  func.func private @spconv_rt_cuda_memref_exclusive_scan_i32(memref<?xi32>, memref<?xi32>, memref<?xi32>) -> i32
+  func.func @placement(%n: index) -> index {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %device = memref.alloc(%n) : memref<?xf32>
+    %managed = memref.alloc(%n) : memref<?xi32>
+    %host = memref.alloc() : memref<4xindex>
+    %runtime = memref.alloc(%n) : memref<?xi32>
+    %view = memref.subview %device[0] [%n] [1] : memref<?xf32> to memref<?xf32, strided<[1]>>
+    %cast = memref.cast %view : memref<?xf32, strided<[1]>> to memref<?xf32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%cast : memref<?xf32>, %managed : memref<?xi32>)
+    %v = memref.load %managed[%c0] : memref<?xi32>
+    %i = arith.index_cast %v : i32 to index
+    memref.store %i, %host[%c0] : memref<4xindex>
+    %total = memref.alloca() : memref<1xi32>
+    %total_cast = memref.cast %total : memref<1xi32> to memref<?xi32>
+    %status = func.call @spconv_rt_cuda_memref_exclusive_scan_i32(%runtime, %runtime, %total_cast) : (memref<?xi32>, memref<?xi32>, memref<?xi32>) -> i32
+    %r = memref.load %host[%c0] : memref<4xindex>
+    memref.dealloc %device : memref<?xf32>
+    memref.dealloc %managed : memref<?xi32>
+    memref.dealloc %host : memref<4xindex>
+    memref.dealloc %runtime : memref<?xi32>
+    return %r : index
+  }
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<?xf32>, %b: memref<?xi32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A buffer that leaves the function may be read by the caller on the host:
+// managed. One the CPU runtime reads is managed too.
+// CHECK-LABEL: func.func @escapes
+// CHECK: %[[RESULT:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xf32>
+// CHECK: %[[KEYS:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xi64>
+// CHECK: return %[[RESULT]]
+module attributes {gpu.container_module} {
+  func.func private @spconv_rt_memref_unique(memref<?xi64>) -> i32
+  func.func @escapes(%n: index) -> memref<?xf32> {
+    %c1 = arith.constant 1 : index
+    %result = memref.alloc(%n) : memref<?xf32>
+    %keys = memref.alloc(%n) : memref<?xi64>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%result : memref<?xf32>, %keys : memref<?xi64>)
+    %s = func.call @spconv_rt_memref_unique(%keys) : (memref<?xi64>) -> i32
+    memref.dealloc %keys : memref<?xi64>
+    return %result : memref<?xf32>
+  }
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<?xf32>, %b: memref<?xi64>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  func.func @stack() {
+    %c1 = arith.constant 1 : index
+    %buf = memref.alloca() : memref<4xf32>
+    %view = memref.cast %buf : memref<4xf32> to memref<?xf32>
+    // expected-error @+1 {{spconv-gpu-memory: kernel operand is host-only memory (memref.alloca)}}
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%view : memref<?xf32>)
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<?xf32>) kernel {
+      gpu.return
+    }
+  }
+}
