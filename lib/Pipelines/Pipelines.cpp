@@ -132,6 +132,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
   // fails on them; block arguments it leaves alone.
   pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
   pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
+  pm.addPass(createSpConvGPUCheckNVPTXTypesPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
   // the mgpu* wrappers (runtime/lib/CUDA).
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -274,6 +274,18 @@ def SpConvGPUKernelsToCPUPass
   ];
 }
 
+def SpConvGPUCheckNVPTXTypesPass
+    : Pass<"spconv-gpu-check-nvptx-types", "::mlir::ModuleOp"> {
+  let summary = "Reject kernels computing in floats NVPTX cannot compile";
+  let description = [{
+    LLVM's NVPTX back end has no arithmetic for `f80` or `f128`: a kernel
+    using them would end in an LLVM fatal error while the module is
+    compiled to a binary. This check names the first such operation (its
+    results, or its regions' arguments, of that type or shaped over it) in
+    every `gpu.module`. The CUDA pipeline runs it before NVVM.
+  }];
+}
+
 def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
   let summary = "Place the host functions' buffers in device, managed or "
                 "host memory";
