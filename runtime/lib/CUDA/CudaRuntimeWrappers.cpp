@@ -111,6 +111,9 @@ bool check(const char *fn, const char *call, CUresult result) {
 
 std::atomic<int> defaultDevice{0};
 
+/// Devices the per-device tables (contexts, streams, pools) have room for.
+constexpr int kMaxDevices = 64;
+
 /// Makes the default device's primary context current while alive.
 class ScopedContext {
 public:
@@ -135,7 +138,6 @@ public:
 
 private:
   static CUcontext primaryContext(const char *fn, int device) {
-    constexpr int kMaxDevices = 64;
     static CUcontext contexts[kMaxDevices] = {};
     static std::mutex mutex;
     if (device < 0 || device >= kMaxDevices) {
@@ -164,7 +166,6 @@ private:
 
 /// The calling thread's stream slot for `device` (null until created).
 CUstream *threadStreamSlot(int device) {
-  constexpr int kMaxDevices = 64;
   thread_local CUstream streams[kMaxDevices] = {};
   return device >= 0 && device < kMaxDevices ? &streams[device] : nullptr;
 }
@@ -190,7 +191,6 @@ bool isThreadStream(CUstream stream) {
 /// Makes the default device's memory pool keep what is freed into it, once
 /// per device.
 bool retainPoolMemory(const char *fn) {
-  constexpr int kMaxDevices = 64;
   static std::atomic<bool> done[kMaxDevices] = {};
   int device = defaultDevice.load();
   if (device < 0 || device >= kMaxDevices)
