@@ -149,7 +149,12 @@ FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
   if (raceCheck)
     for (const std::string &buffer : instrumentRaces(kernel, module))
       names += "\n" + buffer;
-  if (raceCheck || emulated.usesWarps)
+  // Run-time reports name the kernel: races, partial or divergent warps,
+  // blocks that disagree around a barrier.
+  bool usesBarriers =
+      kernel.walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (raceCheck || emulated.usesWarps || usesBarriers)
     emulated.names = stringGlobal(
         module, ("__spconv_emulated_" + kernel.getName()).str(), names);
   dropGPUAddressSpaces(kernel);

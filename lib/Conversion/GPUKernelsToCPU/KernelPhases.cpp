@@ -13,9 +13,11 @@
 // slot per thread, allocated when the block starts).
 //
 // scf.for and scf.if around a barrier or warp operation run once for the
-// whole block, so their bounds and conditions must be block-level values;
-// anything else is a barrier in divergent control flow, which CUDA does not
-// allow, and is reported.
+// whole block, so their bounds and conditions must be the same for every
+// thread: block-level values, or values read from memory (a tile's list of
+// offsets), which every thread computes and the emulator checks for
+// agreement at run time. Anything computed from the thread id is a barrier
+// in divergent control flow, which CUDA does not allow, and is reported.
 //
 //===----------------------------------------------------------------------===//
 
@@ -280,16 +282,86 @@ Value PhaseSplitter::read(OpBuilder &b, Location loc, const Gathered &value,
   return memref::LoadOp::create(b, loc, value.slot, ValueRange{thread});
 }
 
-LogicalResult PhaseSplitter::emitFor(scf::ForOp loop, OpBuilder &b) {
-  Value lower = lookupUniform(loop.getLowerBound());
-  Value upper = lookupUniform(loop.getUpperBound());
-  Value step = lookupUniform(loop.getStep());
-  if (!lower || !upper || !step)
-    return error(loop)
-           << "this loop contains a barrier or warp-level operation, so every "
-              "thread of the block must run the same iterations, but its "
-              "bounds depend on the thread or on memory (a barrier in "
-              "divergent control flow)";
+FailureOr<SmallVector<Value>> PhaseSplitter::blockUniform(Operation *consumer,
+                                                          ValueRange values,
+                                                          Block &source,
+                                                          OpBuilder &b) {
+  SmallVector<Value> result;
+  SmallVector<Value> checked;
+  for (Value v : values) {
+    if (Value u = lookupUniform(v)) {
+      result.push_back(u);
+      continue;
+    }
+    if (isRecomputable(v) || predicate ||
+        !isa<IntegerType, IndexType>(v.getType()))
+      return error(consumer)
+             << "this '" << consumer->getName()
+             << "' contains a barrier, so its condition and bounds must be "
+                "the same for every thread of the block, but they depend on "
+                "the thread (a barrier in divergent control flow)";
+    result.push_back({});
+    checked.push_back(v);
+  }
+  if (checked.empty())
+    return result;
+  // Read from memory: every thread computes them, thread 0's are used, and
+  // the first thread that disagrees with thread 0 is reported.
+  Location loc = consumer->getLoc();
+  FailureOr<SmallVector<Gathered>> gathered =
+      gather(b, source, consumer, checked);
+  if (failed(gathered))
+    return failure();
+  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+  SmallVector<Value> first;
+  for (const Gathered &value : *gathered)
+    first.push_back(read(b, loc, value, zero));
+  Value none = indexConstant(b, loc, -1);
+  auto scan = scf::ForOp::create(
+      b, loc, one, block.numThreads, one, ValueRange{none},
+      [&](OpBuilder &sb, Location sloc, Value other, ValueRange found) {
+        Value differs = arith::ConstantIntOp::create(sb, sloc, 0, 1);
+        for (auto [value, mine] : llvm::zip_equal(*gathered, first))
+          differs = arith::OrIOp::create(
+              sb, sloc, differs,
+              arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ne, mine,
+                                    read(sb, sloc, value, other)));
+        Value firstOne = arith::AndIOp::create(
+            sb, sloc, differs,
+            arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::slt, found[0],
+                                  indexConstant(sb, sloc, 0)));
+        scf::YieldOp::create(sb, sloc,
+                             ValueRange{arith::SelectOp::create(
+                                 sb, sloc, firstOne, other, found[0])});
+      });
+  Value diverged = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         scan.getResult(0), zero);
+  func::FuncOp report =
+      getEmulatorFunction(kernel->getParentOfType<ModuleOp>(),
+                          "spconv_rt_emu_report_divergent_block", 3, true);
+  scf::IfOp::create(b, loc, diverged, [&](OpBuilder &eb, Location eloc) {
+    auto [name, length] = stringArguments(eb, eloc, names);
+    Value thread = arith::IndexCastOp::create(eb, eloc, eb.getI64Type(),
+                                              scan.getResult(0));
+    func::CallOp::create(eb, eloc, report, ValueRange{name, length, thread});
+    scf::YieldOp::create(eb, eloc);
+  });
+  auto next = first.begin();
+  for (Value &value : result)
+    if (!value)
+      value = *next++;
+  return result;
+}
+
+LogicalResult PhaseSplitter::emitFor(scf::ForOp loop, Block &source,
+                                     OpBuilder &b) {
+  FailureOr<SmallVector<Value>> bounds = blockUniform(
+      loop,
+      ValueRange{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()},
+      source, b);
+  if (failed(bounds))
+    return failure();
+  Value lower = (*bounds)[0], upper = (*bounds)[1], step = (*bounds)[2];
   SmallVector<Value> iterSlots;
   SmallVector<Copy> inits;
   for (Value init : loop.getInitArgs()) {
@@ -418,14 +490,13 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch, Block &source,
 
 LogicalResult PhaseSplitter::emitIf(scf::IfOp branch, Block &source,
                                     OpBuilder &b) {
-  Value condition = lookupUniform(branch.getCondition());
-  if (!condition && !containsBarrier(branch))
+  if (!lookupUniform(branch.getCondition()) && !containsBarrier(branch))
     return emitWarpUniformIf(branch, source, b);
-  if (!condition)
-    return error(branch)
-           << "this scf.if contains a barrier, so its condition must be the "
-              "same for every thread of the block, but it depends on the "
-              "thread or on memory (a barrier in divergent control flow)";
+  FailureOr<SmallVector<Value>> uniformCondition =
+      blockUniform(branch, branch.getCondition(), source, b);
+  if (failed(uniformCondition))
+    return failure();
+  Value condition = uniformCondition->front();
   SmallVector<Value> resultSlots;
   for (Value result : branch.getResults())
     resultSlots.push_back(newSlot(result.getType(), branch.getLoc()));
@@ -478,7 +549,7 @@ LogicalResult PhaseSplitter::emitBlock(Block &source, OpBuilder &b,
       if (failed(flush(b, &source, nullptr, {})))
         return failure();
       if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        if (failed(emitFor(loop, b)))
+        if (failed(emitFor(loop, source, b)))
           return failure();
       } else if (auto branch = dyn_cast<scf::IfOp>(op)) {
         if (failed(emitIf(branch, source, b)))

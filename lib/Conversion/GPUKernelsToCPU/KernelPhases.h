@@ -97,7 +97,16 @@ private:
   /// `copies`, which are operands of `consumer` (a terminator or warp op).
   LogicalResult flush(OpBuilder &b, Block *source, Operation *consumer,
                       ArrayRef<Copy> copies);
-  LogicalResult emitFor(scf::ForOp loop, OpBuilder &b);
+  LogicalResult emitFor(scf::ForOp loop, Block &source, OpBuilder &b);
+  /// Block-level values for `values`, operands of `consumer` (an scf.for or
+  /// scf.if around a barrier), each the same for every thread of the block:
+  /// uniform values as they are; values read from memory gathered, checked
+  /// to agree across the block at run time (a disagreement is reported as a
+  /// barrier in divergent control flow), and taken from thread 0. Values
+  /// computed from the thread id are a compile-time error.
+  FailureOr<SmallVector<Value>> blockUniform(Operation *consumer,
+                                             ValueRange values, Block &source,
+                                             OpBuilder &b);
   LogicalResult emitIf(scf::IfOp branch, Block &source, OpBuilder &b);
   /// An scf.if around warp-level ops whose condition may differ between
   /// warps: both arms run for the whole block, predicated per thread.

@@ -133,6 +133,17 @@ int spconv_rt_emu_report_divergent_warp(int64_t names, int64_t namesLength,
       lines.empty() ? "<unknown>" : lines[0].c_str(), thread);
 }
 
+int spconv_rt_emu_report_divergent_block(int64_t names, int64_t namesLength,
+                                         int64_t thread) {
+  std::vector<std::string> lines = splitLines(names, namesLength);
+  return spconv::rt::setError(
+      SPCONV_RT_ERR_EMULATION,
+      "kernel @%s: thread %" PRId64 " and thread 0 of its block disagree on "
+      "a branch or loop bound around a barrier (a barrier in divergent "
+      "control flow)",
+      lines.empty() ? "<unknown>" : lines[0].c_str(), thread);
+}
+
 int spconv_rt_emu_launch_begin(int64_t names, int64_t namesLength,
                                int64_t numArguments) {
   Launch &state = launch();

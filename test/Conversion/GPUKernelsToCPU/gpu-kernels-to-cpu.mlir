@@ -253,3 +253,41 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A condition around a barrier read from memory (a tile's list of offsets):
+// every thread computes it into a slot, thread 0's value is checked against
+// the others' (the first to disagree is reported as divergent control
+// flow), and one block-level scf.if runs the phases of its arm.
+// CHECK-LABEL: func.func private @listed
+// CHECK: scf.for %[[T:.*]] =
+// CHECK:   memref.load %arg0
+// CHECK:   memref.store %{{.*}}, %{{.*}}[%[[T]]] : memref<?xi1>
+// CHECK: %[[FIRST:.*]] = memref.load %[[COND:.*]][%c0{{.*}}] : memref<?xi1>
+// CHECK: %[[SCAN:.*]] = scf.for %[[U:.*]] = %c1{{.*}} iter_args
+// CHECK:   memref.load %[[COND]][%[[U]]]
+// CHECK: %[[DIVERGED:.*]] = arith.cmpi sge, %[[SCAN]]
+// CHECK: scf.if %[[DIVERGED]] {
+// CHECK:   func.call @spconv_rt_emu_report_divergent_block(
+// CHECK: scf.if %[[FIRST]] {
+// CHECK:   scf.for
+// CHECK:     memref.store
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @listed(%flags: memref<?xi8>, %a: memref<?xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0 : i8
+      %one = arith.constant 1.0 : f32
+      %b = gpu.block_id x
+      %t = gpu.thread_id x
+      %flag = memref.load %flags[%b] : memref<?xi8>
+      %active = arith.cmpi ne, %flag, %zero : i8
+      scf.if %active {
+        memref.store %one, %a[%t] : memref<?xf32>
+        gpu.barrier
+      }
+      gpu.return
+    }
+  }
+}

@@ -8,7 +8,7 @@ module attributes {gpu.container_module} {
       %c16 = arith.constant 16 : index
       %t = gpu.thread_id x
       %low = arith.cmpi ult, %t, %c16 : index
-      // expected-error @+1 {{kernel @divergent: this scf.if contains a barrier, so its condition must be the same for every thread of the block, but it depends on the thread or on memory (a barrier in divergent control flow)}}
+      // expected-error @+1 {{kernel @divergent: this 'scf.if' contains a barrier, so its condition and bounds must be the same for every thread of the block, but they depend on the thread (a barrier in divergent control flow)}}
       scf.if %low {
         gpu.barrier
       }
@@ -25,29 +25,9 @@ module attributes {gpu.container_module} {
     gpu.func @trip(%a: memref<?xf32>, %n: index) kernel {
       %c1 = arith.constant 1 : index
       %t = gpu.thread_id x
-      // expected-error @+1 {{kernel @trip: this loop contains a barrier or warp-level operation, so every thread of the block must run the same iterations, but its bounds depend on the thread or on memory}}
+      // expected-error @+1 {{kernel @trip: this 'scf.for' contains a barrier, so its condition and bounds must be the same for every thread of the block, but they depend on the thread}}
       scf.for %i = %t to %n step %c1 {
         gpu.barrier
-      }
-      gpu.return
-    }
-  }
-}
-
-// -----
-
-// Bounds read from memory are not known to be the same for all threads.
-module attributes {gpu.container_module} {
-  gpu.module @kernels {
-    gpu.func @loaded(%a: memref<?xindex>) kernel {
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %one = arith.constant 1 : i32
-      %n = memref.load %a[%c0] : memref<?xindex>
-      // expected-error @+1 {{bounds depend on the thread or on memory}}
-      scf.for %i = %c0 to %n step %c1 {
-        %v = arith.index_cast %i : index to i32
-        %x, %ok = gpu.shuffle xor %v, %one, %one : i32
       }
       gpu.return
     }

@@ -86,6 +86,23 @@ def reference_reduction(d):
     return [(sums.astype(np.int32), 0), (clusters.astype(np.int32), 0)]
 
 
+# ------------------------------------------------------- listed loops
+# Block b of four (64 threads) runs n[b] rounds around two barriers, a trip
+# count read from memory: each round a thread takes its mirror's value + 1.
+def make_listed(d):
+    save(d, "x", np.arange(256, dtype=np.int32) * 3)
+    save(d, "n", np.array([0, 1, 2, 3], dtype=np.int32))
+
+
+def reference_listed(d):
+    x, n = load(d, "x").reshape(4, 64), load(d, "n")
+    out = x.copy()
+    for b in range(4):
+        for _ in range(n[b]):
+            out[b] = out[b][::-1] + 1
+    return [(out.reshape(256), 0)]
+
+
 # ---------------------------------------------------------- tensor core
 # C = A * B + 1 with f16 A (M x K), B given transposed (N x K), f32 result;
 # one warp per 16x16 tile of C.
@@ -106,6 +123,7 @@ CASES = {
     "shuffles": (make_shuffles, reference_shuffles),
     "reduction": (make_reduction, reference_reduction),
     "mma": (make_mma, reference_mma),
+    "listed": (make_listed, reference_listed),
 }
 
 
