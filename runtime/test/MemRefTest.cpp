@@ -197,6 +197,24 @@ TEST(MemRef, SortUniqueScan) {
   shortV.sizes[0] = 2;
   EXPECT_EQ(_mlir_ciface_spconv_rt_memref_sort_pairs(&k, &shortV),
             SPCONV_RT_ERR_INVALID_ARGUMENT);
+  // Keys of a known width (the GPU conv's offset masks): stable, and a key
+  // past the width or a width outside [1, 63] is an error.
+  std::vector<int64_t> masks = {6, 1, 6, 0, 1};
+  std::vector<int32_t> rows = {0, 1, 2, 3, 4};
+  auto m = memref1D(masks);
+  auto rw = memref1D(rows);
+  ASSERT_EQ(_mlir_ciface_spconv_rt_memref_sort_pairs_bits(&m, &rw, 3), 0);
+  EXPECT_EQ(masks, (std::vector<int64_t>{0, 1, 1, 6, 6}));
+  EXPECT_EQ(rows, (std::vector<int32_t>{3, 1, 4, 0, 2}));
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_sort_pairs_bits(&m, &rw, 2),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_sort_pairs_bits(&m, &rw, 0),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_sort_pairs_bits(&m, &rw, 64),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_sort_pairs_bits(&m, &shortV, 3),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+
   std::vector<int64_t> rev = {3, 2, 1};
   auto r = memref1D(rev);
   ASSERT_EQ(_mlir_ciface_spconv_rt_memref_sort_keys(&r), 0);

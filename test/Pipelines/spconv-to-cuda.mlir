@@ -8,17 +8,32 @@
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa" -mlir-print-ir-after=spconv-gpu-stream-order -o /dev/null 2>&1 | FileCheck %s --check-prefix=STREAM
 
 // The host code on one stream: the builders (inlined) wait where they read
-// back sizes; the two layers sharing the fine rulebook run back to back,
-// their features and tables in device memory, with no wait between them;
-// the next builder waits before the CPU runtime reads the coordinates.
+// back sizes, not before the runtime's CUDA primitives, which run on the
+// same stream; the conv's table and tile schedule (sorted on the stream) are
+// built once for the two layers sharing the fine rulebook, which run back to
+// back, their features and tables in device memory, with no wait between
+// them; the next builder waits before the CPU runtime reads the coordinates.
 // STREAM-LABEL: func.func @net
 // STREAM: %[[T0:.*]] = gpu.wait async
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: call @spconv_rt_cuda_memref_hash_build
+// Only the error path, reporting a duplicate site, waits before the CPU
+// runtime reads the coordinates:
+// STREAM-NEXT: arith.cmpi
+// STREAM: scf.if
+// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
+// STREAM-NEXT: call @spconv_rt_memref_report_duplicate_site
+// STREAM-NEXT: }
+// The builder still waits to zero the counts past the last site on the
+// host (docs/GPU.md):
 // STREAM: call @spconv_rt_cuda_stream_synchronize
-// STREAM-NEXT: call @spconv_rt_cuda_memref_hash_build
-// STREAM: call @spconv_rt_cuda_stream_synchronize
-// STREAM-NEXT: call @spconv_rt_cuda_memref_exclusive_scan_i32
+// STREAM-NEXT: memref.store
+// STREAM: call @spconv_rt_cuda_memref_exclusive_scan_i32
 // STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x4xf32>
 // STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x27xi32>
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: call @spconv_rt_cuda_memref_sort_pairs_bits
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_4x4
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM-NOT: host_shared
@@ -94,8 +109,10 @@
 // BINARY: %[[S:.*]] = llvm.call @mgpuStreamCreate()
 // BINARY-NOT: mgpuStreamCreate
 // BINARY: llvm.call @mgpuMemAlloc(%{{.*}}, %[[S]], %{{.*}})
-// BINARY: llvm.call @spconv_rt_cuda_stream_synchronize(%[[S]])
-// BINARY-NEXT: llvm.call @spconv_rt_cuda_memref_hash_build(
+// The runtime's CUDA primitives run on that stream too: the hash build
+// needs no wait before it.
+// BINARY-NOT: spconv_rt_cuda_stream_synchronize
+// BINARY: llvm.call @spconv_rt_cuda_memref_hash_build(
 // BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
 // BINARY-NOT: mgpuStreamCreate
 // BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_conv_f32_4x4

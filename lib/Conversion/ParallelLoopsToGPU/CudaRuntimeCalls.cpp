@@ -28,7 +28,8 @@ namespace {
 constexpr llvm::StringLiteral kCpuPrefix = "spconv_rt_memref_";
 constexpr llvm::StringLiteral kCudaPrefix = "spconv_rt_cuda_memref_";
 constexpr llvm::StringLiteral kWithCudaTwin[] = {
-    "hash_build", "unique", "exclusive_scan_i32", "exclusive_scan_i64"};
+    "hash_build", "unique", "exclusive_scan_i32", "exclusive_scan_i64",
+    "sort_pairs_bits"};
 
 struct SpConvGPURuntimeCallsPass
     : spconv::impl::SpConvGPURuntimeCallsPassBase<SpConvGPURuntimeCallsPass> {

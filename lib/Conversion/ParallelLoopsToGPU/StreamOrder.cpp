@@ -5,9 +5,11 @@
 // Every GPU operation of a host function (launches, device allocations and
 // frees, copies) becomes asynchronous and depends on the one before it, so
 // the whole function is one token chain: one stream, in program order. The
-// host waits for the stream only where it must: before it touches memory
-// that the device may be using, before a runtime call that reads such
-// memory, around profiling timers and before returning.
+// runtime's CUDA primitives (spconv_rt_cuda_memref_*) join it too: they run
+// on the calling thread's stream, which is the chain's. The host waits for
+// the stream only where it must: before it touches memory that the device
+// may be using, before any other call that takes such memory, around
+// profiling timers and before returning.
 //
 // Tokens cross structured control flow as values (an extra scf.if result,
 // an extra scf.for iteration argument), not by synchronising at the end of
@@ -50,11 +52,20 @@ bool isGPUWork(Operation *op) {
       op);
 }
 
+/// Whether `op` calls one of the runtime's CUDA primitives: they enqueue
+/// their work on the calling thread's stream, the one the chain runs on, so
+/// they need no wait before them and leave work in flight.
+bool isStreamOrderedCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee().starts_with("spconv_rt_cuda_memref_");
+}
+
 bool containsGPUWork(Operation *op) {
   return op
       ->walk([](Operation *inner) {
-        return isGPUWork(inner) ? WalkResult::interrupt()
-                                : WalkResult::advance();
+        return isGPUWork(inner) || isStreamOrderedCall(inner)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -178,6 +189,10 @@ private:
         chain.pending = true;
         continue;
       }
+      if (isStreamOrderedCall(&op)) {
+        chain.pending = true;
+        continue;
+      }
       if (isa<func::ReturnOp>(op)) {
         wait(&op, chain);
         continue;
@@ -188,6 +203,19 @@ private:
         continue;
       }
       if (!containsGPUWork(&op)) {
+        // Host-only branches (error reports) wait inside the arm that needs
+        // it, so the path not taken does not wait. Work stays in flight
+        // after the scf.if: the other arm may not have waited.
+        if (auto branch = dyn_cast<scf::IfOp>(&op); branch && chain.pending) {
+          for (Region &arm : branch->getRegions()) {
+            if (arm.empty())
+              continue;
+            Chain inArm = chain;
+            if (failed(threadBlock(arm.front(), inArm)))
+              return failure();
+          }
+          continue;
+        }
         if (nestedNeedsSynchronization(&op))
           wait(&op, chain);
         continue;

@@ -372,13 +372,27 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
       MemRefType::get({ShapedType::kDynamic, operands.channelsOut},
                       elementType),
       ValueRange{rows});
+  // The table and schedule depend on the rulebook only: built before the
+  // first conv that uses it, shared by the later ones.
+  if (ArrayRef<Value> shared = ctx.lookupDerived(op.getRulebook(), inverse, op);
+      !shared.empty()) {
+    operands.table = shared[0];
+    operands.schedule = TileSchedule{shared[1], shared[2]};
+  } else {
+    operands.table =
+        buildNeighbourTable(b, loc, rulebook, volume, inverse, rows);
+    operands.schedule =
+        buildTileSchedule(ctx, b, loc, operands.table, volume, rows);
+    ctx.recordDerived(op.getRulebook(), inverse,
+                      {operands.table.getDefiningOp(),
+                       {operands.table, operands.schedule.order,
+                        operands.schedule.groupOffsets}});
+  }
   Value ok =
       checkFeatureRows(ctx, b, loc, features,
                        inverse ? rulebook.numOut : rulebook.numIn, inverse);
   auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
   OpBuilder tb(guard.thenBlock()->getTerminator());
-  operands.table =
-      buildNeighbourTable(tb, loc, rulebook, volume, inverse, rows);
   GemmTiles tiles = GemmTiles::choose(operands.channelsIn, operands.channelsOut,
                                       elementType, ctx.getGPUMatmul());
   std::string role =

@@ -29,11 +29,15 @@ void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
                         int64_t threads, int64_t count,
                         function_ref<void(OpBuilder &, Location, Value)> body);
 
+/// The output row in tile slot `slot` (< rows): the schedule's order.
+Value rowOfSlot(OpBuilder &b, Location loc,
+                const ImplicitGemmOperands &operands, Value slot);
+
 /// The block's view of one tile in the grid-stride loop over the tiles.
 struct TileLoop {
   OpBuilder body;   ///< inside the loop, before its terminator
   Value thread;     ///< thread id in the block (x)
-  Value row0, col0; ///< first output row and channel of the tile
+  Value row0, col0; ///< first slot of the schedule and channel of the tile
 };
 
 /// Creates, when there is at least one tile (CUDA rejects empty grids), the
@@ -54,8 +58,10 @@ using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
 using MultiplyFn =
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
 
-/// The tile's loops over the kernel offsets and the slices of `tiles.depth`
-/// input channels, carrying the accumulators from `initial`. Per slice the
+/// The tile's loops over the kernel offsets its rows have neighbours at
+/// (the schedule's groups say which; the condition is the same for the whole
+/// block) and the slices of `tiles.depth` input channels, carrying the
+/// accumulators from `initial`. Per slice the
 /// block's threads stage the gathered input rows (`tiles.rows` x
 /// `tiles.depth` elements as `type`, zero for a missing neighbour or a
 /// channel past Cin; consecutive threads read consecutive channels of one

@@ -153,16 +153,24 @@ static Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
   return ifOp.getResult(0);
 }
 
-/// features[table[row, offset], channel] as `type`, or zero where the row
-/// is past the output rows, the table has no input there (-1) or the channel
-/// is past Cin.
+Value gemm::rowOfSlot(OpBuilder &b, Location loc,
+                      const ImplicitGemmOperands &operands, Value slot) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, operands.schedule.order, slot));
+}
+
+/// features[table[order[slot], offset], channel] as `type`, or zero where
+/// the slot is past the output rows, the table has no input there (-1) or
+/// the channel is past Cin.
 static Value loadGatheredInput(OpBuilder &b, Location loc,
-                               const ImplicitGemmOperands &operands, Value row,
+                               const ImplicitGemmOperands &operands, Value slot,
                                Value offset, Value channel, Type type) {
-  Value rowOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+  Value rowOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slot,
                                       operands.rows);
   Value source = guardedLoad(
       b, loc, rowOk, b.getI32Type(), [&](OpBuilder &lb, Location lloc) {
+        Value row = rowOfSlot(lb, lloc, operands, slot);
         return memref::LoadOp::create(lb, lloc, operands.table,
                                       ValueRange{row, offset});
       });
@@ -291,12 +299,42 @@ SmallVector<Value> gemm::forEachSlice(Location loc,
                                       MultiplyFn multiply) {
   OpBuilder &b = tile.body;
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  assert(tiles.rows % kScheduleGroupRows == 0 && "tiles are whole groups");
+  Value groupRows = indexConst(b, loc, kScheduleGroupRows);
+  Value groups = arith::CeilDivUIOp::create(b, loc, operands.rows, groupRows);
+  Value group0 = arith::DivUIOp::create(b, loc, tile.row0, groupRows);
   auto offsetLoop = scf::ForOp::create(
       b, loc, zero, indexConst(b, loc, operands.volume), one, initial,
       [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
+        // Whether a row of the tile has a neighbour here: the same for
+        // every thread of the block, read from the schedule.
+        Value active = arith::ConstantIntOp::create(ob, oloc, 0, 1);
+        for (int64_t g = 0; g < tiles.rows / kScheduleGroupRows; ++g) {
+          Value group =
+              arith::AddIOp::create(ob, oloc, group0, indexConst(ob, oloc, g));
+          Value listed = guardedLoad(
+              ob, oloc,
+              arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::ult, group,
+                                    groups),
+              ob.getI8Type(), [&](OpBuilder &lb, Location lloc) {
+                return memref::LoadOp::create(lb, lloc,
+                                              operands.schedule.groupOffsets,
+                                              ValueRange{group, offset});
+              });
+          active = arith::OrIOp::create(
+              ob, oloc, active,
+              arith::CmpIOp::create(
+                  ob, oloc, arith::CmpIPredicate::ne, listed,
+                  arith::ConstantIntOp::create(ob, oloc, ob.getI8Type(), 0)));
+        }
+        auto visit = scf::IfOp::create(ob, oloc, offsetAcc.getTypes(), active,
+                                       /*withElseRegion=*/true);
+        OpBuilder eb = OpBuilder::atBlockEnd(visit.elseBlock());
+        scf::YieldOp::create(eb, oloc, offsetAcc);
+        OpBuilder vb = OpBuilder::atBlockEnd(visit.thenBlock());
         auto sliceLoop = scf::ForOp::create(
-            ob, oloc, zero, indexConst(ob, oloc, operands.channelsIn),
-            indexConst(ob, oloc, tiles.depth), offsetAcc,
+            vb, oloc, zero, indexConst(vb, oloc, operands.channelsIn),
+            indexConst(vb, oloc, tiles.depth), offsetAcc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
               SliceOrigin origin{tile.row0, tile.col0, offset, c0};
               stageInputSlice(sb, sloc, operands, tiles, tile.thread, origin,
@@ -308,7 +346,8 @@ SmallVector<Value> gemm::forEachSlice(Location loc,
               gpu::BarrierOp::create(sb, sloc);
               scf::YieldOp::create(sb, sloc, sums);
             });
-        scf::YieldOp::create(ob, oloc, sliceLoop.getResults());
+        scf::YieldOp::create(vb, oloc, sliceLoop.getResults());
+        scf::YieldOp::create(ob, oloc, visit.getResults());
       });
   return SmallVector<Value>(offsetLoop.getResults());
 }
@@ -446,13 +485,14 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       cast<MemRefType>(operands.result.getType()).getElementType();
   Value coutValue = indexConst(kb, loc, operands.channelsOut);
   for (auto [i, sum] : llvm::enumerate(sums)) {
-    Value row = arith::AddIOp::create(
+    Value slot = arith::AddIOp::create(
         kb, loc, arith::AddIOp::create(kb, loc, row0, myRows),
         indexConst(kb, loc, i));
-    Value rowOk = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, row,
-                                        operands.rows);
+    Value rowOk = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                        slot, operands.rows);
     auto rowIf = scf::IfOp::create(kb, loc, rowOk, /*withElseRegion=*/false);
     OpBuilder rb(rowIf.thenBlock()->getTerminator());
+    Value row = rowOfSlot(rb, loc, operands, slot);
     for (int64_t j = 0; j < tiles.threadCols; ++j) {
       Value column = arith::AddIOp::create(
           rb, loc, arith::AddIOp::create(rb, loc, col0, myCols),

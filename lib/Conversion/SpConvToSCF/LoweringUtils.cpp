@@ -42,6 +42,18 @@ HashTableBuffers HashTableBuffers::fromValues(ValueRange values) {
   return {values[0], values[1]};
 }
 
+ArrayRef<Value> LoweringContext::lookupDerived(Value rulebook, unsigned key,
+                                               Operation *user) const {
+  auto found = derived.find({rulebook, key});
+  if (found == derived.end())
+    return {};
+  Operation *anchor = found->second.anchor;
+  Operation *ancestor = anchor->getBlock()->findAncestorOpInBlock(*user);
+  if (!ancestor || ancestor == anchor || !anchor->isBeforeInBlock(ancestor))
+    return {};
+  return found->second.values;
+}
+
 func::FuncOp LoweringContext::lookupFunction(StringRef name) {
   return module.lookupSymbol<func::FuncOp>(name);
 }

@@ -121,6 +121,22 @@ public:
   /// Returns the module-level function `name`, or null.
   func::FuncOp lookupFunction(StringRef name);
 
+  /// Buffers derived once from a rulebook value (the GPU conv's neighbour
+  /// table and tile schedule) and shared by the ops that use it: `values`
+  /// were built where `anchor` (their first op) is, so they serve every op
+  /// after it in its block or nested in it.
+  struct DerivedBuffers {
+    Operation *anchor = nullptr;
+    SmallVector<Value> values;
+  };
+  /// The buffers derived from `rulebook` under `key` that `user` can use, or
+  /// none.
+  ArrayRef<Value> lookupDerived(Value rulebook, unsigned key,
+                                Operation *user) const;
+  void recordDerived(Value rulebook, unsigned key, DerivedBuffers buffers) {
+    derived[{rulebook, key}] = std::move(buffers);
+  }
+
 private:
   ModuleOp module;
   int64_t blockSize;
@@ -130,6 +146,7 @@ private:
   int64_t maxUnrolledOffsets;
   GPUConv gpuConv;
   GPUMatmul gpuMatmul;
+  DenseMap<std::pair<Value, unsigned>, DerivedBuffers> derived;
 };
 
 //===----------------------------------------------------------------------===//

@@ -81,8 +81,27 @@ struct GemmTiles {
 };
 
 /// What the implicit-GEMM convolution reads and writes (buffers).
+/// The rows of a conv's tiles in slot order, grouped, and the offsets each
+/// group of rows visits (TileSchedule.cpp).
+struct TileSchedule {
+  /// memref<?xi32>: the output row in each slot; rows with the same offset
+  /// mask are neighbours.
+  Value order;
+  /// memref<?xKxi8>: 1 where a row of the group of kScheduleGroupRows slots
+  /// has a neighbour at the offset.
+  Value groupOffsets;
+};
+/// Rows per group of a TileSchedule: a tile's rows are whole groups.
+constexpr int64_t kScheduleGroupRows = 32;
+
+/// The schedule of a neighbour table (`rows` x `volume`): two launches and a
+/// stable sort of the rows by offset mask.
+TileSchedule buildTileSchedule(LoweringContext &ctx, OpBuilder &b, Location loc,
+                               Value table, int64_t volume, Value rows);
+
 struct ImplicitGemmOperands {
   Value table;    ///< memref<?xKxi32>: neighbour table (buildNeighbourTable)
+  TileSchedule schedule; ///< the order of the rows, the offsets of each group
   Value rows;     ///< index: output rows
   Value features; ///< memref<?xCin x T>
   Value weight;   ///< memref<K x Cin x Cout x T>

@@ -169,16 +169,17 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
         Value cols = indexConst(ib, iloc, tiles.cols);
         Value m = arith::DivUIOp::create(ib, iloc, item, cols);
         Value n = arith::RemUIOp::create(ib, iloc, item, cols);
-        Value row = arith::AddIOp::create(ib, iloc, row0, m);
+        Value slot = arith::AddIOp::create(ib, iloc, row0, m);
         Value column = arith::AddIOp::create(ib, iloc, col0, n);
         Value ok = arith::AndIOp::create(
             ib, iloc,
-            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, row,
+            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, slot,
                                   operands.rows),
             arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
                                   indexConst(ib, iloc, operands.channelsOut)));
         auto write = scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
         OpBuilder wb(write.thenBlock()->getTerminator());
+        Value row = rowOfSlot(wb, iloc, operands, slot);
         Value value =
             memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n});
         if (operands.bias)

@@ -170,6 +170,12 @@ SPCONV_RT_EXPORT int spconv_rt_emu_report_partial_warp(int64_t names,
 SPCONV_RT_EXPORT int spconv_rt_emu_report_divergent_warp(int64_t names,
                                                          int64_t namesLength,
                                                          int64_t thread);
+/* Records that the threads of one block disagreed on a condition or loop
+ * bound read from memory around a barrier (`thread` differs from thread 0);
+ * returns SPCONV_RT_ERR_EMULATION. */
+SPCONV_RT_EXPORT int spconv_rt_emu_report_divergent_block(int64_t names,
+                                                          int64_t namesLength,
+                                                          int64_t thread);
 /* Starts race checking of one launch: forgets all earlier accesses. Buffers
  * numbered `numArguments` and above are workgroup memory, private to each
  * block. The blocks of the launch must then run one after another, on the
@@ -342,6 +348,12 @@ SPCONV_RT_EXPORT int spconv_rt_cuda_hash_lookup(const int64_t *dTableKeys,
 SPCONV_RT_EXPORT int spconv_rt_cuda_sort_pairs(int64_t *dKeys,
                                                int32_t *dValues, int64_t n,
                                                void *stream);
+/* Stable sort of n keys known to lie in [0, 2^endBit) (not checked), values
+ * (may be null) permuted along; stream-ordered, no host synchronisation. */
+SPCONV_RT_EXPORT int spconv_rt_cuda_sort_pairs_bits(int64_t *dKeys,
+                                                    int32_t *dValues, int64_t n,
+                                                    int64_t endBit,
+                                                    void *stream);
 SPCONV_RT_EXPORT int spconv_rt_cuda_unique(const int64_t *dKeys, int64_t n,
                                            int64_t *dUniqueKeys,
                                            int32_t *dFirstIndex,
@@ -488,6 +500,12 @@ _mlir_ciface_spconv_rt_memref_sort_keys(StridedMemRefType<int64_t, 1> *keys);
 SPCONV_RT_EXPORT int
 _mlir_ciface_spconv_rt_memref_sort_pairs(StridedMemRefType<int64_t, 1> *keys,
                                          StridedMemRefType<int32_t, 1> *values);
+/* Stable sort of keys in [0, 2^endBit), 1 <= endBit <= 63, with values
+ * (the same size) permuted along; the CPU checks the keys' range, the CUDA
+ * twin trusts it and does not synchronise. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_sort_pairs_bits(
+    StridedMemRefType<int64_t, 1> *keys, StridedMemRefType<int32_t, 1> *values,
+    int64_t endBit);
 /* uniqueKeys, firstIndex, inverse: >= N; numUnique: 1. */
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_unique(
     StridedMemRefType<int64_t, 1> *keys,
@@ -512,6 +530,9 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_hash_build(
     StridedMemRefType<int64_t, 1> *tableKeys,
     StridedMemRefType<int32_t, 1> *tableValues,
     StridedMemRefType<int64_t, 1> *duplicateIndex);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_sort_pairs_bits(
+    StridedMemRefType<int64_t, 1> *keys, StridedMemRefType<int32_t, 1> *values,
+    int64_t endBit);
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_unique(
     StridedMemRefType<int64_t, 1> *keys,
     StridedMemRefType<int64_t, 1> *uniqueKeys,

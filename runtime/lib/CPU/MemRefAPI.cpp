@@ -215,6 +215,34 @@ extern "C" int _mlir_ciface_spconv_rt_memref_sort_pairs(
   return sortPairs(k, v, n);
 }
 
+extern "C" int _mlir_ciface_spconv_rt_memref_sort_pairs_bits(
+    StridedMemRefType<int64_t, 1> *keys, StridedMemRefType<int32_t, 1> *values,
+    int64_t endBit) {
+  const char *fn = "spconv_rt_memref_sort_pairs_bits";
+  int64_t *k, n, numValues;
+  int32_t *v;
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
+  SPCONV_RT_CHECK(view1D(fn, "values", values, &v, &numValues));
+  if (numValues != n)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: keys has %lld elements but values has %lld", fn,
+                    static_cast<long long>(n),
+                    static_cast<long long>(numValues));
+  if (endBit < 1 || endBit > 63)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: key width %lld is not in [1, 63]", fn,
+                    static_cast<long long>(endBit));
+  // The CPU sort finds the keys' width itself; it also rejects a key past
+  // the promised one, which the CUDA twin does not check.
+  for (int64_t i = 0; i < n; ++i)
+    if (k[i] < 0 || (k[i] >> endBit) != 0)
+      return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                      "%s: key %lld at %lld is not in [0, 2^%lld)", fn,
+                      static_cast<long long>(k[i]), static_cast<long long>(i),
+                      static_cast<long long>(endBit));
+  return sortPairs(k, v, n);
+}
+
 extern "C" int
 _mlir_ciface_spconv_rt_memref_unique(StridedMemRefType<int64_t, 1> *keys,
                                      StridedMemRefType<int64_t, 1> *uniqueKeys,

@@ -40,6 +40,23 @@ extern "C" int _mlir_ciface_spconv_rt_cuda_memref_unique(
                                spconv_rt_cuda_thread_stream());
 }
 
+extern "C" int _mlir_ciface_spconv_rt_cuda_memref_sort_pairs_bits(
+    StridedMemRefType<int64_t, 1> *keys, StridedMemRefType<int32_t, 1> *values,
+    int64_t endBit) {
+  const char *fn = "spconv_rt_cuda_memref_sort_pairs_bits";
+  int64_t *k, n, numValues;
+  int32_t *v;
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
+  SPCONV_RT_CHECK(view1D(fn, "values", values, &v, &numValues));
+  if (numValues != n)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: keys has %lld elements but values has %lld", fn,
+                    static_cast<long long>(n),
+                    static_cast<long long>(numValues));
+  return spconv_rt_cuda_sort_pairs_bits(k, v, n, endBit,
+                                        spconv_rt_cuda_thread_stream());
+}
+
 template <typename T, int (*Scan)(const T *, int64_t, T *, T *, void *)>
 static int scanMemRef(const char *fn, StridedMemRefType<T, 1> *in,
                       StridedMemRefType<T, 1> *out,

@@ -473,6 +473,43 @@ int spconv_rt_cuda_sort_pairs(int64_t *dKeys, int32_t *dValues, int64_t n,
   return SPCONV_RT_OK;
 }
 
+int spconv_rt_cuda_sort_pairs_bits(int64_t *dKeys, int32_t *dValues,
+                                   int64_t n, int64_t endBit,
+                                   void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_sort_pairs_bits";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (n < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: negative number of keys", fn);
+  if (endBit < 1 || endBit > 63)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: key width %lld is not in [1, 63]", fn,
+                    static_cast<long long>(endBit));
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT, "%s: keys is null", fn);
+  if (n > INT32_MAX)
+    return setError(SPCONV_RT_ERR_UNSUPPORTED,
+                    "%s: more than INT32_MAX keys", fn);
+  DeviceBuffer keysOut(stream), valuesOut(stream);
+  CUDA_CHECK(fn, keysOut.allocate(n * sizeof(int64_t)));
+  if (dValues)
+    CUDA_CHECK(fn, valuesOut.allocate(n * sizeof(int32_t)));
+  auto *k = reinterpret_cast<unsigned long long *>(dKeys);
+  if (int s = sortToBuffers(fn, k, dValues, n, (1ull << endBit) - 1,
+                            keysOut.as<unsigned long long>(),
+                            valuesOut.as<int32_t>(), stream))
+    return s;
+  CUDA_CHECK(fn, cudaMemcpyAsync(dKeys, keysOut.as<void>(), n * sizeof(int64_t),
+                                 cudaMemcpyDeviceToDevice, stream));
+  if (dValues)
+    CUDA_CHECK(fn, cudaMemcpyAsync(dValues, valuesOut.as<void>(),
+                                   n * sizeof(int32_t),
+                                   cudaMemcpyDeviceToDevice, stream));
+  return SPCONV_RT_OK;
+}
+
 int spconv_rt_cuda_unique(const int64_t *dKeys, int64_t n,
                           int64_t *dUniqueKeys, int32_t *dFirstIndex,
                           int32_t *dInverse, int64_t *numUnique,

@@ -10,8 +10,6 @@
 // once, bias included.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[RESULT:.*]] = memref.alloc(%{{.*}}) : memref<?x32xf32>
-// CHECK: call @spconv_rt_report_row_mismatch
-// CHECK: scf.if %{{.*}} {
 // The table: -1 everywhere, then each pair's input row at (output row,
 // offset), the offset found by a binary search over the CSR offsets.
 // CHECK: %[[TABLE:.*]] = memref.alloc(%{{.*}}) : memref<?x27xi32>
@@ -22,6 +20,25 @@
 // CHECK-COUNT-5: arith.select
 // CHECK: memref.store %{{.*}}, %[[TABLE]][%{{.*}}, %{{.*}}] : memref<?x27xi32>
 // CHECK: } {spconv.kernel = "neighbour_table"}
+// The schedule: each row's offset mask as a key, the rows sorted by it
+// (stably, keys of 27 bits), then for each group of 32 slots the offsets
+// any of its rows has.
+// CHECK: %[[KEYS:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
+// CHECK: %[[ORDER:.*]] = memref.alloc(%{{.*}}) : memref<?xi32>
+// CHECK: scf.parallel
+// CHECK: memref.load %[[TABLE]]
+// CHECK: arith.shli
+// CHECK: memref.store %{{.*}}, %[[KEYS]]
+// CHECK: } {spconv.kernel = "tile_schedule_keys"}
+// CHECK: call @spconv_rt_memref_sort_pairs_bits(%[[KEYS]], %[[ORDER]], %c27_i64)
+// CHECK: %[[GROUPS:.*]] = memref.alloc(%{{.*}}) : memref<?x27xi8>
+// CHECK: scf.parallel
+// CHECK: memref.load %[[ORDER]]
+// CHECK: memref.load %[[TABLE]]
+// CHECK: memref.store %{{.*}}, %[[GROUPS]]
+// CHECK: } {spconv.kernel = "tile_schedule_offsets"}
+// CHECK: call @spconv_rt_report_row_mismatch
+// CHECK: scf.if %{{.*}} {
 // 16 -> 32 channels: tiles of 64 rows x 32 channels, 16 input channels at a
 // time, 128 threads of 4 x 4 outputs each; no guard (no tiles, an empty
 // grid: the runtime launches nothing).
@@ -32,9 +49,15 @@
 // CHECK: %[[W_TILE:.*]] = memref.alloca() : memref<16x32xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for %{{.*}} = %[[BX]] to %[[TILES]] step %[[GX]]
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %c27
+// The tile's two groups of 32 slots: the offset is visited if either lists
+// it.
+// CHECK-COUNT-2: memref.load %[[GROUPS]][%{{.*}}, %[[K]]] : memref<?x27xi8>
+// CHECK: scf.if %{{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c16{{.*}} iter_args
 // CHECK: scf.for %{{.*}} = %[[TX]] to %c1024 step %c128{{.*}}
-// CHECK: memref.load %[[TABLE]][%{{.*}}, %[[K]]] : memref<?x27xi32>
+// CHECK: %[[ROW:.*]] = memref.load %[[ORDER]]
+// CHECK: %[[ROWI:.*]] = arith.index_cast %[[ROW]]
+// CHECK: memref.load %[[TABLE]][%[[ROWI]], %[[K]]] : memref<?x27xi32>
 // CHECK: memref.store %{{.*}}, %[[IN_TILE]]
 // CHECK: scf.for %{{.*}} = %[[TX]] to %c512 step %c128{{.*}}
 // CHECK: memref.store %{{.*}}, %[[W_TILE]]
@@ -44,6 +67,7 @@
 // CHECK-COUNT-4: vector.fma
 // CHECK: gpu.barrier
 // The epilogue: bias added, each element stored once.
+// CHECK: memref.load %[[ORDER]]
 // CHECK: arith.addf
 // CHECK: memref.store %{{.*}}, %[[RESULT]]
 // CHECK: gpu.terminator
@@ -159,4 +183,61 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
       : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
         tensor<?x?xf32>, tensor<27x?x?xf32> -> tensor<?x?xf32>
   return %out : tensor<?x?xf32>
+}
+
+// -----
+
+// Convs of one rulebook share its table and schedule, built once before the
+// first: also a conv nested in an scf.if after it. A conv in a branch the
+// first does not dominate builds its own.
+// CHECK-LABEL: func.func @shared
+// CHECK: } {spconv.kernel = "neighbour_table"}
+// CHECK: call @spconv_rt_memref_sort_pairs_bits
+// CHECK-NOT: spconv.kernel = "neighbour_table"}
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK-NOT: spconv.kernel = "neighbour_table"}
+// CHECK-NOT: call @spconv_rt_memref_sort_pairs_bits
+// CHECK: gpu.launch
+// CHECK: return
+// CHECK-LABEL: func.func @branches
+// CHECK: scf.if
+// CHECK: } {spconv.kernel = "neighbour_table"}
+// CHECK: gpu.launch
+// CHECK: } else {
+// CHECK: } {spconv.kernel = "neighbour_table"}
+// CHECK: gpu.launch
+func.func @shared(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                  %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
+                  %again: i1) -> tensor<?x16xf32> {
+  %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+  %x = spconv.rulebook_conv %rb, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+  %y = scf.if %again -> tensor<?x16xf32> {
+    %z = spconv.rulebook_conv %rb, %x, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    scf.yield %z : tensor<?x16xf32>
+  } else {
+    scf.yield %x : tensor<?x16xf32>
+  }
+  return %y : tensor<?x16xf32>
+}
+func.func @branches(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                    %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
+                    %which: i1) -> tensor<?x16xf32> {
+  %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+  %y = scf.if %which -> tensor<?x16xf32> {
+    %a = spconv.rulebook_conv %rb, %features, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    scf.yield %a : tensor<?x16xf32>
+  } else {
+    %b = spconv.rulebook_conv %rb, %features, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    scf.yield %b : tensor<?x16xf32>
+  }
+  return %y : tensor<?x16xf32>
 }
