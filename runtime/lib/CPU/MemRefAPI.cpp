@@ -203,15 +203,9 @@ extern "C" int _mlir_ciface_spconv_rt_memref_sort_pairs(
     StridedMemRefType<int64_t, 1> *keys,
     StridedMemRefType<int32_t, 1> *values) {
   const char *fn = "spconv_rt_memref_sort_pairs";
-  int64_t *k, n, numValues;
+  int64_t *k, n;
   int32_t *v;
-  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
-  SPCONV_RT_CHECK(view1D(fn, "values", values, &v, &numValues));
-  if (numValues != n)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: keys has %lld elements but values has %lld", fn,
-                    static_cast<long long>(n),
-                    static_cast<long long>(numValues));
+  SPCONV_RT_CHECK(viewSortPairs(fn, keys, values, &k, &v, &n));
   return sortPairs(k, v, n);
 }
 
@@ -219,15 +213,9 @@ extern "C" int _mlir_ciface_spconv_rt_memref_sort_pairs_bits(
     StridedMemRefType<int64_t, 1> *keys, StridedMemRefType<int32_t, 1> *values,
     int64_t endBit) {
   const char *fn = "spconv_rt_memref_sort_pairs_bits";
-  int64_t *k, n, numValues;
+  int64_t *k, n;
   int32_t *v;
-  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
-  SPCONV_RT_CHECK(view1D(fn, "values", values, &v, &numValues));
-  if (numValues != n)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: keys has %lld elements but values has %lld", fn,
-                    static_cast<long long>(n),
-                    static_cast<long long>(numValues));
+  SPCONV_RT_CHECK(viewSortPairs(fn, keys, values, &k, &v, &n));
   if (endBit < 1 || endBit > 63)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: key width %lld is not in [1, 63]", fn,

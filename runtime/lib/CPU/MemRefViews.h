@@ -47,6 +47,21 @@ inline int view1D(const char *fn, const char *name, StridedMemRefType<T, 1> *m,
   return SPCONV_RT_OK;
 }
 
+/// Checks the keys and values of a sort (1-D, the same size).
+inline int viewSortPairs(const char *fn, StridedMemRefType<int64_t, 1> *keys,
+                         StridedMemRefType<int32_t, 1> *values, int64_t **k,
+                         int32_t **v, int64_t *n) {
+  int64_t numValues;
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, k, n));
+  SPCONV_RT_CHECK(view1D(fn, "values", values, v, &numValues));
+  if (numValues != *n)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: keys has %lld elements but values has %lld", fn,
+                    static_cast<long long>(*n),
+                    static_cast<long long>(numValues));
+  return SPCONV_RT_OK;
+}
+
 template <typename T>
 inline int needAtLeast(const char *fn, const char *name, int64_t size,
                        int64_t need) {

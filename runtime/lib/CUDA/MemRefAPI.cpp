@@ -44,15 +44,9 @@ extern "C" int _mlir_ciface_spconv_rt_cuda_memref_sort_pairs_bits(
     StridedMemRefType<int64_t, 1> *keys, StridedMemRefType<int32_t, 1> *values,
     int64_t endBit) {
   const char *fn = "spconv_rt_cuda_memref_sort_pairs_bits";
-  int64_t *k, n, numValues;
+  int64_t *k, n;
   int32_t *v;
-  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &k, &n));
-  SPCONV_RT_CHECK(view1D(fn, "values", values, &v, &numValues));
-  if (numValues != n)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: keys has %lld elements but values has %lld", fn,
-                    static_cast<long long>(n),
-                    static_cast<long long>(numValues));
+  SPCONV_RT_CHECK(viewSortPairs(fn, keys, values, &k, &v, &n));
   return spconv_rt_cuda_sort_pairs_bits(k, v, n, endBit,
                                         spconv_rt_cuda_thread_stream());
 }
