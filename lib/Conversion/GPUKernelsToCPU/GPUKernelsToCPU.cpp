@@ -151,10 +151,7 @@ FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
       names += "\n" + buffer;
   // Run-time reports name the kernel: races, partial or divergent warps,
   // blocks that disagree around a barrier.
-  bool usesBarriers =
-      kernel.walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
-  if (raceCheck || emulated.usesWarps || usesBarriers)
+  if (raceCheck || emulated.usesWarps || containsBarrier(kernel))
     emulated.names = stringGlobal(
         module, ("__spconv_emulated_" + kernel.getName()).str(), names);
   dropGPUAddressSpaces(kernel);

@@ -282,6 +282,42 @@ Value PhaseSplitter::read(OpBuilder &b, Location loc, const Gathered &value,
   return memref::LoadOp::create(b, loc, value.slot, ValueRange{thread});
 }
 
+void PhaseSplitter::reportFirstDisagreement(OpBuilder &b, Location loc,
+                                            ArrayRef<Gathered> values,
+                                            ValueRange reference, Value begin,
+                                            Value end, StringRef report) {
+  Value none = indexConstant(b, loc, -1);
+  auto scan = scf::ForOp::create(
+      b, loc, begin, end, indexConstant(b, loc, 1), ValueRange{none},
+      [&](OpBuilder &sb, Location sloc, Value other, ValueRange found) {
+        Value differs = arith::ConstantIntOp::create(sb, sloc, 0, 1);
+        for (auto [value, expected] : llvm::zip_equal(values, reference))
+          differs = arith::OrIOp::create(
+              sb, sloc, differs,
+              arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ne,
+                                    expected, read(sb, sloc, value, other)));
+        Value firstOne = arith::AndIOp::create(
+            sb, sloc, differs,
+            arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::slt, found[0],
+                                  indexConstant(sb, sloc, 0)));
+        scf::YieldOp::create(sb, sloc,
+                             ValueRange{arith::SelectOp::create(
+                                 sb, sloc, firstOne, other, found[0])});
+      });
+  Value diverged =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                            scan.getResult(0), indexConstant(b, loc, 0));
+  func::FuncOp function =
+      getEmulatorFunction(kernel->getParentOfType<ModuleOp>(), report, 3, true);
+  scf::IfOp::create(b, loc, diverged, [&](OpBuilder &eb, Location eloc) {
+    auto [name, length] = stringArguments(eb, eloc, names);
+    Value thread = arith::IndexCastOp::create(eb, eloc, eb.getI64Type(),
+                                              scan.getResult(0));
+    func::CallOp::create(eb, eloc, function, ValueRange{name, length, thread});
+    scf::YieldOp::create(eb, eloc);
+  });
+}
+
 FailureOr<SmallVector<Value>> PhaseSplitter::blockUniform(Operation *consumer,
                                                           ValueRange values,
                                                           Block &source,
@@ -316,36 +352,8 @@ FailureOr<SmallVector<Value>> PhaseSplitter::blockUniform(Operation *consumer,
   SmallVector<Value> first;
   for (const Gathered &value : *gathered)
     first.push_back(read(b, loc, value, zero));
-  Value none = indexConstant(b, loc, -1);
-  auto scan = scf::ForOp::create(
-      b, loc, one, block.numThreads, one, ValueRange{none},
-      [&](OpBuilder &sb, Location sloc, Value other, ValueRange found) {
-        Value differs = arith::ConstantIntOp::create(sb, sloc, 0, 1);
-        for (auto [value, mine] : llvm::zip_equal(*gathered, first))
-          differs = arith::OrIOp::create(
-              sb, sloc, differs,
-              arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ne, mine,
-                                    read(sb, sloc, value, other)));
-        Value firstOne = arith::AndIOp::create(
-            sb, sloc, differs,
-            arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::slt, found[0],
-                                  indexConstant(sb, sloc, 0)));
-        scf::YieldOp::create(sb, sloc,
-                             ValueRange{arith::SelectOp::create(
-                                 sb, sloc, firstOne, other, found[0])});
-      });
-  Value diverged = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         scan.getResult(0), zero);
-  func::FuncOp report =
-      getEmulatorFunction(kernel->getParentOfType<ModuleOp>(),
-                          "spconv_rt_emu_report_divergent_block", 3, true);
-  scf::IfOp::create(b, loc, diverged, [&](OpBuilder &eb, Location eloc) {
-    auto [name, length] = stringArguments(eb, eloc, names);
-    Value thread = arith::IndexCastOp::create(eb, eloc, eb.getI64Type(),
-                                              scan.getResult(0));
-    func::CallOp::create(eb, eloc, report, ValueRange{name, length, thread});
-    scf::YieldOp::create(eb, eloc);
-  });
+  reportFirstDisagreement(b, loc, *gathered, first, one, block.numThreads,
+                          "spconv_rt_emu_report_divergent_block");
   auto next = first.begin();
   for (Value &value : result)
     if (!value)
@@ -384,7 +392,7 @@ LogicalResult PhaseSplitter::emitFor(scf::ForOp loop, Block &source,
   return success();
 }
 
-static bool containsBarrier(Operation *op) {
+bool emulation::containsBarrier(Operation *op) {
   return op->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
@@ -400,9 +408,6 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch, Block &source,
   bool hasElse = !branch.getElseRegion().empty();
   Value thenSlot = newSlot(b.getI1Type(), loc);
   Value elseSlot = hasElse ? newSlot(b.getI1Type(), loc) : Value();
-  auto module = kernel->getParentOfType<ModuleOp>();
-  func::FuncOp report = getEmulatorFunction(
-      module, "spconv_rt_emu_report_divergent_warp", 3, true);
   // Every lane must agree with its warp's first lane, which checks them and
   // reports the first that does not (the enclosing predicate is
   // warp-uniform too, so whole warps are active or not); the new
@@ -418,31 +423,8 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch, Block &source,
           arith::AddIOp::create(lb, lloc, thread,
                                 indexConstant(lb, lloc, kWarpSize)),
           block.numThreads);
-      Value none = indexConstant(lb, lloc, -1);
-      auto scan = scf::ForOp::create(
-          lb, lloc, thread, end, indexConstant(lb, lloc, 1), ValueRange{none},
-          [&](OpBuilder &sb, Location sloc, Value other, ValueRange found) {
-            Value differs = arith::XOrIOp::create(
-                sb, sloc, mine, read(sb, sloc, condition, other));
-            Value first = arith::AndIOp::create(
-                sb, sloc, differs,
-                arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::slt,
-                                      found[0], indexConstant(sb, sloc, 0)));
-            scf::YieldOp::create(sb, sloc,
-                                 ValueRange{arith::SelectOp::create(
-                                     sb, sloc, first, other, found[0])});
-          });
-      Value diverged =
-          arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::sge,
-                                scan.getResult(0), indexConstant(lb, lloc, 0));
-      scf::IfOp::create(lb, lloc, diverged, [&](OpBuilder &eb, Location eloc) {
-        auto [name, length] = stringArguments(eb, eloc, names);
-        Value thread = arith::IndexCastOp::create(eb, eloc, eb.getI64Type(),
-                                                  scan.getResult(0));
-        func::CallOp::create(eb, eloc, report,
-                             ValueRange{name, length, thread});
-        scf::YieldOp::create(eb, eloc);
-      });
+      reportFirstDisagreement(lb, lloc, condition, mine, thread, end,
+                              "spconv_rt_emu_report_divergent_warp");
       scf::YieldOp::create(lb, lloc);
     });
     memref::StoreOp::create(tb, tloc, mine, thenSlot, ValueRange{thread});

@@ -67,6 +67,9 @@ Value laneOf(OpBuilder &b, Location loc, Value thread);
 /// warp-level operation.
 bool isSynchronising(Operation *op);
 
+/// Does `op` hold a gpu.barrier (itself or nested).
+bool containsBarrier(Operation *op);
+
 /// Splits a kernel body into phases: see the file comment.
 class PhaseSplitter {
 public:
@@ -126,6 +129,12 @@ private:
   FailureOr<SmallVector<Gathered>>
   gather(OpBuilder &b, Block &source, Operation *consumer, ValueRange values);
   Value read(OpBuilder &b, Location loc, const Gathered &value, Value thread);
+  /// Scans threads [begin, end) and calls the emulator function `report`
+  /// (names, length, thread) with the first whose `values` differ from
+  /// `reference`, if any.
+  void reportFirstDisagreement(OpBuilder &b, Location loc,
+                               ArrayRef<Gathered> values, ValueRange reference,
+                               Value begin, Value end, StringRef report);
 
   /// The value of `v` for thread `thread`, inside a loop over the threads
   /// (`local` maps what this phase computed; loads and recomputations are

@@ -33,6 +33,12 @@ void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
 Value rowOfSlot(OpBuilder &b, Location loc,
                 const ImplicitGemmOperands &operands, Value slot);
 
+/// result[row, column] = value (+ bias[column], added in value's type),
+/// rounded once to the result's element type: the epilogue's one store.
+void storeOutput(OpBuilder &b, Location loc,
+                 const ImplicitGemmOperands &operands, Value row, Value column,
+                 Value value);
+
 /// The block's view of one tile in the grid-stride loop over the tiles.
 struct TileLoop {
   OpBuilder body;   ///< inside the loop, before its terminator

@@ -160,6 +160,18 @@ Value gemm::rowOfSlot(OpBuilder &b, Location loc,
       memref::LoadOp::create(b, loc, operands.schedule.order, slot));
 }
 
+void gemm::storeOutput(OpBuilder &b, Location loc,
+                       const ImplicitGemmOperands &operands, Value row,
+                       Value column, Value value) {
+  if (operands.bias)
+    value = arith::AddFOp::create(
+        b, loc, value, loadAs(b, loc, operands.bias, column, value.getType()));
+  Type resultElement =
+      cast<MemRefType>(operands.result.getType()).getElementType();
+  memref::StoreOp::create(b, loc, convertScalar(b, loc, value, resultElement),
+                          operands.result, ValueRange{row, column});
+}
+
 /// features[table[order[slot], offset], channel] as `type`, or zero where
 /// the slot is past the output rows, the table has no input there (-1) or
 /// the channel is past Cin.
@@ -210,7 +222,7 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
                                    const ImplicitGemmOperands &operands,
                                    const GemmTiles &tiles, StringRef role,
                                    function_ref<void(OpBuilder &)> allocate) {
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value one = indexConst(b, loc, 1);
   Value colTiles =
       indexConst(b, loc, llvm::divideCeil(operands.channelsOut, tiles.cols));
   Value tileCount = arith::MulIOp::create(
@@ -481,8 +493,6 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       });
 
   // The epilogue: each output element written once, bias added here.
-  Type resultElement =
-      cast<MemRefType>(operands.result.getType()).getElementType();
   Value coutValue = indexConst(kb, loc, operands.channelsOut);
   for (auto [i, sum] : llvm::enumerate(sums)) {
     Value slot = arith::AddIOp::create(
@@ -501,13 +511,8 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
                                              column, coutValue);
       auto colIf = scf::IfOp::create(rb, loc, columnOk, false);
       OpBuilder cb(colIf.thenBlock()->getTerminator());
-      Value value = vector::ExtractOp::create(cb, loc, sum, j);
-      if (operands.bias)
-        value = arith::AddFOp::create(
-            cb, loc, value, loadAs(cb, loc, operands.bias, column, accType));
-      memref::StoreOp::create(cb, loc,
-                              convertScalar(cb, loc, value, resultElement),
-                              operands.result, ValueRange{row, column});
+      storeOutput(cb, loc, operands, row, column,
+                  vector::ExtractOp::create(cb, loc, sum, j));
     }
   }
 }

@@ -161,8 +161,6 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                      fragIndex(kb, loc, warpCol0, j)},
           kb.getIndexAttr(sumStride), UnitAttr());
   gpu::BarrierOp::create(kb, loc);
-  Type resultElement =
-      cast<MemRefType>(operands.result.getType()).getElementType();
   forEachItemOfBlock(
       kb, loc, thread, threads, tiles.rows * tiles.cols,
       [&](OpBuilder &ib, Location iloc, Value item) {
@@ -180,13 +178,8 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
         auto write = scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
         OpBuilder wb(write.thenBlock()->getTerminator());
         Value row = rowOfSlot(wb, iloc, operands, slot);
-        Value value =
-            memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n});
-        if (operands.bias)
-          value = arith::AddFOp::create(
-              wb, iloc, value, loadAs(wb, iloc, operands.bias, column, f32));
-        memref::StoreOp::create(wb, iloc,
-                                convertScalar(wb, iloc, value, resultElement),
-                                operands.result, ValueRange{row, column});
+        storeOutput(
+            wb, iloc, operands, row, column,
+            memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n}));
       });
 }

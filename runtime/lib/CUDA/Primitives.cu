@@ -258,6 +258,28 @@ int sortToBuffers(const char *fn, const unsigned long long *keysIn,
   return SPCONV_RT_OK;
 }
 
+/// Sorts dKeys (values along, if any) in place through stream-ordered
+/// scratch buffers; only the bits below maxKey. Does not synchronise.
+int sortInPlace(const char *fn, int64_t *dKeys, int32_t *dValues, int64_t n,
+                unsigned long long maxKey, cudaStream_t stream) {
+  DeviceBuffer keysOut(stream), valuesOut(stream);
+  CUDA_CHECK(fn, keysOut.allocate(n * sizeof(int64_t)));
+  if (dValues)
+    CUDA_CHECK(fn, valuesOut.allocate(n * sizeof(int32_t)));
+  auto *k = reinterpret_cast<unsigned long long *>(dKeys);
+  if (int s = sortToBuffers(fn, k, dValues, n, maxKey,
+                            keysOut.as<unsigned long long>(),
+                            valuesOut.as<int32_t>(), stream))
+    return s;
+  CUDA_CHECK(fn, cudaMemcpyAsync(dKeys, keysOut.as<void>(), n * sizeof(int64_t),
+                                 cudaMemcpyDeviceToDevice, stream));
+  if (dValues)
+    CUDA_CHECK(fn, cudaMemcpyAsync(dValues, valuesOut.as<void>(),
+                                   n * sizeof(int32_t),
+                                   cudaMemcpyDeviceToDevice, stream));
+  return SPCONV_RT_OK;
+}
+
 /// Validates keys on the device: fails on a negative key, else *maxKey.
 int validateKeys(const char *fn, const int64_t *dKeys, int64_t n,
                  unsigned long long *maxKey, cudaStream_t stream) {
@@ -454,21 +476,8 @@ int spconv_rt_cuda_sort_pairs(int64_t *dKeys, int32_t *dValues, int64_t n,
   unsigned long long maxKey;
   if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
     return s;
-  DeviceBuffer keysOut(stream), valuesOut(stream);
-  CUDA_CHECK(fn, keysOut.allocate(n * sizeof(int64_t)));
-  if (dValues)
-    CUDA_CHECK(fn, valuesOut.allocate(n * sizeof(int32_t)));
-  auto *k = reinterpret_cast<unsigned long long *>(dKeys);
-  if (int s = sortToBuffers(fn, k, dValues, n, maxKey,
-                            keysOut.as<unsigned long long>(),
-                            valuesOut.as<int32_t>(), stream))
+  if (int s = sortInPlace(fn, dKeys, dValues, n, maxKey, stream))
     return s;
-  CUDA_CHECK(fn, cudaMemcpyAsync(dKeys, keysOut.as<void>(), n * sizeof(int64_t),
-                                 cudaMemcpyDeviceToDevice, stream));
-  if (dValues)
-    CUDA_CHECK(fn, cudaMemcpyAsync(dValues, valuesOut.as<void>(),
-                                   n * sizeof(int32_t),
-                                   cudaMemcpyDeviceToDevice, stream));
   CUDA_CHECK(fn, cudaStreamSynchronize(stream));
   return SPCONV_RT_OK;
 }
@@ -492,21 +501,8 @@ int spconv_rt_cuda_sort_pairs_bits(int64_t *dKeys, int32_t *dValues,
   if (n > INT32_MAX)
     return setError(SPCONV_RT_ERR_UNSUPPORTED,
                     "%s: more than INT32_MAX keys", fn);
-  DeviceBuffer keysOut(stream), valuesOut(stream);
-  CUDA_CHECK(fn, keysOut.allocate(n * sizeof(int64_t)));
-  if (dValues)
-    CUDA_CHECK(fn, valuesOut.allocate(n * sizeof(int32_t)));
-  auto *k = reinterpret_cast<unsigned long long *>(dKeys);
-  if (int s = sortToBuffers(fn, k, dValues, n, (1ull << endBit) - 1,
-                            keysOut.as<unsigned long long>(),
-                            valuesOut.as<int32_t>(), stream))
+  if (int s = sortInPlace(fn, dKeys, dValues, n, (1ull << endBit) - 1, stream))
     return s;
-  CUDA_CHECK(fn, cudaMemcpyAsync(dKeys, keysOut.as<void>(), n * sizeof(int64_t),
-                                 cudaMemcpyDeviceToDevice, stream));
-  if (dValues)
-    CUDA_CHECK(fn, cudaMemcpyAsync(dValues, valuesOut.as<void>(),
-                                   n * sizeof(int32_t),
-                                   cudaMemcpyDeviceToDevice, stream));
   return SPCONV_RT_OK;
 }
 
