@@ -368,3 +368,86 @@ TEST(CudaDevice, MemRefTwinsMatchCpu) {
   EXPECT_TRUE(mCounts.toHost() == offsets);
   EXPECT_EQ(mTotal.ptr[0], total[0]);
 }
+
+// The deferred twins leave their results in device memory (here managed, so
+// the test reads them after a wait) and match the CPU forms.
+TEST(CudaDevice, DeferredTwinsMatchCpu) {
+  REQUIRE_DEVICE();
+  auto keys = makeLidarScene(20000, 7).keys;
+  keys.push_back(keys[100]); // one repeat, at the last index
+  int64_t n = int64_t(keys.size());
+  int64_t capacity = spconv_ht_capacity_for(n);
+  ManagedVector<int64_t> mKeys(keys),
+      mTableKeys{std::vector<int64_t>(capacity)},
+      mRepeat{std::vector<int64_t>{INT64_MAX}};
+  ManagedVector<int32_t> mTableValues{std::vector<int32_t>(capacity)};
+  auto mk = mKeys.memref(), mtk = mTableKeys.memref(), mr = mRepeat.memref();
+  auto mtv = mTableValues.memref();
+  ASSERT_EQ(_mlir_ciface_spconv_rt_cuda_memref_hash_build_deferred(&mk, &mtk,
+                                                                   &mtv, &mr),
+            0)
+      << lastError();
+  mgpuStreamSynchronize(spconv_rt_cuda_thread_stream());
+  EXPECT_EQ(mRepeat.ptr[0], n - 1);
+
+  std::vector<int64_t> counts(keys.size());
+  for (size_t i = 0; i < counts.size(); ++i)
+    counts[i] = keys[i] % 27;
+  std::vector<int64_t> offsets(counts.size()), total(1);
+  auto ci = view(counts.data(), n), co = view(offsets.data(), n),
+       ct = view(total.data(), 1);
+  ASSERT_EQ(
+      _mlir_ciface_spconv_rt_memref_exclusive_scan_i64_deferred(&ci, &co, &ct),
+      0);
+  ManagedVector<int64_t> mCounts(counts), mTotal(std::vector<int64_t>(1));
+  auto mc = mCounts.memref(), mt = mTotal.memref();
+  ASSERT_EQ(_mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i64_deferred(
+                &mc, &mc, &mt),
+            0)
+      << lastError();
+  mgpuStreamSynchronize(spconv_rt_cuda_thread_stream());
+  EXPECT_TRUE(mCounts.toHost() == offsets);
+  EXPECT_EQ(mTotal.ptr[0], total[0]);
+
+  std::vector<int64_t> unique(keys.size()), count(1);
+  std::vector<int32_t> first(keys.size()), inverse(keys.size());
+  auto k = view(keys.data(), n), u = view(unique.data(), n),
+       c = view(count.data(), 1);
+  auto f = view(first.data(), n), inv = view(inverse.data(), n);
+  ASSERT_EQ(
+      _mlir_ciface_spconv_rt_memref_unique_deferred(&k, &u, &f, &inv, &c, 62),
+      0);
+  ManagedVector<int64_t> mUnique(unique), mCount(std::vector<int64_t>(1));
+  ManagedVector<int32_t> mFirst(first), mInverse(inverse);
+  auto mu = mUnique.memref(), mn = mCount.memref();
+  auto mf = mFirst.memref(), mi = mInverse.memref();
+  ASSERT_EQ(_mlir_ciface_spconv_rt_cuda_memref_unique_deferred(&mk, &mu, &mf,
+                                                               &mi, &mn, 62),
+            0)
+      << lastError();
+  mgpuStreamSynchronize(spconv_rt_cuda_thread_stream());
+  EXPECT_EQ(mCount.ptr[0], count[0]);
+  EXPECT_TRUE(mUnique.toHost() == unique);
+  EXPECT_TRUE(mInverse.toHost() == inverse);
+}
+
+// The report twin copies what it names from device memory.
+TEST(CudaDevice, ReportBuildErrorReadsDeviceMemory) {
+  REQUIRE_DEVICE();
+  std::vector<int32_t> coords = {0, 1, 2, 3, 0, 8, 0, 0, 0, 1, 2, 3};
+  std::vector<int64_t> keys = {83, 512, 83}, shape = {8, 8, 8};
+  DeviceVector<int32_t> dCoords(coords);
+  DeviceVector<int64_t> dKeys(keys);
+  StridedMemRefType<int32_t, 2> c = {
+      dCoords.ptr, dCoords.ptr, 0, {3, 4}, {4, 1}};
+  auto k = view(dKeys.ptr, 3), s = view(shape.data(), 3);
+  EXPECT_EQ(_mlir_ciface_spconv_rt_cuda_memref_report_build_error(
+                &c, &k, &s, 1, INT64_MAX, 2, 10),
+            SPCONV_RT_ERR_DUPLICATE_KEY);
+  EXPECT_EQ(lastError(), "duplicate input site (0, 1, 2, 3) at rows 0 and 2");
+  EXPECT_EQ(_mlir_ciface_spconv_rt_cuda_memref_report_build_error(&c, &k, &s, 1,
+                                                                  1, 2, 10),
+            SPCONV_RT_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(lastError(), "input coordinates: row 1: coordinate 0 (column 1) = "
+                         "8 is outside [0, 8)");
+}

@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 
 #include <numeric>
+#include <string>
 
 using namespace spconv_rt_test;
 
@@ -315,5 +316,107 @@ TEST(MemRef, ReportDuplicateSiteNamesTheSiteAndBothRows) {
                "duplicate input site (0, 1, 2, 3) at rows 0 and 2");
   EXPECT_EQ(_mlir_ciface_spconv_rt_memref_report_duplicate_site(&coordsRef,
                                                                 &keysRef, 3),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+}
+
+// The deferred forms leave data-dependent results in memory and keep the
+// error recorded before them: only argument errors are theirs.
+TEST(MemRef, DeferredHashBuildLowersTheRepeatSlot) {
+  std::vector<int64_t> keys = {7, 9, 7, 9}, tk(16), repeat = {INT64_MAX};
+  std::vector<int32_t> tv(16);
+  auto k = memref1D(keys), tkRef = memref1D(tk), r = memref1D(repeat);
+  auto tvRef = memref1D(tv);
+  _mlir_ciface_spconv_rt_report_bad_index(5, 9, 4);
+  std::string earlier = spconv_rt_last_error();
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_hash_build_deferred(&k, &tkRef, &tvRef, &r),
+      0);
+  EXPECT_EQ(repeat[0], 2);
+  EXPECT_EQ(spconv_rt_last_error(), earlier);
+  // A smaller row already there stays; without repeats nothing changes.
+  repeat[0] = 1;
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_hash_build_deferred(&k, &tkRef, &tvRef, &r),
+      0);
+  EXPECT_EQ(repeat[0], 1);
+  std::vector<int64_t> unique = {7, 9, 11};
+  auto u = memref1D(unique);
+  repeat[0] = INT64_MAX;
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_hash_build_deferred(&u, &tkRef, &tvRef, &r),
+      0);
+  EXPECT_EQ(repeat[0], INT64_MAX);
+  // An argument error is the call's own.
+  std::vector<int64_t> small(8);
+  auto s = memref1D(small);
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_hash_build_deferred(&k, &s, &tvRef, &r),
+      SPCONV_RT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(MemRef, DeferredScanWritesTheTotalOrMinusOne) {
+  std::vector<int64_t> counts = {3, 0, 2}, total = {99};
+  auto c = memref1D(counts), t = memref1D(total);
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_exclusive_scan_i64_deferred(&c, &c, &t), 0);
+  EXPECT_EQ(counts, (std::vector<int64_t>{0, 3, 3}));
+  EXPECT_EQ(total[0], 5);
+  std::vector<int64_t> huge = {INT64_MAX, 1};
+  auto h = memref1D(huge);
+  _mlir_ciface_spconv_rt_report_bad_index(5, 9, 4);
+  std::string earlier = spconv_rt_last_error();
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_exclusive_scan_i64_deferred(&h, &h, &t), 0);
+  EXPECT_EQ(total[0], -1);
+  EXPECT_EQ(spconv_rt_last_error(), earlier);
+}
+
+TEST(MemRef, DeferredUniqueHoldsKeysToTheirWidth) {
+  std::vector<int64_t> keys = {5, 3, 5}, unique(3), count = {0};
+  std::vector<int32_t> first(3), inverse(3);
+  auto k = memref1D(keys), u = memref1D(unique), c = memref1D(count);
+  auto f = memref1D(first), inv = memref1D(inverse);
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_unique_deferred(&k, &u, &f, &inv, &c, 3),
+      0);
+  EXPECT_EQ(count[0], 2);
+  EXPECT_EQ(unique[0], 3);
+  EXPECT_EQ(unique[1], 5);
+  EXPECT_EQ(inverse, (std::vector<int32_t>{1, 0, 1}));
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_unique_deferred(&k, &u, &f, &inv, &c, 2),
+      SPCONV_RT_ERR_OUT_OF_RANGE);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "spconv_rt_memref_unique_deferred: key 5 at index 0 is outside "
+               "[0, 2^2)");
+  EXPECT_EQ(
+      _mlir_ciface_spconv_rt_memref_unique_deferred(&k, &u, &f, &inv, &c, 64),
+      SPCONV_RT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(MemRef, ReportBuildErrorNamesTheFirstError) {
+  // Row 1 is outside the 8^3 grid; row 2 repeats row 0.
+  std::vector<int32_t> coords = {0, 1, 2, 3, 0, 8, 0, 0, 0, 1, 2, 3};
+  std::vector<int64_t> keys = {83, 512, 83}, shape = {8, 8, 8};
+  auto coordsRef = memref2D(coords, 0, 3, 4, 4, 1);
+  auto k = memref1D(keys), s = memref1D(shape);
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_report_build_error(&coordsRef, &k, &s,
+                                                             1, 1, 2, 10),
+            SPCONV_RT_ERR_OUT_OF_RANGE);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "input coordinates: row 1: coordinate 0 (column 1) = 8 is "
+               "outside [0, 8)");
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_report_build_error(
+                &coordsRef, &k, &s, 1, INT64_MAX, 2, 10),
+            SPCONV_RT_ERR_DUPLICATE_KEY);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "duplicate input site (0, 1, 2, 3) at rows 0 and 2");
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_report_build_error(
+                &coordsRef, &k, &s, 1, INT64_MAX, INT64_MAX, -1),
+            SPCONV_RT_ERR_OVERFLOW);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "the number of rulebook pairs overflows int64");
+  EXPECT_EQ(_mlir_ciface_spconv_rt_memref_report_build_error(
+                &coordsRef, &k, &s, 1, INT64_MAX, INT64_MAX, 10),
             SPCONV_RT_ERR_INVALID_ARGUMENT);
 }

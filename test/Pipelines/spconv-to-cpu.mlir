@@ -5,23 +5,27 @@
 // The whole CPU pipeline ends in the LLVM dialect, with the parallel loops
 // on OpenMP (or sequential) and the runtime called through its C interface.
 // The builder and the hash probe are inlined; the shared rulebook is built
-// once.
+// once: keys from a parallel loop, the runtime's sort, the count, the
+// deferred scan, and the build's status read back by a plain copy (the
+// same code the GPU runs, where that copy is the device-to-host read-back).
 // CHECK-NOT: spconv.
 // CHECK-NOT: memref.
 // CHECK-NOT: scf.
 // CHECK-LABEL: llvm.func @net(
-// CHECK: llvm.call @spconv_rt_memref_linearize_coords(
-// CHECK-NOT: llvm.call @spconv_rt_memref_linearize_coords(
-// CHECK: llvm.call @spconv_rt_memref_sort_pairs(
-// CHECK: omp.parallel
 // CHECK: omp.wsloop
-// CHECK-NOT: llvm.call @spconv_rt_memref_linearize_coords(
-// CHECK-LABEL: llvm.func private @spconv_rt_memref_linearize_coords(
-// CHECK: llvm.call @_mlir_ciface_spconv_rt_memref_linearize_coords(
+// CHECK: llvm.call @spconv_rt_memref_sort_pairs_bits(
+// CHECK-NOT: llvm.call @spconv_rt_memref_sort_pairs_bits(
+// CHECK: omp.wsloop
+// CHECK: llvm.call @spconv_rt_memref_exclusive_scan_i64_deferred(
+// CHECK: "llvm.intr.memcpy"
+// CHECK: llvm.call @spconv_rt_memref_report_build_error(
+// CHECK-NOT: llvm.call @spconv_rt_memref_sort_pairs_bits(
+// CHECK-LABEL: llvm.func private @spconv_rt_memref_sort_pairs_bits(
+// CHECK: llvm.call @_mlir_ciface_spconv_rt_memref_sort_pairs_bits(
 // SERIAL-NOT: omp.
 // SERIAL: llvm.func @net(
 // HASH-LABEL: llvm.func @net(
-// HASH: llvm.call @spconv_rt_memref_hash_build(
+// HASH: llvm.call @spconv_rt_memref_hash_build_deferred(
 // HASH: omp.wsloop
 // HASH: llvm.intr.prefetch
 func.func @net(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x16xf32>, %w: tensor<27x16x16xf32>)

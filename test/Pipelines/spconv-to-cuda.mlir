@@ -7,28 +7,36 @@
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa chip=sm_90 features=+ptx80" | FileCheck %s --check-prefix=SM90
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa" -mlir-print-ir-after=spconv-gpu-stream-order -o /dev/null 2>&1 | FileCheck %s --check-prefix=STREAM
 
-// The host code on one stream: the builders (inlined) wait where they read
-// back sizes, not before the runtime's CUDA primitives, which run on the
-// same stream; the conv's table and tile schedule (sorted on the stream) are
-// built once for the two layers sharing the fine rulebook, which run back to
-// back, their features and tables in device memory, with no wait between
-// them; the next builder waits before the CPU runtime reads the coordinates.
+// The host code on one stream: a builder (inlined) computes its keys, table,
+// counts and scan on the device, the runtime's CUDA primitives in stream
+// order, and waits once, for the read-back of its status (bad and repeated
+// sites, the pair total, a size the host needs); an error report, only on
+// the error path, copies what it names itself. The conv's table and tile
+// schedule (sorted on the stream) are built once for the two layers sharing
+// the fine rulebook, which run back to back, their features and tables in
+// device memory, with no wait between them. A strided builder reads back a
+// second size, its number of output sites.
 // STREAM-LABEL: func.func @net
 // STREAM: %[[T0:.*]] = gpu.wait async
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: call @spconv_rt_cuda_memref_hash_build
-// Only the error path, reporting a duplicate site, waits before the CPU
-// runtime reads the coordinates:
-// STREAM-NEXT: arith.cmpi
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_init_status
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_linearize
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: call @spconv_rt_cuda_memref_hash_build_deferred
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: call @spconv_rt_cuda_memref_exclusive_scan_i64_deferred
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: %[[READ:.*]] = gpu.memcpy async [%{{.*}}] %{{.*}}, %{{.*}} : memref<4xi64>, memref<4xi64>
+// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[READ]])
 // STREAM: scf.if
-// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
-// STREAM-NEXT: call @spconv_rt_memref_report_duplicate_site
-// STREAM-NEXT: }
-// The builder still waits to zero the counts past the last site on the
-// host (docs/GPU.md):
-// STREAM: call @spconv_rt_cuda_stream_synchronize
-// STREAM-NEXT: memref.store
-// STREAM: call @spconv_rt_cuda_memref_exclusive_scan_i32
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: func.call @spconv_rt_cuda_memref_report_build_error
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: _write_pairs
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: _offsets
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x4xf32>
 // STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x27xi32>
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
@@ -38,9 +46,31 @@
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM-NOT: host_shared
 // STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_4x4
-// STREAM-NOT: gpu.launch_func
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// The strided builder: two read-backs, the pair total and the output sites,
+// whose coordinates a kernel writes.
+// STREAM: _linearize
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: gpu.memcpy async
+// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: call @spconv_rt_cuda_memref_unique_deferred
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: gpu.memcpy async
+// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: _delinearize
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_4x8
+// The coarse subm builder waits once; then nothing until the return.
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: gpu.memcpy async
+// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_8x8
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: call @spconv_rt_cuda_stream_synchronize
-// STREAM-NEXT: call @spconv_rt_memref_linearize_coords
+// STREAM-NEXT: return
 
 // Two subm layers on one grid share a rulebook; a strided layer and a subm
 // layer on the coarse grid have builders of their own. Each layer fills its
@@ -112,8 +142,11 @@
 // The runtime's CUDA primitives run on that stream too: the hash build
 // needs no wait before it.
 // BINARY-NOT: spconv_rt_cuda_stream_synchronize
-// BINARY: llvm.call @spconv_rt_cuda_memref_hash_build(
+// BINARY: llvm.call @spconv_rt_cuda_memref_hash_build_deferred(
 // BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// The build's read-back is a copy on that stream, then the one wait.
+// BINARY: llvm.call @mgpuMemcpy(%{{.*}}, %{{.*}}, %{{.*}}, %[[S]])
+// BINARY-NEXT: llvm.call @spconv_rt_cuda_stream_synchronize(%[[S]])
 // BINARY-NOT: mgpuStreamCreate
 // BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_conv_f32_4x4
 // BINARY-NOT: mgpuStreamCreate

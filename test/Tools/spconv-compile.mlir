@@ -75,7 +75,7 @@
 // SYMS-NEXT: {{^[0-9a-f]+}} T half{{$}}
 // SYMS-NOT: {{.}}
 // UNDEF-DAG: U __kmpc_fork_call
-// UNDEF-DAG: U _mlir_ciface_spconv_rt_memref_linearize_coords
+// UNDEF-DAG: U _mlir_ciface_spconv_rt_memref_sort_pairs_bits
 // UNDEF-DAG: U malloc
 
 // ONE: #ifndef SPCONV_AOT_ONE_H

@@ -303,7 +303,12 @@ def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
 
     Shapes, deallocation and pointer comparisons (`memref.dim`,
     `memref.dealloc`, `memref.extract_aligned_pointer_as_index`) are not
-    accesses. Frees of GPU memory become `gpu.dealloc`. The GPU operations
+    accesses, nor is a `memref.copy` of whole buffers (identity layouts):
+    it becomes a `gpu.memcpy` between whatever memory its ends got (a
+    rulebook build's status, read back from device into host memory); a
+    copy between host buffers stays a host copy, one of a strided view
+    touches both ends on the host. Frees of GPU memory become
+    `gpu.dealloc`. The GPU operations
     are synchronous; `spconv-gpu-stream-order` chains them on one stream.
 
     A kernel operand that is stack or global memory (`memref.alloca`,
@@ -338,8 +343,12 @@ def SpConvGPUStreamOrderPass
     - before a call that takes device-visible memory, a call of another
       function of the module (it runs its own chain) and the profiling
       timers (`spconv_rt_profile_*`);
+    - right after a `gpu.memcpy` into host memory (a read-back, such as a
+      rulebook build's status), whose destination the host reads next;
     - before returning, so that the caller finds the results complete.
 
+    The runtime's CUDA primitives (`spconv_rt_cuda_memref_*`) enqueue their
+    work on the chain's stream and need no wait before them.
     Scalar-only calls (the runtime's error reports) do not wait. Managed
     allocations (`gpu.alloc host_shared`) stay synchronous: CUDA allocates
     them without a stream. The input's GPU operations must be synchronous.

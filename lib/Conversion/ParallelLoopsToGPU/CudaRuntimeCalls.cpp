@@ -28,8 +28,11 @@ namespace {
 constexpr llvm::StringLiteral kCpuPrefix = "spconv_rt_memref_";
 constexpr llvm::StringLiteral kCudaPrefix = "spconv_rt_cuda_memref_";
 constexpr llvm::StringLiteral kWithCudaTwin[] = {
-    "hash_build", "unique", "exclusive_scan_i32", "exclusive_scan_i64",
-    "sort_pairs_bits"};
+    "hash_build",         "unique",
+    "exclusive_scan_i32", "exclusive_scan_i64",
+    "sort_pairs_bits",    "hash_build_deferred",
+    "unique_deferred",    "exclusive_scan_i64_deferred",
+    "report_build_error"};
 
 struct SpConvGPURuntimeCallsPass
     : spconv::impl::SpConvGPURuntimeCallsPassBase<SpConvGPURuntimeCallsPass> {

@@ -7,7 +7,9 @@
 // runtime's CUDA primitives), managed memory when the host code reads or
 // writes it too, host memory when only the host does. Uses are followed
 // through views and casts; a buffer that escapes (returned, yielded, passed
-// to a function of the module) may be touched by either side.
+// to a function of the module) may be touched by either side. A copy of
+// whole buffers touches neither: it becomes a gpu.memcpy between whatever
+// memory its ends got (a build's status read-back: device to host).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +33,17 @@ namespace {
 /// The runtime's CUDA primitives (spconv-gpu-runtime-calls) read and write
 /// device memory.
 constexpr llvm::StringLiteral kCudaRuntimePrefix = "spconv_rt_cuda_";
+
+/// Whether `copy` can become a `gpu.memcpy` (whole buffers, identity
+/// layouts: one contiguous block each), which copies between any two kinds
+/// of memory; it then touches neither side's contents itself.
+bool isWholeBufferCopy(memref::CopyOp copy) {
+  auto isContiguous = [](Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    return type && type.getLayout().isIdentity();
+  };
+  return isContiguous(copy.getSource()) && isContiguous(copy.getTarget());
+}
 
 /// Which sides touch a buffer's contents.
 struct Access {
@@ -56,6 +69,9 @@ void collectAccess(Value buffer, Access &access) {
       access.device = true;
       continue;
     }
+    if (auto copy = dyn_cast<memref::CopyOp>(user);
+        copy && isWholeBufferCopy(copy))
+      continue;
     if (isa<memref::LoadOp, memref::StoreOp>(user)) {
       access.host = true;
       continue;
@@ -119,6 +135,24 @@ struct SpConvGPUMemoryPass
       alloc.replaceAllUsesWith(placed.getMemref());
       alloc.erase();
     }
+    // Copies that involve GPU memory (or the caller's, device-accessible by
+    // contract) become gpu.memcpy: a read-back, an upload, or a copy on the
+    // device.
+    for (auto function : module.getOps<func::FuncOp>())
+      function.walk([&](memref::CopyOp copy) {
+        auto isHostMemory = [](Value value) {
+          return isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
+                                 memref::GetGlobalOp>(
+              bufferRoot(value).getDefiningOp());
+        };
+        if (!isWholeBufferCopy(copy) ||
+            (isHostMemory(copy.getSource()) && isHostMemory(copy.getTarget())))
+          return;
+        OpBuilder b(copy);
+        gpu::MemcpyOp::create(b, copy.getLoc(), /*asyncToken=*/Type(),
+                              ValueRange{}, copy.getTarget(), copy.getSource());
+        copy.erase();
+      });
     // Frees of what is now GPU memory (the deallocation pipeline frees only
     // what it allocated, possibly through views or region results).
     for (memref::DeallocOp dealloc : deallocs) {

@@ -7,9 +7,10 @@
 // the whole function is one token chain: one stream, in program order. The
 // runtime's CUDA primitives (spconv_rt_cuda_memref_*) join it too: they run
 // on the calling thread's stream, which is the chain's. The host waits for
-// the stream only where it must: before it touches memory that the device
-// may be using, before any other call that takes such memory, around
-// profiling timers and before returning.
+// the stream only where it must: after a copy into host memory (a
+// read-back), before it touches memory that the device may be using, before
+// any other call that takes such memory, around profiling timers and before
+// returning.
 //
 // Tokens cross structured control flow as values (an extra scf.if result,
 // an extra scf.for iteration argument), not by synchronising at the end of
@@ -185,8 +186,18 @@ private:
         return op.emitOpError("spconv-gpu-stream-order: expected synchronous "
                               "GPU operations, which this pass chains");
       if (isGPUWork(&op)) {
+        // A copy into host memory is a read-back: the host reads it next.
+        auto copy = dyn_cast<gpu::MemcpyOp>(op);
+        bool readBack = copy && !isDeviceVisible(copy.getDst());
         chain.token = chainOp(&op, chain.token);
         chain.pending = true;
+        if (readBack) {
+          OpBuilder b(chain.token.getContext());
+          b.setInsertionPointAfter(chain.token.getDefiningOp());
+          func::CallOp::create(b, chain.token.getLoc(), synchronize,
+                               ValueRange{chain.token});
+          chain.pending = false;
+        }
         continue;
       }
       if (isStreamOrderedCall(&op)) {

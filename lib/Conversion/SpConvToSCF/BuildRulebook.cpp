@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BuildStatus.h"
 #include "PairCounts.h"
 #include "SpConvToSCF.h"
 
@@ -241,29 +242,22 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value n = memref::DimOp::create(b, loc, coords, 0);
 
-  // Validate the sites through the runtime (it names the first bad row).
+  // The site keys, by a kernel; sites outside the grid are recorded in the
+  // status, read back with the pair total.
   GridAttr inGrid = type.getInputGrid();
   int64_t batchSize = effectiveBatchSize(
       inGrid, {*checkedProduct(inShape), *checkedProduct(outShape)});
-  auto dynCoordsType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic}, i32,
-      StridedLayoutAttr::get(context, ShapedType::kDynamic,
-                             {ShapedType::kDynamic, ShapedType::kDynamic}));
-  Value keys = alloc1d(b, loc, i64, n);
-  Value ok = callRuntime(ctx, b, loc, "spconv_rt_memref_linearize_coords",
-                         {castTo(b, loc, coords, dynCoordsType),
-                          i64Array(b, loc, inShape),
-                          i64Const(b, loc, batchSize), keys});
-  Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
+  BuildStatus status(b, loc);
+  Value keys = linearizeSites(b, loc, coords, n, inShape, batchSize, status);
 
   // The input table: subm probes it inline for every neighbour; for every
-  // kind, building it is what detects duplicate sites.
+  // kind, building it is what detects repeated sites.
   auto scalar = MemRefType::get({1}, i64);
   Value capacityBuffer = memref::AllocaOp::create(b, loc, scalar);
-  Value sitesI64 = arith::IndexCastOp::create(b, loc, i64, sites);
+  Value nI64 = arith::IndexCastOp::create(b, loc, i64, n);
   callRuntime(ctx, b, loc, "spconv_rt_memref_hash_capacity",
-              {sitesI64, castTo(b, loc, capacityBuffer,
-                                MemRefType::get({ShapedType::kDynamic}, i64))});
+              {nI64, castTo(b, loc, capacityBuffer,
+                            MemRefType::get({ShapedType::kDynamic}, i64))});
   Value capacity = arith::IndexCastOp::create(
       b, loc, index,
       memref::LoadOp::create(b, loc, capacityBuffer, ValueRange{zero}));
@@ -272,30 +266,10 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
       b, loc, arith::IndexCastOp::create(b, loc, i64, capacity),
       i64Const(b, loc, 1));
   table.values = alloc1d(b, loc, i32, capacity);
-  Value duplicate = memref::AllocaOp::create(b, loc, scalar);
-  Value sitesKeys = prefix(b, loc, keys, sites);
-  Value built =
-      callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build",
-                  {sitesKeys, table.keys, table.values,
-                   castTo(b, loc, duplicate,
-                          MemRefType::get({ShapedType::kDynamic}, i64))});
-  Value duplicateRow =
-      memref::LoadOp::create(b, loc, duplicate, ValueRange{zero});
-  Value isDuplicate = arith::AndIOp::create(
-      b, loc,
-      arith::XOrIOp::create(
-          b, loc, built,
-          arith::ConstantOp::create(b, loc, b.getBoolAttr(true))),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, duplicateRow,
-                            i64Const(b, loc, 0)));
-  scf::IfOp::create(b, loc, isDuplicate, [&](OpBuilder &tb, Location tloc) {
-    // Say which site repeats, in coordinates rather than keys.
-    callRuntime(
-        ctx, tb, tloc, "spconv_rt_memref_report_duplicate_site",
-        {castTo(tb, tloc, coords, dynCoordsType), sitesKeys, duplicateRow});
-    scf::YieldOp::create(tb, tloc);
-  });
-  sites = arith::SelectOp::create(b, loc, built, sites, zero);
+  Value built = callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build_deferred",
+                            {keys, table.keys, table.values,
+                             status.slot(b, loc, BuildStatus::RepeatRow)});
+  Value sites = arith::SelectOp::create(b, loc, built, n, zero);
 
   // Pass 1 counts the pairs of each (offset, block), pass 2 writes them.
   int64_t blockSize = ctx.getBlockSize();
@@ -400,7 +374,14 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
             }),
         "count_pairs");
 
-  Value total = counts.scan(ctx, b, loc);
+  Value scanned = counts.scan(ctx, b, loc, status);
+
+  // The read-back: the pair total is a size the host must know. A bad or
+  // repeated site, or a failed step, leaves the rulebook empty.
+  BuiltPairs pairs = readBackPairs(ctx, b, loc, status, scanned, coords, keys,
+                                   inShape, batchSize);
+  Value valid = pairs.valid, total = pairs.total;
+  Value writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
 
   // Pass 2: write the pairs.
   Value pairIn = alloc1d(b, loc, i32, total);
@@ -411,12 +392,12 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
     memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
   };
   if (!unrolled)
-    writePairsLooped(b, loc, coords, blocks, blockRange, plan, counts, pairIn,
-                     pairOut, candidateKeys);
+    writePairsLooped(b, loc, coords, writeBlocks, blockRange, plan, counts,
+                     pairIn, pairOut, candidateKeys);
   else
     markKernel(
         scf::ParallelOp::create(
-            b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+            b, loc, ValueRange{zero}, ValueRange{writeBlocks}, ValueRange{one},
             [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
               auto [start, end] = blockRange(nb, nloc, ivs[0]);
               SmallVector<Value> first, firstMirrored;
@@ -484,37 +465,32 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
             }),
         "write_pairs");
 
-  Value valid = counts.getScanned();
   SmallVector<Value> returned;
   if (!subm) {
     // Output sites: the sorted unique candidate keys. The inverse map gives
-    // every pair its output row directly.
+    // every pair its output row directly. Their number is the build's
+    // second size, read back once more.
     Value unique = alloc1d(b, loc, i64, total);
     Value first = alloc1d(b, loc, i32, total);
     pairOut = alloc1d(b, loc, i32, total);
-    Value numUnique =
-        memref::AllocaOp::create(b, loc, MemRefType::get({1}, i64));
     Value uniqued =
-        callRuntime(ctx, b, loc, "spconv_rt_memref_unique",
+        callRuntime(ctx, b, loc, "spconv_rt_memref_unique_deferred",
                     {candidateKeys, unique, first, pairOut,
-                     castTo(b, loc, numUnique,
-                            MemRefType::get({ShapedType::kDynamic}, i64))});
+                     status.slot(b, loc, BuildStatus::UniqueCount),
+                     i64Const(b, loc, siteKeyBits(outShape, batchSize))});
     valid = arith::AndIOp::create(b, loc, valid, uniqued);
     Value outputs = arith::IndexCastOp::create(
         b, loc, index,
-        memref::LoadOp::create(b, loc, numUnique, ValueRange{zero}));
+        status.readBack(b, loc, {BuildStatus::UniqueCount}).front());
     outputs = arith::SelectOp::create(b, loc, valid, outputs, zero);
     Value outCoords =
         memref::AllocOp::create(b, loc, outCoordsType, ValueRange{outputs});
-    callRuntime(ctx, b, loc, "spconv_rt_memref_delinearize_keys",
-                {prefix(b, loc, unique, outputs), i64Array(b, loc, outShape),
-                 i64Const(b, loc, batchSize),
-                 castTo(b, loc, outCoords, dynCoordsType)});
+    delinearizeSites(b, loc, unique, outputs, outShape, outCoords);
     returned.push_back(outCoords);
   }
 
-  // CSR offsets. If a runtime step failed, the rulebook is empty.
-  Value offsets = counts.buildOffsets(b, loc, valid);
+  // CSR offsets. If a step failed, the rulebook is empty.
+  Value offsets = counts.buildOffsets(b, loc, valid, total);
   returned.append({pairIn, pairOut, offsets});
   func::ReturnOp::create(b, loc, returned);
   return function;

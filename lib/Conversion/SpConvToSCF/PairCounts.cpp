@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PairCounts.h"
+#include "BuildStatus.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -16,14 +17,9 @@ using namespace mlir::spconv::lowering;
 
 PairCounts::PairCounts(OpBuilder &b, Location loc, int64_t volume, Value blocks)
     : volume(volume), blocks(blocks) {
-  Value one = indexConst(b, loc, 1);
-  Value size = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)),
-      one);
-  counts = alloc1d(b, loc, b.getI32Type(), size);
-  last = arith::SubIOp::create(b, loc, size, one);
-  memref::StoreOp::create(b, loc, i32Const(b, loc, 0), counts,
-                          ValueRange{last});
+  counts = alloc1d(
+      b, loc, b.getI64Type(),
+      arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)));
 }
 
 Value PairCounts::index(OpBuilder &b, Location loc, Value offset, Value block) {
@@ -33,21 +29,16 @@ Value PairCounts::index(OpBuilder &b, Location loc, Value offset, Value block) {
 
 void PairCounts::store(OpBuilder &b, Location loc, Value count, Value offset,
                        Value block) {
-  memref::StoreOp::create(b, loc, count, counts,
-                          ValueRange{index(b, loc, offset, block)});
+  memref::StoreOp::create(b, loc,
+                          arith::ExtUIOp::create(b, loc, b.getI64Type(), count),
+                          counts, ValueRange{index(b, loc, offset, block)});
 }
 
-Value PairCounts::scan(LoweringContext &ctx, OpBuilder &b, Location loc) {
-  Type i32 = b.getI32Type();
-  Value total = memref::AllocaOp::create(b, loc, MemRefType::get({1}, i32));
-  scanned = callRuntime(
-      ctx, b, loc, "spconv_rt_memref_exclusive_scan_i32",
-      {counts, counts,
-       castTo(b, loc, total, MemRefType::get({ShapedType::kDynamic}, i32))});
-  Value pairs = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      memref::LoadOp::create(b, loc, counts, ValueRange{last}));
-  return arith::SelectOp::create(b, loc, scanned, pairs, indexConst(b, loc, 0));
+Value PairCounts::scan(LoweringContext &ctx, OpBuilder &b, Location loc,
+                       const BuildStatus &status) {
+  return callRuntime(
+      ctx, b, loc, "spconv_rt_memref_exclusive_scan_i64_deferred",
+      {counts, counts, status.slot(b, loc, BuildStatus::PairTotal)});
 }
 
 Value PairCounts::firstSlot(OpBuilder &b, Location loc, Value offset,
@@ -58,21 +49,42 @@ Value PairCounts::firstSlot(OpBuilder &b, Location loc, Value offset,
                              ValueRange{index(b, loc, offset, block)}));
 }
 
-Value PairCounts::buildOffsets(OpBuilder &b, Location loc, Value valid) {
+Value PairCounts::buildOffsets(OpBuilder &b, Location loc, Value valid,
+                               Value total) {
   Value offsets = memref::AllocOp::create(
       b, loc, MemRefType::get({volume + 1}, b.getIndexType()));
   // Block 0 of an offset is where its pairs start; offset `volume` is the
-  // trailing total. A loop: kernels may have thousands of offsets.
-  Value zero = indexConst(b, loc, 0);
-  scf::ForOp::create(
-      b, loc, zero, indexConst(b, loc, volume + 1), indexConst(b, loc, 1),
-      ValueRange{},
-      [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
-        Value start = firstSlot(fb, floc, offset, zero);
-        start = arith::SelectOp::create(fb, floc, valid, start, zero);
-        memref::StoreOp::create(fb, floc, start, offsets, ValueRange{offset});
-        scf::YieldOp::create(fb, floc);
-      });
+  // total. A kernel: the counts stay where they were computed.
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value any = arith::AndIOp::create(
+      b, loc, valid,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, blocks, zero));
+  Value last = indexConst(b, loc, volume);
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, volume + 1)},
+          ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value offset = ivs[0];
+            Value isLast = arith::CmpIOp::create(
+                pb, ploc, arith::CmpIPredicate::eq, offset, last);
+            Value inside = arith::AndIOp::create(
+                pb, ploc, any,
+                arith::XOrIOp::create(
+                    pb, ploc, isLast,
+                    arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true))));
+            Value start = arith::IndexCastOp::create(
+                pb, ploc, pb.getIndexType(),
+                loadOrZero(pb, ploc, inside, counts,
+                           ValueRange{index(pb, ploc, offset,
+                                            indexConst(pb, ploc, 0))}));
+            Value end = arith::SelectOp::create(pb, ploc, valid, total,
+                                                indexConst(pb, ploc, 0));
+            memref::StoreOp::create(
+                pb, ploc, arith::SelectOp::create(pb, ploc, isLast, end, start),
+                offsets, ValueRange{offset});
+          }),
+      "offsets");
   return offsets;
 }
 

@@ -18,8 +18,10 @@
 
 namespace mlir::spconv::lowering {
 
-/// `counts[offset * blocks + block]`, plus a trailing zero so that the
-/// exclusive scan also yields the total number of pairs.
+class BuildStatus;
+
+/// `counts[offset * blocks + block]` (i64), turned into first slots by an
+/// exclusive scan.
 class PairCounts {
 public:
   PairCounts(OpBuilder &b, Location loc, int64_t volume, Value blocks);
@@ -33,9 +35,11 @@ public:
     store(b, loc, count, indexConst(b, loc, offset), block);
   }
 
-  /// Turns the counts into first slots (runtime exclusive scan, overflow
-  /// checked); returns the total number of pairs, 0 if the scan failed.
-  Value scan(LoweringContext &ctx, OpBuilder &b, Location loc);
+  /// Turns the counts into first slots (the runtime's deferred exclusive
+  /// scan) and writes the total into `status`'s PairTotal. Returns whether
+  /// the scan could start (i1); the total is read back later.
+  Value scan(LoweringContext &ctx, OpBuilder &b, Location loc,
+             const BuildStatus &status);
 
   /// The first slot (index) of `offset`'s pairs in `block`, after `scan`.
   Value firstSlot(OpBuilder &b, Location loc, Value offset, Value block);
@@ -43,18 +47,16 @@ public:
     return firstSlot(b, loc, indexConst(b, loc, offset), block);
   }
 
-  /// The CSR offsets `memref<(volume + 1)xindex>` of the rulebook, all 0
-  /// (an empty rulebook) unless `valid`.
-  Value buildOffsets(OpBuilder &b, Location loc, Value valid);
-
-  /// Whether the scan succeeded (after `scan`).
-  Value getScanned() const { return scanned; }
+  /// The CSR offsets `memref<(volume + 1)xindex>` of the rulebook of
+  /// `total` (index) pairs, by a kernel; all 0 (an empty rulebook) unless
+  /// `valid`.
+  Value buildOffsets(OpBuilder &b, Location loc, Value valid, Value total);
 
 private:
   Value index(OpBuilder &b, Location loc, Value offset, Value block);
 
   int64_t volume;
-  Value blocks, counts, last, scanned;
+  Value blocks, counts;
 };
 
 /// The kernel offsets a subm builder searches. An odd kernel is symmetric:

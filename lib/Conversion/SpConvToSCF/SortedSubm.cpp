@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BuildStatus.h"
 #include "PairCounts.h"
 #include "SpConvToSCF.h"
 
@@ -154,10 +155,6 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
       {ShapedType::kDynamic, rank + 1}, i32,
       StridedLayoutAttr::get(context, ShapedType::kDynamic,
                              {ShapedType::kDynamic, ShapedType::kDynamic}));
-  auto dynCoords = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic}, i32,
-      StridedLayoutAttr::get(context, ShapedType::kDynamic,
-                             {ShapedType::kDynamic, ShapedType::kDynamic}));
   auto pairsType = MemRefType::get({ShapedType::kDynamic}, i32);
   auto offsetsType = MemRefType::get({volume + 1}, index);
   auto function = func::FuncOp::create(
@@ -169,18 +166,15 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value n = memref::DimOp::create(b, loc, coords, 0);
 
-  // Keys, validated by the runtime; then sorted, carrying their rows.
-  Value keys = alloc1d(b, loc, i64, n);
+  // Keys, by a kernel (sites outside the grid recorded in the status and
+  // keyed past the last valid key); then sorted, carrying their rows.
   int64_t batchSize = effectiveBatchSize(grid, {*checkedProduct(shape)});
-  Value ok =
-      callRuntime(ctx, b, loc, "spconv_rt_memref_linearize_coords",
-                  {castTo(b, loc, coords, dynCoords), i64Array(b, loc, shape),
-                   i64Const(b, loc, batchSize), keys});
-  Value sites = arith::SelectOp::create(b, loc, ok, n, zero);
-  Value sorted = alloc1d(b, loc, i64, sites);
-  Value rows = alloc1d(b, loc, i32, sites);
+  BuildStatus status(b, loc);
+  Value keys = linearizeSites(b, loc, coords, n, shape, batchSize, status);
+  Value sorted = alloc1d(b, loc, i64, n);
+  Value rows = alloc1d(b, loc, i32, n);
   markKernel(scf::ParallelOp::create(
-                 b, loc, ValueRange{zero}, ValueRange{sites}, ValueRange{one},
+                 b, loc, ValueRange{zero}, ValueRange{n}, ValueRange{one},
                  [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
                    memref::StoreOp::create(
                        pb, ploc, memref::LoadOp::create(pb, ploc, keys, ivs),
@@ -191,37 +185,36 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
                        ivs);
                  }),
              "load_keys");
-  Value sortedOk =
-      callRuntime(ctx, b, loc, "spconv_rt_memref_sort_pairs", {sorted, rows});
-  sites = arith::SelectOp::create(b, loc, sortedOk, sites, zero);
+  Value sortedOk = callRuntime(
+      ctx, b, loc, "spconv_rt_memref_sort_pairs_bits",
+      {sorted, rows, i64Const(b, loc, siteKeyBits(shape, batchSize))});
+  Value sites = arith::SelectOp::create(b, loc, sortedOk, n, zero);
 
-  // Duplicate sites are neighbours once sorted; report the first pair.
-  Value repeatAt =
-      findFirst(b, loc, one, arith::MaxUIOp::create(b, loc, sites, one),
-                [&](OpBuilder &fb, Location floc, Value p) -> Value {
-                  Value previous = memref::LoadOp::create(
-                      fb, floc, sorted,
-                      ValueRange{arith::SubIOp::create(fb, floc, p, one)});
-                  Value current = memref::LoadOp::create(fb, floc, sorted, p);
-                  return arith::CmpIOp::create(
-                      fb, floc, arith::CmpIPredicate::eq, previous, current);
+  // Repeated sites are neighbours once sorted (stable, so in row order):
+  // the later row of each equal pair repeats an earlier site; the status
+  // keeps the smallest.
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{one},
+          ValueRange{arith::MaxUIOp::create(b, loc, sites, one)},
+          ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value p = ivs[0];
+            Value before = arith::SubIOp::create(pb, ploc, p, one);
+            Value repeats = arith::CmpIOp::create(
+                pb, ploc, arith::CmpIPredicate::eq,
+                memref::LoadOp::create(pb, ploc, sorted, ValueRange{before}),
+                memref::LoadOp::create(pb, ploc, sorted, ValueRange{p}));
+            scf::IfOp::create(
+                pb, ploc, repeats, [&](OpBuilder &tb, Location tloc) {
+                  Value later = arith::ExtSIOp::create(
+                      tb, tloc, i64,
+                      memref::LoadOp::create(tb, tloc, rows, ValueRange{p}));
+                  status.lowerTo(tb, tloc, BuildStatus::RepeatRow, later);
+                  scf::YieldOp::create(tb, tloc);
                 });
-  Value hasRepeat =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, repeatAt, zero);
-  scf::IfOp::create(b, loc, hasRepeat, [&](OpBuilder &tb, Location tloc) {
-    // The later of the two rows is the one that repeats an earlier site.
-    Value a = memref::LoadOp::create(
-        tb, tloc, rows,
-        ValueRange{arith::SubIOp::create(tb, tloc, repeatAt, one)});
-    Value c = memref::LoadOp::create(tb, tloc, rows, repeatAt);
-    Value later = arith::ExtSIOp::create(
-        tb, tloc, i64, arith::MaxSIOp::create(tb, tloc, a, c));
-    callRuntime(ctx, tb, tloc, "spconv_rt_memref_report_duplicate_site",
-                {castTo(tb, tloc, coords, dynCoords), prefix(tb, tloc, keys, n),
-                 later});
-    scf::YieldOp::create(tb, tloc);
-  });
-  sites = arith::SelectOp::create(b, loc, hasRepeat, zero, sites);
+          }),
+      "find_repeats");
 
   // Pass 1 counts the pairs of each (offset, block), pass 2 writes them.
   Value blockSize = indexConst(b, loc, ctx.getBlockSize());
@@ -353,14 +346,21 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
           }),
       "count_pairs");
 
-  Value total = counts.scan(ctx, b, loc);
+  Value scanned = counts.scan(ctx, b, loc, status);
+
+  // The read-back (docs/GPU.md): the pair total, and whether a site was
+  // outside the grid or repeated, which leaves the rulebook empty.
+  BuiltPairs pairs = readBackPairs(ctx, b, loc, status, scanned, coords, keys,
+                                   shape, batchSize);
+  Value valid = pairs.valid, total = pairs.total;
+  Value writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
 
   // Pass 2: write, with the same merge.
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = alloc1d(b, loc, i32, total);
   markKernel(
       scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          b, loc, ValueRange{zero}, ValueRange{writeBlocks}, ValueRange{one},
           [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
             SmallVector<Value> first, mirrored;
             for (const SearchedOffset &s : searched) {
@@ -404,8 +404,8 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
           }),
       "write_pairs");
 
-  // CSR offsets; an empty rulebook if a runtime step failed.
-  Value offsets = counts.buildOffsets(b, loc, counts.getScanned());
+  // CSR offsets; an empty rulebook if a step failed.
+  Value offsets = counts.buildOffsets(b, loc, valid, total);
   func::ReturnOp::create(b, loc, ValueRange{pairIn, pairOut, offsets});
   return function;
 }

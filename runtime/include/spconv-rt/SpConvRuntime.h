@@ -369,6 +369,22 @@ SPCONV_RT_EXPORT int spconv_rt_cuda_exclusive_scan_i64(const int64_t *dIn,
                                                        int64_t *dOut,
                                                        int64_t *total,
                                                        void *stream);
+/* Deferred forms (see the memref entry points): the data-dependent result
+ * is written to device memory (dFirstRepeat lowered to the smallest
+ * repeating index; dTotal the sum or -1 on overflow; dNumUnique the count)
+ * in stream order, and the call returns without synchronising. Keys must
+ * be non-negative (hash build) or lie in [0, 2^endBit) (unique); neither is
+ * checked. */
+SPCONV_RT_EXPORT int spconv_rt_cuda_hash_build_deferred(
+    const int64_t *dKeys, int64_t n, int64_t *dTableKeys, int32_t *dTableValues,
+    int64_t capacity, int64_t *dFirstRepeat, void *stream);
+SPCONV_RT_EXPORT int
+spconv_rt_cuda_exclusive_scan_i64_deferred(const int64_t *dIn, int64_t n,
+                                           int64_t *dOut, int64_t *dTotal,
+                                           void *stream);
+SPCONV_RT_EXPORT int spconv_rt_cuda_unique_deferred(
+    const int64_t *dKeys, int64_t n, int64_t *dUniqueKeys, int32_t *dFirstIndex,
+    int32_t *dInverse, int64_t *dNumUnique, int64_t endBit, void *stream);
 
 /*===----------------------------------------------------------------------===*
  * mgpu* wrappers (libspconv_runtime_cuda only)
@@ -521,6 +537,43 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_exclusive_scan_i64(
     StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
     StridedMemRefType<int64_t, 1> *total);
 
+/* Deferred forms, for compiled rulebook builders: a data-dependent result
+ * goes to a 1-element memref (device memory on the GPU) that the caller
+ * reads back when it needs it, so the CUDA twins enqueue their work and
+ * return without synchronising. The call itself reports and returns only
+ * argument errors.
+ *
+ * hash_build_deferred: builds the table like hash_build; if a key repeats
+ * an earlier one, lowers firstRepeat[0] to the smallest such index (the
+ * caller initialises it, e.g. to INT64_MAX). */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_hash_build_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *firstRepeat);
+/* exclusive_scan_i64_deferred: total[0] is the sum, or -1 if a prefix
+ * overflows int64. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_exclusive_scan_i64_deferred(
+    StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
+    StridedMemRefType<int64_t, 1> *total);
+/* unique_deferred: unique of keys in [0, 2^endBit), 1 <= endBit <= 63 (the
+ * CPU checks the range, the CUDA twin trusts it); numUnique[0] is the
+ * number of unique keys. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_unique_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *uniqueKeys,
+    StridedMemRefType<int32_t, 1> *firstIndex,
+    StridedMemRefType<int32_t, 1> *inverse,
+    StridedMemRefType<int64_t, 1> *numUnique, int64_t endBit);
+/* Records the first error a deferred build read back: the out-of-grid site
+ * at badRow, else the site at repeatRow repeating an earlier one (keys are
+ * the sites' keys), else a pair total that overflowed (pairTotal < 0).
+ * Rows outside [0, N) mean "none". Returns the error's status. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_report_build_error(
+    StridedMemRefType<int32_t, 2> *coords, StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    int64_t badRow, int64_t repeatRow, int64_t pairTotal);
+
 /* libspconv_runtime_cuda only: the same contracts as the entry points
  * above, computed on the GPU by the CUDA primitives; every buffer must be
  * device-accessible and host-readable (managed memory), as the CUDA
@@ -545,6 +598,28 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i64(
     StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
     StridedMemRefType<int64_t, 1> *total);
+/* The deferred twins: results stay in device memory, no synchronisation.
+ * The report twin (an error path) waits for the stream and copies the
+ * coordinates and keys to the host; spatialShape is host memory. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_hash_build_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *firstRepeat);
+SPCONV_RT_EXPORT int
+_mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i64_deferred(
+    StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
+    StridedMemRefType<int64_t, 1> *total);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_unique_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *uniqueKeys,
+    StridedMemRefType<int32_t, 1> *firstIndex,
+    StridedMemRefType<int32_t, 1> *inverse,
+    StridedMemRefType<int64_t, 1> *numUnique, int64_t endBit);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_report_build_error(
+    StridedMemRefType<int32_t, 2> *coords, StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    int64_t badRow, int64_t repeatRow, int64_t pairTotal);
 } // extern "C"
 
 #endif /* __has_include(CRunnerUtils.h) */

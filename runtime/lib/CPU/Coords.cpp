@@ -94,23 +94,31 @@ int spconv::rt::linearizeCoords(const int32_t *coords, int64_t n,
   });
   for (int t = 0; t < threads; ++t) {
     int64_t i = firstBad[t];
-    if (i < 0)
-      continue;
-    const int32_t *row = coords + i * rowStride;
-    int col = badColumn(row, colStride, dims, shape, batchSize);
-    if (col == 0)
-      return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
-                      "%s: row %lld: batch index %d is outside [0, %lld)", fn,
-                      static_cast<long long>(i), row[0],
-                      static_cast<long long>(batchSize));
-    return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
-                    "%s: row %lld: coordinate %d (column %d) = %d is outside "
-                    "[0, %lld)",
-                    fn, static_cast<long long>(i), col - 1, col,
-                    row[col * colStride],
-                    static_cast<long long>(shape[col - 1]));
+    if (i >= 0)
+      return reportBadSite(fn, i, coords + i * rowStride, colStride, dims,
+                           shape, batchSize);
   }
   return SPCONV_RT_OK;
+}
+
+int spconv::rt::reportBadSite(const char *fn, int64_t i, const int32_t *row,
+                              int64_t colStride, int32_t dims,
+                              const int64_t *shape, int64_t batchSize) {
+  int col = badColumn(row, colStride, dims, shape, batchSize);
+  if (col < 0)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: row %lld is inside the grid", fn,
+                    static_cast<long long>(i));
+  if (col == 0)
+    return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
+                    "%s: row %lld: batch index %d is outside [0, %lld)", fn,
+                    static_cast<long long>(i), row[0],
+                    static_cast<long long>(batchSize));
+  return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
+                  "%s: row %lld: coordinate %d (column %d) = %d is outside "
+                  "[0, %lld)",
+                  fn, static_cast<long long>(i), col - 1, col,
+                  row[col * colStride], static_cast<long long>(shape[col - 1]));
 }
 
 int spconv::rt::delinearizeKeys(const int64_t *keys, int64_t n, int32_t dims,

@@ -266,3 +266,114 @@ extern "C" int _mlir_ciface_spconv_rt_memref_exclusive_scan_i64(
   return scanMemRef<int64_t, exclusiveScanI64>(
       "spconv_rt_memref_exclusive_scan_i64", in, out, total);
 }
+
+//===----------------------------------------------------------------------===//
+// Deferred forms: data-dependent results go to memory, read back later
+//===----------------------------------------------------------------------===//
+
+/// Runs `call`. A failure with status `outcome` is a result of the deferred
+/// form, not an error of the call: the error recorded before it is kept, and
+/// the call succeeds.
+template <typename Call> static int deferOutcome(int outcome, Call call) {
+  char before[1024];
+  std::snprintf(before, sizeof(before), "%s", spconv_rt_last_error());
+  int status = call();
+  if (status != outcome)
+    return status;
+  spconv_rt_internal_set_error(SPCONV_RT_OK, before);
+  return SPCONV_RT_OK;
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_hash_build_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *firstRepeat) {
+  HashBuildBuffers b;
+  SPCONV_RT_CHECK(viewHashBuild("spconv_rt_memref_hash_build_deferred", keys,
+                                tableKeys, tableValues, firstRepeat, b));
+  int64_t repeat = -1;
+  SPCONV_RT_CHECK(deferOutcome(SPCONV_RT_ERR_DUPLICATE_KEY, [&] {
+    return hashBuild(b.keys, b.n, b.tableKeys, b.tableValues, b.capacity,
+                     &repeat);
+  }));
+  if (repeat >= 0 && repeat < *b.duplicateIndex)
+    *b.duplicateIndex = repeat;
+  return SPCONV_RT_OK;
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_exclusive_scan_i64_deferred(
+    StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
+    StridedMemRefType<int64_t, 1> *total) {
+  ScanBuffers<int64_t> b;
+  SPCONV_RT_CHECK(viewScan("spconv_rt_memref_exclusive_scan_i64_deferred", in,
+                           out, total, b));
+  bool overflowed = true;
+  SPCONV_RT_CHECK(deferOutcome(SPCONV_RT_ERR_OVERFLOW, [&] {
+    int status = exclusiveScanI64(b.in, b.n, b.out, b.total);
+    overflowed = status == SPCONV_RT_ERR_OVERFLOW;
+    return status;
+  }));
+  if (overflowed)
+    *b.total = -1;
+  return SPCONV_RT_OK;
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_unique_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *uniqueKeys,
+    StridedMemRefType<int32_t, 1> *firstIndex,
+    StridedMemRefType<int32_t, 1> *inverse,
+    StridedMemRefType<int64_t, 1> *numUnique, int64_t endBit) {
+  const char *fn = "spconv_rt_memref_unique_deferred";
+  UniqueBuffers b;
+  SPCONV_RT_CHECK(
+      viewUnique(fn, keys, uniqueKeys, firstIndex, inverse, numUnique, b));
+  // The CUDA twin sorts only the bits below endBit: hold the CPU to the
+  // same contract.
+  if (endBit < 1 || endBit > 63)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: key width %lld is not in [1, 63]", fn,
+                    static_cast<long long>(endBit));
+  for (int64_t i = 0; i < b.n; ++i)
+    if (b.keys[i] < 0 || (b.keys[i] >> endBit) != 0)
+      return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
+                      "%s: key %lld at index %lld is outside [0, 2^%lld)", fn,
+                      static_cast<long long>(b.keys[i]),
+                      static_cast<long long>(i),
+                      static_cast<long long>(endBit));
+  return unique(b.keys, b.n, b.uniqueKeys, b.firstIndex, b.inverse,
+                b.numUnique);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_memref_report_build_error(
+    StridedMemRefType<int32_t, 2> *coords, StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    int64_t badRow, int64_t repeatRow, int64_t pairTotal) {
+  const char *fn = "spconv_rt_memref_report_build_error";
+  const int64_t *shape;
+  int32_t dims;
+  SPCONV_RT_CHECK(viewShape(fn, spatialShape, &shape, &dims));
+  SPCONV_RT_CHECK(viewCoords(fn, coords, dims, 0, false));
+  int64_t n = coords->sizes[0];
+  // The first error a builder meets: a site outside the grid (its key is a
+  // placeholder, so it may also look repeated), then a repeated site, then
+  // too many pairs.
+  if (badRow >= 0 && badRow < n)
+    return reportBadSite("input coordinates", badRow,
+                         coords->data + coords->offset +
+                             badRow * coords->strides[0],
+                         coords->strides[1], dims, shape, batchSize);
+  if (repeatRow >= 0 && repeatRow < n)
+    return _mlir_ciface_spconv_rt_memref_report_duplicate_site(coords, keys,
+                                                               repeatRow);
+  if (pairTotal < 0)
+    return setError(SPCONV_RT_ERR_OVERFLOW,
+                    "the number of rulebook pairs overflows int64");
+  return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                  "%s: no error to report (bad row %lld, repeated row %lld, "
+                  "%lld pairs for %lld sites)",
+                  fn, static_cast<long long>(badRow),
+                  static_cast<long long>(repeatRow),
+                  static_cast<long long>(pairTotal), static_cast<long long>(n));
+}

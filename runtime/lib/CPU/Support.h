@@ -118,6 +118,11 @@ private:
 int linearizeCoords(const int32_t *coords, int64_t n, int64_t rowStride,
                     int64_t colStride, int32_t numSpatialDims,
                     const int64_t *shape, int64_t batchSize, int64_t *keys);
+/// Records "fn: row i: ... is outside [0, bound)" for the out-of-grid site
+/// `row` (column stride `colStride`) and returns its status.
+int reportBadSite(const char *fn, int64_t i, const int32_t *row,
+                  int64_t colStride, int32_t numSpatialDims,
+                  const int64_t *shape, int64_t batchSize);
 int delinearizeKeys(const int64_t *keys, int64_t n, int32_t numSpatialDims,
                     const int64_t *shape, int64_t batchSize, int32_t *coords,
                     int64_t rowStride, int64_t colStride);

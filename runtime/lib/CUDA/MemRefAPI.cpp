@@ -11,6 +11,10 @@
 
 #include "MemRefViews.h"
 
+#include <cuda_runtime.h>
+
+#include <vector>
+
 using namespace spconv::rt;
 
 extern "C" int _mlir_ciface_spconv_rt_cuda_memref_hash_build(
@@ -72,4 +76,91 @@ extern "C" int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i64(
     StridedMemRefType<int64_t, 1> *total) {
   return scanMemRef<int64_t, spconv_rt_cuda_exclusive_scan_i64>(
       "spconv_rt_cuda_memref_exclusive_scan_i64", in, out, total);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_cuda_memref_hash_build_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *firstRepeat) {
+  HashBuildBuffers b;
+  SPCONV_RT_CHECK(viewHashBuild("spconv_rt_cuda_memref_hash_build_deferred",
+                                keys, tableKeys, tableValues, firstRepeat, b));
+  return spconv_rt_cuda_hash_build_deferred(
+      b.keys, b.n, b.tableKeys, b.tableValues, b.capacity, b.duplicateIndex,
+      spconv_rt_cuda_thread_stream());
+}
+
+extern "C" int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i64_deferred(
+    StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
+    StridedMemRefType<int64_t, 1> *total) {
+  return scanMemRef<int64_t, spconv_rt_cuda_exclusive_scan_i64_deferred>(
+      "spconv_rt_cuda_memref_exclusive_scan_i64_deferred", in, out, total);
+}
+
+extern "C" int _mlir_ciface_spconv_rt_cuda_memref_unique_deferred(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *uniqueKeys,
+    StridedMemRefType<int32_t, 1> *firstIndex,
+    StridedMemRefType<int32_t, 1> *inverse,
+    StridedMemRefType<int64_t, 1> *numUnique, int64_t endBit) {
+  UniqueBuffers b;
+  SPCONV_RT_CHECK(viewUnique("spconv_rt_cuda_memref_unique_deferred", keys,
+                             uniqueKeys, firstIndex, inverse, numUnique, b));
+  return spconv_rt_cuda_unique_deferred(b.keys, b.n, b.uniqueKeys, b.firstIndex,
+                                        b.inverse, b.numUnique, endBit,
+                                        spconv_rt_cuda_thread_stream());
+}
+
+/// A host copy of the device memory a descriptor spans, with a descriptor
+/// of the same shape and strides pointing into it (an error path: copies
+/// synchronously).
+template <typename T, int Rank> class HostCopy {
+public:
+  int copy(const char *fn, const StridedMemRefType<T, Rank> *device) {
+    view = *device;
+    int64_t span = 1;
+    for (int d = 0; d < Rank; ++d) {
+      if (device->sizes[d] == 0)
+        span = 0;
+      if (device->strides[d] < 0)
+        return setError(SPCONV_RT_ERR_UNSUPPORTED,
+                        "%s: negative strides are not supported", fn);
+    }
+    for (int d = 0; d < Rank && span; ++d)
+      span += (device->sizes[d] - 1) * device->strides[d];
+    data.assign(span, T());
+    if (span) {
+      cudaError_t err = cudaMemcpy(data.data(), device->data + device->offset,
+                                   span * sizeof(T), cudaMemcpyDeviceToHost);
+      if (err != cudaSuccess)
+        return setError(SPCONV_RT_ERR_CUDA, "%s: cudaMemcpy failed with %s", fn,
+                        cudaGetErrorName(err));
+    }
+    view.basePtr = view.data = data.data();
+    view.offset = 0;
+    return SPCONV_RT_OK;
+  }
+  StridedMemRefType<T, Rank> view;
+
+private:
+  std::vector<T> data;
+};
+
+extern "C" int _mlir_ciface_spconv_rt_cuda_memref_report_build_error(
+    StridedMemRefType<int32_t, 2> *coords, StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    int64_t badRow, int64_t repeatRow, int64_t pairTotal) {
+  const char *fn = "spconv_rt_cuda_memref_report_build_error";
+  if (!coords || !keys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT, "%s: a descriptor is null",
+                    fn);
+  spconv_rt_cuda_stream_synchronize(spconv_rt_cuda_thread_stream());
+  HostCopy<int32_t, 2> hostCoords;
+  HostCopy<int64_t, 1> hostKeys;
+  SPCONV_RT_CHECK(hostCoords.copy(fn, coords));
+  SPCONV_RT_CHECK(hostKeys.copy(fn, keys));
+  return _mlir_ciface_spconv_rt_memref_report_build_error(
+      &hostCoords.view, &hostKeys.view, spatialShape, batchSize, badRow,
+      repeatRow, pairTotal);
 }

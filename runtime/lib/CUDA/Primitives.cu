@@ -3,8 +3,10 @@
 // Device versions of the CPU primitives, with the same validation and the
 // same results (the hash table follows HashTableLayout.h; its slot
 // assignment within a probe run may differ from the CPU builder). Sorting
-// and scans use CUB; each entry point synchronises its stream before it
-// returns, because it reports results and errors to the host.
+// and scans use CUB. The synchronous entry points wait for their stream
+// before they return, because they report results and errors to the host;
+// the deferred ones (and sort_pairs_bits) only enqueue, leaving their
+// results in device memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,13 +134,17 @@ __global__ void clearEmptyValues(const int64_t *tableKeys,
   }
 }
 
+// Lowers *firstRepeat to the smallest index whose key an earlier index
+// holds; nothing to do unless the insertion saw a repeat.
 __global__ void findRepeats(const int64_t *keys, int64_t n,
                             const int64_t *tableKeys,
                             const int32_t *tableValues, int64_t capacity,
-                            Status *status) {
+                            const Status *inserted, long long *firstRepeat) {
+  if (!inserted->sawDuplicate)
+    return;
   GRID_LOOP(i, n) {
     if (spconv_ht_lookup(tableKeys, tableValues, capacity, keys[i]) != i)
-      atomicMin(&status->firstBad, (long long)i);
+      atomicMin(firstRepeat, (long long)i);
   }
 }
 
@@ -200,12 +206,33 @@ __global__ void checkAndNarrow(const T *in, const unsigned long long *prefix,
   }
 }
 
-/// Allocates and zero-initialises the status block.
+__global__ void initStatus(Status *status) {
+  *status = Status{0, INT64_MAX, INT64_MAX, 0};
+}
+
+// The total of an exclusive scan: the last prefix plus the last element,
+// or -1 if a prefix overflowed.
+__global__ void writeScanTotal(const unsigned long long *prefix,
+                               const unsigned long long *wide, int64_t n,
+                               const Status *status, long long *total) {
+  *total = n == 0 ? 0
+           : status->firstBad != INT64_MAX
+               ? -1
+               : (long long)(prefix[n - 1] + wide[n - 1]);
+}
+
+// The number of unique keys: the heads before the last one plus its own.
+__global__ void writeUniqueCount(const unsigned long long *headPrefix,
+                                 const unsigned long long *heads, int64_t n,
+                                 long long *count) {
+  *count = n == 0 ? 0 : (long long)(headPrefix[n - 1] + heads[n - 1]);
+}
+
+/// Allocates and initialises the status block, in stream order (a kernel:
+/// a copy from pageable host memory may synchronise).
 int newStatus(const char *fn, DeviceBuffer &buffer, cudaStream_t stream) {
   CUDA_CHECK(fn, buffer.allocate(sizeof(Status)));
-  Status init = {0, INT64_MAX, INT64_MAX, 0};
-  CUDA_CHECK(fn, cudaMemcpyAsync(buffer.as<Status>(), &init, sizeof(init),
-                                 cudaMemcpyHostToDevice, stream));
+  initStatus<<<1, 1, 0, stream>>>(buffer.as<Status>());
   return SPCONV_RT_OK;
 }
 
@@ -298,11 +325,8 @@ int validateKeys(const char *fn, const int64_t *dKeys, int64_t n,
   return SPCONV_RT_OK;
 }
 
-template <typename T>
-int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
-               cudaStream_t stream) {
-  if (total)
-    *total = 0;
+/// Checks a scan's arguments (the device only if there is work).
+int checkScan(const char *fn, const void *dIn, int64_t n, const void *dOut) {
   if (int status = checkCount(fn, n, "elements"))
     return status;
   if (n == 0)
@@ -313,13 +337,24 @@ int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
   if (n > INT32_MAX)
     return setError(SPCONV_RT_ERR_UNSUPPORTED,
                     "%s: more than INT32_MAX elements", fn);
-  if (int s = checkDevice(fn))
-    return s;
-  DeviceBuffer wide(stream), prefix(stream), temp(stream), status(stream);
+  return checkDevice(fn);
+}
+
+/// Enqueues the exclusive scan of n elements of dIn into dOut (which may
+/// alias dIn) and its total into *dTotal (-1 if a prefix leaves T's range;
+/// the first such index in dStatus->firstBad). Scratch memory comes from
+/// the pool in stream order; nothing synchronises.
+template <typename T>
+int enqueueScan(const char *fn, const T *dIn, int64_t n, T *dOut,
+                long long *dTotal, Status *dStatus, cudaStream_t stream) {
+  if (n == 0) {
+    writeScanTotal<<<1, 1, 0, stream>>>(nullptr, nullptr, 0, dStatus, dTotal);
+    CUDA_CHECK(fn, cudaGetLastError());
+    return SPCONV_RT_OK;
+  }
+  DeviceBuffer wide(stream), prefix(stream), temp(stream);
   CUDA_CHECK(fn, wide.allocate(n * sizeof(unsigned long long)));
   CUDA_CHECK(fn, prefix.allocate(n * sizeof(unsigned long long)));
-  if (int s = newStatus(fn, status, stream))
-    return s;
   auto *w = wide.as<unsigned long long>(), *p = prefix.as<unsigned long long>();
   widen<<<blocksFor(n), kBlock, 0, stream>>>(dIn, n, w);
   size_t bytes = 0;
@@ -328,16 +363,35 @@ int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
   CUDA_CHECK(fn, temp.allocate(bytes));
   CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, w, p,
                                                int(n), stream));
-  // Read the last input before dOut (which may alias dIn) is written.
-  unsigned long long last[2];
-  CUDA_CHECK(fn, cudaMemcpyAsync(&last[0], p + n - 1, sizeof(last[0]),
-                                 cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(fn, cudaMemcpyAsync(&last[1], w + n - 1, sizeof(last[1]),
-                                 cudaMemcpyDeviceToHost, stream));
   long long lo = (long long)std::numeric_limits<T>::min();
   long long hi = (long long)std::numeric_limits<T>::max();
   checkAndNarrow<<<blocksFor(n), kBlock, 0, stream>>>(dIn, p, n, lo, hi, dOut,
-                                                      status.as<Status>());
+                                                      dStatus);
+  writeScanTotal<<<1, 1, 0, stream>>>(p, w, n, dStatus, dTotal);
+  CUDA_CHECK(fn, cudaGetLastError());
+  return SPCONV_RT_OK;
+}
+
+/// The synchronous scan: the total and any overflow reach the host.
+template <typename T>
+int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
+               cudaStream_t stream) {
+  if (total)
+    *total = 0;
+  if (int s = checkScan(fn, dIn, n, dOut))
+    return s;
+  if (n == 0)
+    return SPCONV_RT_OK;
+  DeviceBuffer status(stream), deviceTotal(stream);
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  CUDA_CHECK(fn, deviceTotal.allocate(sizeof(long long)));
+  if (int s = enqueueScan(fn, dIn, n, dOut, deviceTotal.as<long long>(),
+                          status.as<Status>(), stream))
+    return s;
+  long long sum = 0;
+  CUDA_CHECK(fn, cudaMemcpyAsync(&sum, deviceTotal.as<long long>(),
+                                 sizeof(sum), cudaMemcpyDeviceToHost, stream));
   Status host;
   if (int s = readStatus(fn, status, &host, stream))
     return s;
@@ -347,7 +401,105 @@ int deviceScan(const char *fn, const T *dIn, int64_t n, T *dOut, T *total,
                     "type",
                     fn, host.firstBad);
   if (total)
-    *total = T((long long)(last[0] + last[1]));
+    *total = T(sum);
+  return SPCONV_RT_OK;
+}
+
+/// Checks a hash build's arguments (as the CPU builder does).
+int checkHashBuild(const char *fn, const int64_t *dKeys, int64_t n,
+                   const int64_t *dTableKeys, const int32_t *dTableValues,
+                   int64_t capacity) {
+  if (int status = checkCount(fn, n, "keys"))
+    return status;
+  if (n > SPCONV_HT_MAX_ENTRIES)
+    return setError(SPCONV_RT_ERR_CAPACITY,
+                    "%s: %lld keys exceed the table limit", fn, (long long)n);
+  if (capacity < SPCONV_HT_MIN_CAPACITY || (capacity & (capacity - 1)) ||
+      capacity > (int64_t(1) << 40))
+    return setError(SPCONV_RT_ERR_CAPACITY,
+                    "%s: capacity %lld is not a power of two >= 16", fn,
+                    (long long)capacity);
+  if (2 * n > capacity)
+    return setError(SPCONV_RT_ERR_CAPACITY,
+                    "%s: capacity %lld is too small for %lld keys (need >= "
+                    "%lld)",
+                    fn, (long long)capacity, (long long)n,
+                    (long long)spconv_ht_capacity_for(n));
+  if (!dTableKeys || !dTableValues || (n > 0 && !dKeys))
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: a device pointer is null", fn);
+  return checkDevice(fn);
+}
+
+/// Enqueues the table's fill and the insertion of n non-negative keys;
+/// dStatus->sawDuplicate says whether a key repeated.
+void enqueueHashBuild(const int64_t *dKeys, int64_t n, int64_t *dTableKeys,
+                      int32_t *dTableValues, int64_t capacity, Status *dStatus,
+                      cudaStream_t stream) {
+  fillTable<<<blocksFor(capacity), kBlock, 0, stream>>>(
+      dTableKeys, dTableValues, capacity, n > 0 ? INT32_MAX : -1);
+  if (n == 0)
+    return;
+  insertKeys<<<blocksFor(n), kBlock, 0, stream>>>(
+      dKeys, n, dTableKeys, dTableValues, capacity, dStatus);
+  clearEmptyValues<<<blocksFor(capacity), kBlock, 0, stream>>>(
+      dTableKeys, dTableValues, capacity);
+}
+
+/// Checks a unique's arguments (the device only if there is work).
+int checkUnique(const char *fn, const int64_t *dKeys, int64_t n,
+                const int64_t *dUniqueKeys) {
+  if (n < 0 || n > INT32_MAX)
+    return setError(n < 0 ? SPCONV_RT_ERR_INVALID_ARGUMENT
+                          : SPCONV_RT_ERR_OVERFLOW,
+                    "%s: number of keys %lld outside [0, INT32_MAX]", fn,
+                    (long long)n);
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dKeys || !dUniqueKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: a device pointer is null", fn);
+  return checkDevice(fn);
+}
+
+/// Enqueues the unique of n keys in [0, maxKey] and its count into
+/// *dNumUnique; nothing synchronises.
+int enqueueUnique(const char *fn, const int64_t *dKeys, int64_t n,
+                  int64_t *dUniqueKeys, int32_t *dFirstIndex,
+                  int32_t *dInverse, unsigned long long maxKey,
+                  long long *dNumUnique, cudaStream_t stream) {
+  if (n == 0) {
+    writeUniqueCount<<<1, 1, 0, stream>>>(nullptr, nullptr, 0, dNumUnique);
+    CUDA_CHECK(fn, cudaGetLastError());
+    return SPCONV_RT_OK;
+  }
+  DeviceBuffer order(stream), sortedKeys(stream), sortedOrder(stream),
+      heads(stream), prefix(stream), temp(stream);
+  CUDA_CHECK(fn, order.allocate(n * sizeof(int32_t)));
+  CUDA_CHECK(fn, sortedOrder.allocate(n * sizeof(int32_t)));
+  CUDA_CHECK(fn, sortedKeys.allocate(n * sizeof(unsigned long long)));
+  CUDA_CHECK(fn, heads.allocate(n * sizeof(unsigned long long)));
+  CUDA_CHECK(fn, prefix.allocate(n * sizeof(unsigned long long)));
+  iota<<<blocksFor(n), kBlock, 0, stream>>>(order.as<int32_t>(), n);
+  auto *sorted = sortedKeys.as<unsigned long long>();
+  if (int s = sortToBuffers(fn,
+                            reinterpret_cast<const unsigned long long *>(dKeys),
+                            order.as<int32_t>(), n, maxKey, sorted,
+                            sortedOrder.as<int32_t>(), stream))
+    return s;
+  auto *h = heads.as<unsigned long long>(), *p = prefix.as<unsigned long long>();
+  markHeads<<<blocksFor(n), kBlock, 0, stream>>>(sorted, n, h);
+  size_t bytes = 0;
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(nullptr, bytes, h, p, int(n),
+                                               stream));
+  CUDA_CHECK(fn, temp.allocate(bytes));
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, h, p,
+                                               int(n), stream));
+  scatterUnique<<<blocksFor(n), kBlock, 0, stream>>>(
+      sorted, sortedOrder.as<int32_t>(), p, n, dUniqueKeys, dFirstIndex,
+      dInverse);
+  writeUniqueCount<<<1, 1, 0, stream>>>(p, h, n, dNumUnique);
+  CUDA_CHECK(fn, cudaGetLastError());
   return SPCONV_RT_OK;
 }
 
@@ -377,26 +529,8 @@ int spconv_rt_cuda_hash_build(const int64_t *dKeys, int64_t n,
   auto stream = static_cast<cudaStream_t>(streamPtr);
   if (duplicateIndex)
     *duplicateIndex = -1;
-  if (int status = checkCount(fn, n, "keys"))
-    return status;
-  if (n > SPCONV_HT_MAX_ENTRIES)
-    return setError(SPCONV_RT_ERR_CAPACITY,
-                    "%s: %lld keys exceed the table limit", fn, (long long)n);
-  if (capacity < SPCONV_HT_MIN_CAPACITY || (capacity & (capacity - 1)) ||
-      capacity > (int64_t(1) << 40))
-    return setError(SPCONV_RT_ERR_CAPACITY,
-                    "%s: capacity %lld is not a power of two >= 16", fn,
-                    (long long)capacity);
-  if (2 * n > capacity)
-    return setError(SPCONV_RT_ERR_CAPACITY,
-                    "%s: capacity %lld is too small for %lld keys (need >= "
-                    "%lld)",
-                    fn, (long long)capacity, (long long)n,
-                    (long long)spconv_ht_capacity_for(n));
-  if (!dTableKeys || !dTableValues || (n > 0 && !dKeys))
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: a device pointer is null", fn);
-  if (int s = checkDevice(fn))
+  if (int s =
+          checkHashBuild(fn, dKeys, n, dTableKeys, dTableValues, capacity))
     return s;
   unsigned long long maxKey = 0;
   if (n > 0)
@@ -405,20 +539,15 @@ int spconv_rt_cuda_hash_build(const int64_t *dKeys, int64_t n,
   DeviceBuffer status(stream);
   if (int s = newStatus(fn, status, stream))
     return s;
-  fillTable<<<blocksFor(capacity), kBlock, 0, stream>>>(
-      dTableKeys, dTableValues, capacity, n > 0 ? INT32_MAX : -1);
-  if (n > 0) {
-    insertKeys<<<blocksFor(n), kBlock, 0, stream>>>(
-        dKeys, n, dTableKeys, dTableValues, capacity, status.as<Status>());
-    clearEmptyValues<<<blocksFor(capacity), kBlock, 0, stream>>>(
-        dTableKeys, dTableValues, capacity);
-  }
+  enqueueHashBuild(dKeys, n, dTableKeys, dTableValues, capacity,
+                   status.as<Status>(), stream);
   Status host;
   if (int s = readStatus(fn, status, &host, stream))
     return s;
   if (host.sawDuplicate) {
     findRepeats<<<blocksFor(n), kBlock, 0, stream>>>(
-        dKeys, n, dTableKeys, dTableValues, capacity, status.as<Status>());
+        dKeys, n, dTableKeys, dTableValues, capacity, status.as<Status>(),
+        &status.as<Status>()->firstBad);
     if (int s = readStatus(fn, status, &host, stream))
       return s;
     if (duplicateIndex)
@@ -427,6 +556,32 @@ int spconv_rt_cuda_hash_build(const int64_t *dKeys, int64_t n,
                     "%s: key at index %lld repeats an earlier key", fn,
                     host.firstBad);
   }
+  return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_hash_build_deferred(const int64_t *dKeys, int64_t n,
+                                       int64_t *dTableKeys,
+                                       int32_t *dTableValues, int64_t capacity,
+                                       int64_t *dFirstRepeat,
+                                       void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_hash_build_deferred";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (int s =
+          checkHashBuild(fn, dKeys, n, dTableKeys, dTableValues, capacity))
+    return s;
+  if (!dFirstRepeat)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: firstRepeat is null", fn);
+  DeviceBuffer status(stream);
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  enqueueHashBuild(dKeys, n, dTableKeys, dTableValues, capacity,
+                   status.as<Status>(), stream);
+  if (n > 0)
+    findRepeats<<<blocksFor(n), kBlock, 0, stream>>>(
+        dKeys, n, dTableKeys, dTableValues, capacity, status.as<Status>(),
+        reinterpret_cast<long long *>(dFirstRepeat));
+  CUDA_CHECK(fn, cudaGetLastError());
   return SPCONV_RT_OK;
 }
 
@@ -516,54 +671,44 @@ int spconv_rt_cuda_unique(const int64_t *dKeys, int64_t n,
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: numUnique is null", fn);
   *numUnique = 0;
-  if (n < 0 || n > INT32_MAX)
-    return setError(n < 0 ? SPCONV_RT_ERR_INVALID_ARGUMENT
-                          : SPCONV_RT_ERR_OVERFLOW,
-                    "%s: number of keys %lld outside [0, INT32_MAX]", fn,
-                    (long long)n);
+  if (int s = checkUnique(fn, dKeys, n, dUniqueKeys))
+    return s;
   if (n == 0)
     return SPCONV_RT_OK;
-  if (!dKeys || !dUniqueKeys)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: a device pointer is null", fn);
-  if (int s = checkDevice(fn))
-    return s;
   unsigned long long maxKey;
   if (int s = validateKeys(fn, dKeys, n, &maxKey, stream))
     return s;
-  DeviceBuffer order(stream), sortedKeys(stream), sortedOrder(stream), heads(stream), prefix(stream), temp(stream);
-  CUDA_CHECK(fn, order.allocate(n * sizeof(int32_t)));
-  CUDA_CHECK(fn, sortedOrder.allocate(n * sizeof(int32_t)));
-  CUDA_CHECK(fn, sortedKeys.allocate(n * sizeof(unsigned long long)));
-  CUDA_CHECK(fn, heads.allocate(n * sizeof(unsigned long long)));
-  CUDA_CHECK(fn, prefix.allocate(n * sizeof(unsigned long long)));
-  iota<<<blocksFor(n), kBlock, 0, stream>>>(order.as<int32_t>(), n);
-  auto *sorted = sortedKeys.as<unsigned long long>();
-  if (int s = sortToBuffers(fn,
-                            reinterpret_cast<const unsigned long long *>(dKeys),
-                            order.as<int32_t>(), n, maxKey, sorted,
-                            sortedOrder.as<int32_t>(), stream))
+  DeviceBuffer count(stream);
+  CUDA_CHECK(fn, count.allocate(sizeof(long long)));
+  if (int s = enqueueUnique(fn, dKeys, n, dUniqueKeys, dFirstIndex, dInverse,
+                            maxKey, count.as<long long>(), stream))
     return s;
-  auto *h = heads.as<unsigned long long>(), *p = prefix.as<unsigned long long>();
-  markHeads<<<blocksFor(n), kBlock, 0, stream>>>(sorted, n, h);
-  size_t bytes = 0;
-  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(nullptr, bytes, h, p, int(n),
-                                               stream));
-  CUDA_CHECK(fn, temp.allocate(bytes));
-  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, h, p,
-                                               int(n), stream));
-  scatterUnique<<<blocksFor(n), kBlock, 0, stream>>>(
-      sorted, sortedOrder.as<int32_t>(), p, n, dUniqueKeys, dFirstIndex,
-      dInverse);
-  CUDA_CHECK(fn, cudaGetLastError());
-  unsigned long long last[2];
-  CUDA_CHECK(fn, cudaMemcpyAsync(&last[0], p + n - 1, sizeof(last[0]),
-                                 cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(fn, cudaMemcpyAsync(&last[1], h + n - 1, sizeof(last[1]),
+  long long host = 0;
+  CUDA_CHECK(fn, cudaMemcpyAsync(&host, count.as<long long>(), sizeof(host),
                                  cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(fn, cudaStreamSynchronize(stream));
-  *numUnique = int64_t(last[0] + last[1]);
+  *numUnique = host;
   return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_unique_deferred(const int64_t *dKeys, int64_t n,
+                                   int64_t *dUniqueKeys, int32_t *dFirstIndex,
+                                   int32_t *dInverse, int64_t *dNumUnique,
+                                   int64_t endBit, void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_unique_deferred";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (endBit < 1 || endBit > 63)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: key width %lld is not in [1, 63]", fn,
+                    static_cast<long long>(endBit));
+  if (!dNumUnique)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: numUnique is null", fn);
+  if (int s = checkUnique(fn, dKeys, n, dUniqueKeys))
+    return s;
+  return enqueueUnique(fn, dKeys, n, dUniqueKeys, dFirstIndex, dInverse,
+                       (1ull << endBit) - 1,
+                       reinterpret_cast<long long *>(dNumUnique), stream);
 }
 
 int spconv_rt_cuda_exclusive_scan_i32(const int32_t *dIn, int64_t n,
@@ -578,6 +723,22 @@ int spconv_rt_cuda_exclusive_scan_i64(const int64_t *dIn, int64_t n,
                                       void *stream) {
   return deviceScan("spconv_rt_cuda_exclusive_scan_i64", dIn, n, dOut, total,
                     static_cast<cudaStream_t>(stream));
+}
+
+int spconv_rt_cuda_exclusive_scan_i64_deferred(const int64_t *dIn, int64_t n,
+                                               int64_t *dOut, int64_t *dTotal,
+                                               void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_exclusive_scan_i64_deferred";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  if (!dTotal)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT, "%s: total is null", fn);
+  if (int s = checkScan(fn, dIn, n, dOut))
+    return s;
+  DeviceBuffer status(stream);
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  return enqueueScan(fn, dIn, n, dOut, reinterpret_cast<long long *>(dTotal),
+                     status.as<Status>(), stream);
 }
 
 } // extern "C"

@@ -77,6 +77,48 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A copy of whole buffers touches neither side's contents: the status a
+// kernel writes stays device memory, the host buffer it is read back into
+// stays host memory, and the copy between them becomes a gpu.memcpy. A copy
+// between host buffers stays a host copy; one of a strided view (no single
+// contiguous block) is a host copy of managed memory.
+// CHECK-LABEL: func.func @copies
+// CHECK: %[[STATUS:.*]] = gpu.alloc  () : memref<4xi64>
+// CHECK: %[[HOST:.*]] = memref.alloc() : memref<4xi64>
+// CHECK: %[[OTHER:.*]] = memref.alloc() : memref<4xi64>
+// CHECK: %[[WHOLE:.*]] = gpu.alloc  host_shared () : memref<4x4xi64>
+// CHECK: %[[PICKED:.*]] = gpu.alloc  host_shared () : memref<4xi64>
+// CHECK: gpu.memcpy  %[[HOST]], %[[STATUS]] : memref<4xi64>, memref<4xi64>
+// CHECK: memref.copy %[[HOST]], %[[OTHER]]
+// CHECK: memref.copy %{{.*}}, %[[PICKED]] : memref<4xi64, strided<[4]>> to memref<4xi64>
+module attributes {gpu.container_module} {
+  func.func @copies() -> i64 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %status = memref.alloc() : memref<4xi64>
+    %host = memref.alloc() : memref<4xi64>
+    %other = memref.alloc() : memref<4xi64>
+    %whole = memref.alloc() : memref<4x4xi64>
+    %picked = memref.alloc() : memref<4xi64>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%status : memref<4xi64>, %whole : memref<4x4xi64>)
+    memref.copy %status, %host : memref<4xi64> to memref<4xi64>
+    memref.copy %host, %other : memref<4xi64> to memref<4xi64>
+    %column = memref.subview %whole[0, 0] [4, 1] [1, 1] : memref<4x4xi64> to memref<4xi64, strided<[4]>>
+    memref.copy %column, %picked : memref<4xi64, strided<[4]>> to memref<4xi64>
+    %v = memref.load %other[%c0] : memref<4xi64>
+    %w = memref.load %picked[%c0] : memref<4xi64>
+    %sum = arith.addi %v, %w : i64
+    return %sum : i64
+  }
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<4xi64>, %b: memref<4x4xi64>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 module attributes {gpu.container_module} {
   func.func @stack() {
     %c1 = arith.constant 1 : index

@@ -55,6 +55,46 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A copy into host memory is a read-back: the host waits right after it
+// (the loads that follow read host memory, which by itself would not ask
+// for a wait). A copy between device buffers just joins the chain.
+// CHECK-LABEL: func.func @read_back
+// CHECK: gpu.wait async
+// CHECK: gpu.launch_func async [%{{.*}}] @kernels::@status
+// CHECK: %[[T2:.*]] = gpu.memcpy async [%{{.*}}] %{{.*}}, %{{.*}} : memref<4xi64>, memref<4xi64>
+// CHECK-NOT: spconv_rt_cuda_stream_synchronize
+// CHECK: %[[HOST:.*]] = memref.alloc() : memref<4xi64>
+// CHECK-NEXT: %[[T3:.*]] = gpu.memcpy async [%[[T2]]] %[[HOST]], %{{.*}} : memref<4xi64>, memref<4xi64>
+// CHECK-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[T3]])
+// CHECK-NEXT: memref.load %[[HOST]]
+// CHECK-NOT: spconv_rt_cuda_stream_synchronize
+// CHECK: gpu.dealloc async
+// CHECK-NEXT: call @spconv_rt_cuda_stream_synchronize
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  func.func @read_back() -> i64 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %status = gpu.alloc () : memref<4xi64>
+    gpu.launch_func @kernels::@status blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%status : memref<4xi64>)
+    %copy = gpu.alloc () : memref<4xi64>
+    gpu.memcpy %copy, %status : memref<4xi64>, memref<4xi64>
+    %host = memref.alloc() : memref<4xi64>
+    gpu.memcpy %host, %copy : memref<4xi64>, memref<4xi64>
+    %v = memref.load %host[%c0] : memref<4xi64>
+    memref.dealloc %host : memref<4xi64>
+    gpu.dealloc %status : memref<4xi64>
+    return %v : i64
+  }
+  gpu.module @kernels {
+    gpu.func @status(%a: memref<4xi64>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // The token crosses an scf.if as a result (an if without else gains one
 // that passes the token on) and an scf.for as an iteration argument, so no
 // region ends with a wait. A branch of host code that reads device-visible

@@ -12,18 +12,27 @@
 // CHECK-NOT: #spconv.grid
 // CHECK: return %[[C]]
 
-// The builder: validate the sites, build the table, then count and write
-// the pairs, site by site. The kernel is odd, so only the offset below the
-// centre is searched (neighbour x - 1, grid extent 16 folded in); its home
-// slot is prefetched before the search. Its pairs are also written
-// reversed to the mirrored offset, and the centre maps every site to
-// itself.
+// The builder: the site keys from a kernel (a site outside the grid gets
+// the key one past the last, batch 2^31 - 1 x 16, and lowers the status's
+// bad row), build the table (a repeat lowers the status's repeat row),
+// then count and write the pairs, site by site. The kernel is odd, so only
+// the offset below the centre is searched (neighbour x - 1, grid extent 16
+// folded in); its home slot is prefetched before the search. Its pairs are
+// also written reversed to the mirrored offset, and the centre maps every
+// site to itself. The status is read back once, after the scan, with the
+// pair total; an error is reported from it and leaves the rulebook empty.
 // CHECK-LABEL: func.func private @spconv_build_subm_k3_s1_p1_d1_g16
-// CHECK: call @spconv_rt_memref_linearize_coords
-// CHECK: call @spconv_rt_memref_hash_capacity
-// CHECK: call @spconv_rt_memref_hash_build
+// CHECK: %[[STATUS:.*]] = memref.alloc() : memref<4xi64>
+// CHECK: scf.parallel
+// CHECK: } {spconv.kernel = "init_status"}
+// CHECK: scf.parallel
+// CHECK: arith.constant 34359738352 : i64
 // CHECK: scf.if
-// CHECK: call @spconv_rt_memref_report_duplicate_site
+// CHECK: memref.atomic_rmw mins %{{.*}}, %[[STATUS]][%{{.*}}] : (i64, memref<4xi64>) -> i64
+// CHECK: } {spconv.kernel = "linearize"}
+// CHECK: call @spconv_rt_memref_hash_capacity
+// CHECK: memref.subview %[[STATUS]][1] [1] [1]
+// CHECK: call @spconv_rt_memref_hash_build_deferred
 // CHECK: arith.constant 256 : index
 // CHECK: scf.parallel
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32)
@@ -34,7 +43,13 @@
 // CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: memref.store %{{.*}} : memref<?xi8>
 // CHECK: scf.reduce
-// CHECK: call @spconv_rt_memref_exclusive_scan_i32
+// CHECK: memref.subview %[[STATUS]][2] [1] [1]
+// CHECK: call @spconv_rt_memref_exclusive_scan_i64_deferred
+// CHECK: %[[HOST:.*]] = memref.alloc() : memref<4xi64>
+// CHECK-NEXT: memref.copy %[[STATUS]], %[[HOST]]
+// CHECK-COUNT-3: memref.load %[[HOST]]
+// CHECK: scf.if
+// CHECK: call @spconv_rt_memref_report_build_error
 // CHECK: scf.parallel
 // CHECK: scf.for {{.*}} -> (index)
 // CHECK: memref.load %{{.*}} : memref<?xi8>
@@ -46,6 +61,9 @@
 // CHECK: } else {
 // CHECK-COUNT-2: memref.store
 // CHECK-NOT: call @spconv_ht_find_slot
+// CHECK: } {spconv.kernel = "write_pairs"}
+// CHECK: scf.parallel
+// CHECK: } {spconv.kernel = "offsets"}
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>, memref<4xindex>
 
 // The inline probe of the runtime's table (HashTableLayout.h): splitmix64,
@@ -105,8 +123,10 @@ func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tens
 // -----
 
 // Regular: each input's outputs per offset ((x + p - j*d) / s, exact and in
-// the output grid), then the runtime uniques the candidate keys: the sorted
-// output sites, and each pair's output row from the inverse map.
+// the output grid), then the runtime uniques the candidate keys (keys below
+// 2^33: batch 2^31 - 1 x 4 output sites): the sorted output sites, read
+// back (the build's second size), and each pair's output row from the
+// inverse map; a kernel writes the output coordinates.
 // CHECK-LABEL: func.func @regular
 // CHECK: %[[R:.*]]:4 = call @spconv_build_regular_k2_s2_p0_d1_g9(
 // CHECK: bufferization.to_tensor %[[R]]#0 restrict writable : memref<?x2xi32> to tensor<?x2xi32>
@@ -117,9 +137,15 @@ func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tens
 // CHECK: arith.divsi
 // CHECK: arith.constant 4 : i64
 // CHECK-NOT: call @spconv_ht_find_slot
-// CHECK: call @spconv_rt_memref_exclusive_scan_i32
-// CHECK: call @spconv_rt_memref_unique
-// CHECK: call @spconv_rt_memref_delinearize_keys
+// CHECK: call @spconv_rt_memref_exclusive_scan_i64_deferred
+// CHECK: memref.copy
+// CHECK: arith.constant 33 : i64
+// CHECK: call @spconv_rt_memref_unique_deferred
+// CHECK: memref.copy
+// CHECK: scf.parallel
+// CHECK: arith.remui %{{.*}}, %{{.*}} : i64
+// CHECK: arith.divui
+// CHECK: } {spconv.kernel = "delinearize"}
 func.func @regular(%c: tensor<?x2xi32, #spconv.grid<[9]>>) -> tensor<?x2xi32, #spconv.grid<[4]>> {
   %rb, %oc = spconv.build_rulebook %c
       : tensor<?x2xi32, #spconv.grid<[9]>>
@@ -136,7 +162,7 @@ func.func @regular(%c: tensor<?x2xi32, #spconv.grid<[9]>>) -> tensor<?x2xi32, #s
 // CHECK: arith.muli
 // CHECK: arith.constant -1 : i64
 // CHECK: arith.constant 10 : i64
-// CHECK: call @spconv_rt_memref_unique
+// CHECK: call @spconv_rt_memref_unique_deferred
 func.func @transposed(%c: tensor<?x2xi32, #spconv.grid<[5]>>) -> tensor<?x2xi32, #spconv.grid<[10]>> {
   %rb, %oc = spconv.build_rulebook %c
       : tensor<?x2xi32, #spconv.grid<[5]>>

@@ -1,22 +1,28 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
 
-// The default subm builder sorts the site keys (carrying their rows), finds
-// duplicates as equal neighbours, then merges: one pointer per row of
-// searched offsets (here the single row of the 1-D kernel, base -1), started
-// by a binary search per block and advanced site by site. The neighbour at
-// offset x - 1 is the key at the pointer; pairs are written as in the hash
-// builder (mirrored offset, identity centre).
+// The default subm builder computes the site keys (a kernel), sorts them
+// carrying their rows (keys below 2^35: batch 2^31 - 1 x 16, one past the
+// last for sites outside the grid), finds repeated sites as equal
+// neighbours (a kernel lowering the status's repeat row to the later row),
+// then merges: one pointer per row of searched offsets (here the single
+// row of the 1-D kernel, base -1), started by a binary search per block and
+// advanced site by site. The neighbour at offset x - 1 is the key at the
+// pointer; pairs are written as in the hash builder (mirrored offset,
+// identity centre), after the status's one read-back.
 // CHECK-LABEL: func.func @subm_1d
 // CHECK: call @spconv_build_subm_k3_s1_p1_d1_g16_sorted(
 // CHECK-LABEL: func.func private @spconv_build_subm_k3_s1_p1_d1_g16_sorted
 // CHECK-SAME: -> (memref<?xi32>, memref<?xi32>, memref<4xindex>)
-// CHECK: call @spconv_rt_memref_linearize_coords
-// CHECK: call @spconv_rt_memref_sort_pairs
+// CHECK: %[[STATUS:.*]] = memref.alloc() : memref<4xi64>
+// CHECK: } {spconv.kernel = "linearize"}
+// CHECK: arith.constant 35 : i64
+// CHECK: call @spconv_rt_memref_sort_pairs_bits
 // CHECK-NOT: call @spconv_rt_memref_hash_build
-// CHECK: scf.for
+// CHECK: scf.parallel
 // CHECK: arith.cmpi eq
 // CHECK: scf.if
-// CHECK: call @spconv_rt_memref_report_duplicate_site
+// CHECK: memref.atomic_rmw mins %{{.*}}, %[[STATUS]]
+// CHECK: } {spconv.kernel = "find_repeats"}
 // CHECK: scf.parallel
 // CHECK: arith.constant -1 : i64
 // CHECK: scf.while
@@ -24,7 +30,9 @@
 // CHECK: arith.remsi %{{.*}}, %{{.*}} : i64
 // CHECK: scf.while
 // CHECK-NOT: spconv_ht_find_slot
-// CHECK: call @spconv_rt_memref_exclusive_scan_i32
+// CHECK: call @spconv_rt_memref_exclusive_scan_i64_deferred
+// CHECK: memref.copy %[[STATUS]]
+// CHECK: call @spconv_rt_memref_report_build_error
 // CHECK: scf.parallel
 // CHECK: scf.for
 // CHECK: scf.if

@@ -18,12 +18,12 @@
 // A coordinate outside the [8, 8, 8] grid.
 // RUN: %python %S/Inputs/make_npy.py %t/outside.npy int32 "[[0, 1, 2, 3], [0, 8, 0, 0]]"
 // RUN: not spconv-run %s --entry f --input %t/outside.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=OUTSIDE
-// OUTSIDE: spconv-run: error: @f: spconv_rt_linearize_coords: row 1: coordinate 0 (column 1) = 8 is outside [0, 8)
+// OUTSIDE: spconv-run: error: @f: input coordinates: row 1: coordinate 0 (column 1) = 8 is outside [0, 8)
 
 // A negative batch index.
 // RUN: %python %S/Inputs/make_npy.py %t/negative.npy int32 "[[0, 1, 2, 3], [-1, 0, 0, 0]]"
 // RUN: not spconv-run %s --entry f --input %t/negative.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=NEGATIVE
-// NEGATIVE: spconv-run: error: @f: spconv_rt_linearize_coords: row 1: batch index -1 is outside
+// NEGATIVE: spconv-run: error: @f: input coordinates: row 1: batch index -1 is outside
 
 // Inputs that do not match the function's arguments.
 // RUN: %python %S/Inputs/make_npy.py %t/ok.npy int32 "[[0, 1, 2, 3], [0, 1, 2, 4]]"
