@@ -29,6 +29,15 @@ inline Value bufferRoot(Value value) {
   return value;
 }
 
+/// Whether `value` views memory only the host can reach: a host function's
+/// `memref.alloc` (what spconv-gpu-memory left on the host), stack or
+/// global memory.
+inline bool isHostMemory(Value value) {
+  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
+                         memref::GetGlobalOp>(
+      bufferRoot(value).getDefiningOp());
+}
+
 } // namespace mlir::spconv
 
 #endif // SPCONV_LIB_CONVERSION_PARALLELLOOPSTOGPU_BUFFERROOT_H

@@ -140,11 +140,6 @@ struct SpConvGPUMemoryPass
     // device.
     for (auto function : module.getOps<func::FuncOp>())
       function.walk([&](memref::CopyOp copy) {
-        auto isHostMemory = [](Value value) {
-          return isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
-                                 memref::GetGlobalOp>(
-              bufferRoot(value).getDefiningOp());
-        };
         if (!isWholeBufferCopy(copy) ||
             (isHostMemory(copy.getSource()) && isHostMemory(copy.getTarget())))
           return;

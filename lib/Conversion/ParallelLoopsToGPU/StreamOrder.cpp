@@ -74,11 +74,7 @@ bool containsGPUWork(Operation *op) {
 /// Whether the device may access the memory `value` refers to: buffers of
 /// gpu.alloc, the function's arguments (the caller's, device-accessible by
 /// contract) and anything not traced to host memory.
-bool isDeviceVisible(Value value) {
-  Operation *def = bufferRoot(value).getDefiningOp();
-  return !isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
-                          memref::GetGlobalOp>(def);
-}
+bool isDeviceVisible(Value value) { return !isHostMemory(value); }
 
 /// Whether host code `op` (not itself a GPU operation) must wait for the
 /// stream first: it reads or writes device-visible memory, calls a function
@@ -189,15 +185,11 @@ private:
         // A copy into host memory is a read-back: the host reads it next.
         auto copy = dyn_cast<gpu::MemcpyOp>(op);
         bool readBack = copy && !isDeviceVisible(copy.getDst());
+        Operation *next = op.getNextNode();
         chain.token = chainOp(&op, chain.token);
         chain.pending = true;
-        if (readBack) {
-          OpBuilder b(chain.token.getContext());
-          b.setInsertionPointAfter(chain.token.getDefiningOp());
-          func::CallOp::create(b, chain.token.getLoc(), synchronize,
-                               ValueRange{chain.token});
-          chain.pending = false;
-        }
+        if (readBack)
+          wait(next, chain);
         continue;
       }
       if (isStreamOrderedCall(&op)) {

@@ -75,12 +75,10 @@ SmallVector<Value> BuildStatus::readBack(OpBuilder &b, Location loc,
   return values;
 }
 
-/// batchSize * prod(shape), which the verifier keeps inside int64.
+/// batchSize * prod(shape), which the verifier and effectiveBatchSize keep
+/// inside int64.
 static int64_t keyLimit(ArrayRef<int64_t> shape, int64_t batchSize) {
-  int64_t limit = batchSize;
-  for (int64_t extent : shape)
-    limit *= extent;
-  return limit;
+  return batchSize * *checkedProduct(shape);
 }
 
 int64_t lowering::siteKeyBits(ArrayRef<int64_t> shape, int64_t batchSize) {

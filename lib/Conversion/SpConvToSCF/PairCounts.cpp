@@ -60,6 +60,7 @@ Value PairCounts::buildOffsets(OpBuilder &b, Location loc, Value valid,
       b, loc, valid,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, blocks, zero));
   Value last = indexConst(b, loc, volume);
+  Value end = arith::SelectOp::create(b, loc, valid, total, zero);
   markKernel(
       scf::ParallelOp::create(
           b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, volume + 1)},
@@ -70,16 +71,13 @@ Value PairCounts::buildOffsets(OpBuilder &b, Location loc, Value valid,
                 pb, ploc, arith::CmpIPredicate::eq, offset, last);
             Value inside = arith::AndIOp::create(
                 pb, ploc, any,
-                arith::XOrIOp::create(
-                    pb, ploc, isLast,
-                    arith::ConstantOp::create(pb, ploc, pb.getBoolAttr(true))));
+                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::ult,
+                                      offset, last));
             Value start = arith::IndexCastOp::create(
                 pb, ploc, pb.getIndexType(),
                 loadOrZero(pb, ploc, inside, counts,
                            ValueRange{index(pb, ploc, offset,
                                             indexConst(pb, ploc, 0))}));
-            Value end = arith::SelectOp::create(pb, ploc, valid, total,
-                                                indexConst(pb, ploc, 0));
             memref::StoreOp::create(
                 pb, ploc, arith::SelectOp::create(pb, ploc, isLast, end, start),
                 offsets, ValueRange{offset});

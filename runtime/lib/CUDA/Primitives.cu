@@ -210,22 +210,16 @@ __global__ void initStatus(Status *status) {
   *status = Status{0, INT64_MAX, INT64_MAX, 0};
 }
 
-// The total of an exclusive scan: the last prefix plus the last element,
-// or -1 if a prefix overflowed.
-__global__ void writeScanTotal(const unsigned long long *prefix,
-                               const unsigned long long *wide, int64_t n,
-                               const Status *status, long long *total) {
-  *total = n == 0 ? 0
-           : status->firstBad != INT64_MAX
-               ? -1
-               : (long long)(prefix[n - 1] + wide[n - 1]);
-}
-
-// The number of unique keys: the heads before the last one plus its own.
-__global__ void writeUniqueCount(const unsigned long long *headPrefix,
-                                 const unsigned long long *heads, int64_t n,
-                                 long long *count) {
-  *count = n == 0 ? 0 : (long long)(headPrefix[n - 1] + heads[n - 1]);
+// The sum of n values whose exclusive prefix sums are `prefix`: the last
+// prefix plus the last value (0 if n == 0), or -1 if the scan recorded an
+// overflow in `status` (when given).
+__global__ void writeSum(const unsigned long long *prefix,
+                         const unsigned long long *values, int64_t n,
+                         const Status *status, long long *sum) {
+  *sum = n == 0 ? 0
+         : status && status->firstBad != INT64_MAX
+             ? -1
+             : (long long)(prefix[n - 1] + values[n - 1]);
 }
 
 /// Allocates and initialises the status block, in stream order (a kernel:
@@ -325,6 +319,20 @@ int validateKeys(const char *fn, const int64_t *dKeys, int64_t n,
   return SPCONV_RT_OK;
 }
 
+/// Enqueues CUB's exclusive sum of n (<= INT32_MAX) values, its scratch
+/// memory from the pool in stream order.
+int exclusiveSum(const char *fn, const unsigned long long *in,
+                 unsigned long long *out, int64_t n, cudaStream_t stream) {
+  size_t bytes = 0;
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, int(n),
+                                               stream));
+  DeviceBuffer temp(stream);
+  CUDA_CHECK(fn, temp.allocate(bytes));
+  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, in, out,
+                                               int(n), stream));
+  return SPCONV_RT_OK;
+}
+
 /// Checks a scan's arguments (the device only if there is work).
 int checkScan(const char *fn, const void *dIn, int64_t n, const void *dOut) {
   if (int status = checkCount(fn, n, "elements"))
@@ -348,26 +356,22 @@ template <typename T>
 int enqueueScan(const char *fn, const T *dIn, int64_t n, T *dOut,
                 long long *dTotal, Status *dStatus, cudaStream_t stream) {
   if (n == 0) {
-    writeScanTotal<<<1, 1, 0, stream>>>(nullptr, nullptr, 0, dStatus, dTotal);
+    writeSum<<<1, 1, 0, stream>>>(nullptr, nullptr, 0, dStatus, dTotal);
     CUDA_CHECK(fn, cudaGetLastError());
     return SPCONV_RT_OK;
   }
-  DeviceBuffer wide(stream), prefix(stream), temp(stream);
+  DeviceBuffer wide(stream), prefix(stream);
   CUDA_CHECK(fn, wide.allocate(n * sizeof(unsigned long long)));
   CUDA_CHECK(fn, prefix.allocate(n * sizeof(unsigned long long)));
   auto *w = wide.as<unsigned long long>(), *p = prefix.as<unsigned long long>();
   widen<<<blocksFor(n), kBlock, 0, stream>>>(dIn, n, w);
-  size_t bytes = 0;
-  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(nullptr, bytes, w, p, int(n),
-                                               stream));
-  CUDA_CHECK(fn, temp.allocate(bytes));
-  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, w, p,
-                                               int(n), stream));
+  if (int s = exclusiveSum(fn, w, p, n, stream))
+    return s;
   long long lo = (long long)std::numeric_limits<T>::min();
   long long hi = (long long)std::numeric_limits<T>::max();
   checkAndNarrow<<<blocksFor(n), kBlock, 0, stream>>>(dIn, p, n, lo, hi, dOut,
                                                       dStatus);
-  writeScanTotal<<<1, 1, 0, stream>>>(p, w, n, dStatus, dTotal);
+  writeSum<<<1, 1, 0, stream>>>(p, w, n, dStatus, dTotal);
   CUDA_CHECK(fn, cudaGetLastError());
   return SPCONV_RT_OK;
 }
@@ -469,12 +473,12 @@ int enqueueUnique(const char *fn, const int64_t *dKeys, int64_t n,
                   int32_t *dInverse, unsigned long long maxKey,
                   long long *dNumUnique, cudaStream_t stream) {
   if (n == 0) {
-    writeUniqueCount<<<1, 1, 0, stream>>>(nullptr, nullptr, 0, dNumUnique);
+    writeSum<<<1, 1, 0, stream>>>(nullptr, nullptr, 0, nullptr, dNumUnique);
     CUDA_CHECK(fn, cudaGetLastError());
     return SPCONV_RT_OK;
   }
   DeviceBuffer order(stream), sortedKeys(stream), sortedOrder(stream),
-      heads(stream), prefix(stream), temp(stream);
+      heads(stream), prefix(stream);
   CUDA_CHECK(fn, order.allocate(n * sizeof(int32_t)));
   CUDA_CHECK(fn, sortedOrder.allocate(n * sizeof(int32_t)));
   CUDA_CHECK(fn, sortedKeys.allocate(n * sizeof(unsigned long long)));
@@ -489,16 +493,12 @@ int enqueueUnique(const char *fn, const int64_t *dKeys, int64_t n,
     return s;
   auto *h = heads.as<unsigned long long>(), *p = prefix.as<unsigned long long>();
   markHeads<<<blocksFor(n), kBlock, 0, stream>>>(sorted, n, h);
-  size_t bytes = 0;
-  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(nullptr, bytes, h, p, int(n),
-                                               stream));
-  CUDA_CHECK(fn, temp.allocate(bytes));
-  CUDA_CHECK(fn, cub::DeviceScan::ExclusiveSum(temp.as<void>(), bytes, h, p,
-                                               int(n), stream));
+  if (int s = exclusiveSum(fn, h, p, n, stream))
+    return s;
   scatterUnique<<<blocksFor(n), kBlock, 0, stream>>>(
       sorted, sortedOrder.as<int32_t>(), p, n, dUniqueKeys, dFirstIndex,
       dInverse);
-  writeUniqueCount<<<1, 1, 0, stream>>>(p, h, n, dNumUnique);
+  writeSum<<<1, 1, 0, stream>>>(p, h, n, nullptr, dNumUnique);
   CUDA_CHECK(fn, cudaGetLastError());
   return SPCONV_RT_OK;
 }
