@@ -23,9 +23,10 @@ PEAK = {  # TFLOP/s: FMA f32, TF32, f16 tensor; L2 and DRAM TB/s
     "H100": {"f32": 67, "tf32": 494, "f16": 989, "l2": 10.0, "dram": 3.35},
 }
 # (math, tile rows, element bytes staged, output bytes) per element type,
-# as GemmTiles::choose picks them for 64 output channels.
-TILES = {"f32": ("f32", 64, 4, 4), "tf32": ("tf32", 128, 4, 4),
-         "f16": ("f16", 128, 2, 2)}
+# as GemmTiles::choose picks them for 64 output channels (tensor cores: 4 x 2
+# fragments per warp, 256 rows).
+TILES = {"f32": ("f32", 64, 4, 4), "tf32": ("tf32", 256, 4, 4),
+         "f16": ("f16", 256, 2, 2)}
 GROUP = 32
 
 

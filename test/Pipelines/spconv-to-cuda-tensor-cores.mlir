@@ -17,13 +17,24 @@
 // TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32
 // FMA: fma.rn.f32
 
+// The 64-channel layer's warps own 4 x 2 fragments: its register budget
+// (two blocks of 256 threads per SM) is PTX's .maxnreg; the narrower layers
+// have none.
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa" | FileCheck %s --check-prefix=BUDGET
+// BUDGET: .entry spconv_conv_f16_32x32(
+// BUDGET-NOT: .maxnreg
+// BUDGET: .entry spconv_conv_f16_64x64({{[^{]*}}\0A.maxnreg 128\0A{
+
 !coords = tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
 func.func @layers(%c: !coords, %h: tensor<?x32xf16>, %wh: tensor<27x32x32xf16>,
-                  %x: tensor<?x32xf32>, %w: tensor<27x32x32xf32>)
-    -> (tensor<?x32xf16>, tensor<?x32xf32>) {
+                  %x: tensor<?x32xf32>, %w: tensor<27x32x32xf32>,
+                  %g: tensor<?x64xf16>, %wg: tensor<27x64x64xf16>)
+    -> (tensor<?x32xf16>, tensor<?x32xf32>, tensor<?x64xf16>) {
   %c1, %h1 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %h, %wh
       : !coords, tensor<?x32xf16>, tensor<27x32x32xf16> -> !coords, tensor<?x32xf16>
   %c2, %x1 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %x, %w
       : !coords, tensor<?x32xf32>, tensor<27x32x32xf32> -> !coords, tensor<?x32xf32>
-  return %h1, %x1 : tensor<?x32xf16>, tensor<?x32xf32>
+  %c3, %g1 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %g, %wg
+      : !coords, tensor<?x64xf16>, tensor<27x64x64xf16> -> !coords, tensor<?x64xf16>
+  return %h1, %x1, %g1 : tensor<?x32xf16>, tensor<?x32xf32>, tensor<?x64xf16>
 }

@@ -29,7 +29,8 @@ constexpr llvm::StringLiteral kKernelRoleAttrName = "spconv.kernel";
 
 /// The discardable attribute (a dictionary) on which a tiled kernel's
 /// `gpu.launch` records its tile sizes; it stays on the outlined kernel for
-/// the static report.
+/// the static report, and its `max_registers`, when present, becomes the
+/// kernel's `nvvm.maxnreg`.
 constexpr llvm::StringLiteral kTileAttrName = "spconv.tile";
 
 /// Gives `gpu.barrier` its memory effects (it reads and writes the memory

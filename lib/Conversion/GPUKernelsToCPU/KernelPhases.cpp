@@ -66,6 +66,17 @@ InFlightDiagnostic PhaseSplitter::error(Operation *op) {
 
 Value PhaseSplitter::newSlot(Type type, Location loc) {
   auto slotType = MemRefType::get({ShapedType::kDynamic}, type);
+  // A tensor-core fragment is a whole tile per thread (1 KiB for 16 x 16
+  // f32): a 256-thread block's loop-carried accumulators take megabytes,
+  // more than a host thread's stack. Such slots live on the heap.
+  auto vector = dyn_cast<VectorType>(type);
+  if (vector && vector.getNumElements() * vector.getElementTypeBitWidth() >
+                    kMaxStackSlotBits) {
+    Value slot = memref::AllocOp::create(entry, loc, slotType,
+                                         ValueRange{block.numThreads});
+    heapSlots.push_back(slot);
+    return slot;
+  }
   return memref::AllocaOp::create(entry, loc, slotType,
                                   ValueRange{block.numThreads});
 }
@@ -578,5 +589,11 @@ LogicalResult PhaseSplitter::run(Block &body, OpBuilder &b) {
   });
   for (Operation *op : llvm::reverse(ids))
     op->moveBefore(&body, body.begin());
-  return emitBlock(body, b, {});
+  if (failed(emitBlock(body, b, {})))
+    return failure();
+  // Outlined kernels come after buffer deallocation: the emulation frees
+  // what it allocates itself.
+  for (Value slot : heapSlots)
+    memref::DeallocOp::create(b, slot.getLoc(), slot);
+  return success();
 }

@@ -145,8 +145,11 @@ private:
   Value lookupUniform(Value v) { return uniform.lookupOrNull(v); }
   bool isUniformOp(Operation *op);
   bool isRecomputable(Value v);
-  /// Per-thread storage for values of `type`, allocated at function entry.
+  /// Per-thread storage for values of `type`, allocated at function entry:
+  /// on the stack, or on the heap (freed when the block ends) for vectors
+  /// wider than kMaxStackSlotBits.
   Value newSlot(Type type, Location loc);
+  static constexpr int64_t kMaxStackSlotBits = 512;
   Value threadLoop(OpBuilder &b, Location loc,
                    function_ref<void(OpBuilder &, Location, Value)> body);
   InFlightDiagnostic error(Operation *op);
@@ -166,6 +169,8 @@ private:
   IRMapping uniform;
   /// Kernel values kept in per-thread storage across phases.
   DenseMap<Value, Value> slots;
+  /// Slots allocated on the heap, freed where the block's phases end.
+  SmallVector<Value> heapSlots;
   DenseMap<Value, bool> recomputable;
 };
 

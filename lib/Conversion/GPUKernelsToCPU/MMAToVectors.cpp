@@ -13,7 +13,10 @@
 //    multiply exactly in f32), k in increasing order, rounded once to C's
 //    type at the end; f32 inputs are tf32 (NVVM's reading of f32 A and B
 //    fragments): the tensor cores ignore their 13 low mantissa bits, so the
-//    emulation clears them, and a kernel that wants rounding rounds first;
+//    emulation clears them, and a kernel that wants rounding rounds first.
+//    Lane l computes only the elements it stores (below); its other
+//    elements keep C's values. Nothing reads them: a result is only ever a
+//    C operand, stored, or combined element by element;
 //  * subgroup_mma_store_matrix: lane l writes the elements e = l, l + 32,
 //    ... of the tile, so each element is written once per warp, as on the
 //    GPU, and the race detector sees one writer per element;
@@ -83,14 +86,17 @@ Value tileOffset(OpBuilder &b, Location loc, Value e, int64_t cols, int64_t ld,
                                col);
 }
 
-/// A tile of `numElements` elements, each `element(e, tile)` for e in order,
-/// starting from `init`.
+/// `init` with its elements e = first, first + step, ... < numElements
+/// replaced by `element(e, tile)`, in that order.
 Value buildTile(
     OpBuilder &b, Location loc, Value init, int64_t numElements,
-    function_ref<Value(OpBuilder &, Location, Value, Value)> element) {
+    function_ref<Value(OpBuilder &, Location, Value, Value)> element,
+    Value first = {}, int64_t step = 1) {
+  if (!first)
+    first = indexConstant(b, loc, 0);
   auto loop = scf::ForOp::create(
-      b, loc, indexConstant(b, loc, 0), indexConstant(b, loc, numElements),
-      indexConstant(b, loc, 1), ValueRange{init},
+      b, loc, first, indexConstant(b, loc, numElements),
+      indexConstant(b, loc, step), ValueRange{init},
       [&](OpBuilder &lb, Location l, Value e, ValueRange tile) {
         Value value = element(lb, l, e, tile[0]);
         scf::YieldOp::create(lb, l,
@@ -242,7 +248,8 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
           if (cElement != accumulator)
             value = arith::TruncFOp::create(b, l, cElement, value);
           return value;
-        });
+        },
+        gpu::LaneIdOp::create(rewriter, loc, IntegerAttr{}), kWarpSize);
     rewriter.replaceOp(op, tile);
     return success();
   }

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -332,8 +333,15 @@ LogicalResult KernelOutliner::outline(gpu::LaunchOp launch) {
   kernel->walk([](Operation *op) { op->removeAttr(kKernelRoleAttrName); });
   if (failed(hoistWorkgroupAllocas(kernel)))
     return failure();
-  if (Attribute tile = launch->getAttr(kTileAttrName))
+  if (auto tile = launch->getAttrOfType<DictionaryAttr>(kTileAttrName)) {
     kernel->setAttr(kTileAttrName, tile);
+    // A register budget of the tiles becomes PTX's .maxnreg.
+    if (auto budget = tile.getAs<IntegerAttr>("max_registers"))
+      kernel->setAttr(
+          NVVM::NVVMDialect::getMaxnregAttrName(),
+          IntegerAttr::get(IntegerType::get(kernel.getContext(), 32),
+                           budget.getInt()));
+  }
   // No known block size (PTX .maxntid), although the launch's is constant:
   // ptxas reads .maxntid as a register budget (56 registers at 128 threads
   // on sm_80) and spills the register tiles that fit without it.

@@ -42,15 +42,26 @@ static int64_t stagingBytes(const GemmTiles &tiles) {
          tiles.fragElementBytes();
 }
 
+int64_t GemmTiles::maxRegisters() const {
+  // A 16 x 16 f32 fragment takes 8 registers per thread. Smaller warp
+  // tiles stay below the budget unasked, and ptxas given one it does not
+  // need spends it (f16 32 -> 32: 100 registers instead of 80).
+  int64_t accumulators = 8 * fragRows * fragCols;
+  if (!usesTensorCores() || accumulators < 64 || threads() < 256)
+    return 0;
+  // 65536 registers per SM on sm_80 and sm_90.
+  return 65536 / (2 * threads());
+}
+
 int64_t GemmTiles::sumStride() const {
   int64_t padded = cols + 4;
-  if (stagingBytes(*this) + rows * padded * 4 <= kMaxStaticSharedBytes)
+  if (stagingBytes(*this) + sumRows() * padded * 4 <= kMaxStaticSharedBytes)
     return padded;
   return cols;
 }
 
 int64_t GemmTiles::sharedBytes() const {
-  return stagingBytes(*this) + rows * sumStride() * 4;
+  return stagingBytes(*this) + sumRows() * sumStride() * 4;
 }
 
 GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
@@ -59,16 +70,18 @@ GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
   if (matmul != GPUMatmul::FMA &&
       (elementType.isF16() || elementType.isBF16() ||
        (elementType.isF32() && matmul == GPUMatmul::TF32))) {
-    // Eight warps, each 2 x 2 (or 2 x 1 for 16 channels) fragments: 128
-    // rows x 64 channels, or 256 rows x 32 or 16 (128 x 32 in fact: 256
-    // would not fit in shared memory). Tall tiles because every
-    // tile stages the weights of all offsets once: 128 rows halve that
-    // traffic against 64 (docs/GPU.md's model). bf16 multiplies as tf32,
-    // which holds every bf16 value exactly.
+    // Eight warps. For 64 output channels each warp owns 4 x 2 fragments of
+    // 16 x 16: 256-row tiles, because every tile stages the weights of all
+    // the offsets it visits, and at 64 channels those weights are as large
+    // as the gathered rows (docs/GPU.md's model: 256 rows halve them against
+    // 128). Narrower outputs have small weights: 2 x 2 or 2 x 1 fragments
+    // per warp, 256 rows x 32 or 16 (128 x 32 in fact: 256 would not fit in
+    // shared memory). bf16 multiplies as tf32, which holds every bf16 value
+    // exactly.
     tiles.math = elementType.isF16() ? GemmMath::F16MMA : GemmMath::TF32MMA;
     tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 16, 64);
     tiles.fragCols = tiles.cols >= 32 ? 2 : 1;
-    tiles.fragRows = 2;
+    tiles.fragRows = tiles.cols >= 64 ? 4 : 2;
     tiles.rows = 8 / tiles.warpsPerRow() * tiles.fragRows * 16;
     // Two fragment multiplies per staged slice where Cin allows.
     tiles.depth = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsIn),
@@ -108,6 +121,8 @@ static DictionaryAttr tileAttr(Builder &b, const GemmTiles &tiles) {
     break;
   case GemmMath::F16MMA:
   case GemmMath::TF32MMA:
+    if (int64_t budget = tiles.maxRegisters())
+      add("max_registers", budget);
     add("warp_rows", 16 * tiles.fragRows);
     add("warp_cols", 16 * tiles.fragCols);
     entries.push_back(b.getNamedAttr(

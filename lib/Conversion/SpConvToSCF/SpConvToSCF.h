@@ -62,14 +62,23 @@ struct GemmTiles {
   int64_t fragDepth() const { return math == GemmMath::F16MMA ? 16 : 8; }
   int64_t warpsPerRow() const { return cols / (16 * fragCols); }
   int64_t threads() const;
+  /// Tensor-core warp tiles of 64 accumulator registers or more, at 256
+  /// threads: registers per thread that leave room for two blocks per SM
+  /// (ptxas would take more and fit one, which leaves nothing to run while
+  /// a block waits on its gathers); 0 for no budget.
+  int64_t maxRegisters() const;
 
   /// Tensor cores: the workgroup buffers. Staged input rows (rows x
   /// inputStride) and weights (depth x weightStride) in the fragments' type,
-  /// rows padded by 16 bytes; the f32 sums (rows x sumStride), padded by 16
-  /// bytes too unless that would pass kMaxStaticSharedBytes.
+  /// rows padded by 16 bytes; the f32 sums of one epilogue pass (sumRows x
+  /// sumStride), padded by 16 bytes too unless that would pass
+  /// kMaxStaticSharedBytes.
   int64_t fragElementBytes() const { return math == GemmMath::F16MMA ? 2 : 4; }
   int64_t inputStride() const { return depth + 16 / fragElementBytes(); }
   int64_t weightStride() const { return cols + 16 / fragElementBytes(); }
+  /// The epilogue writes the tile in `fragRows` passes, one fragment row of
+  /// every warp each: 16 rows per row of warps.
+  int64_t sumRows() const { return rows / fragRows; }
   int64_t sumStride() const;
   int64_t sharedBytes() const;
   /// What CUDA allows a kernel in static shared memory.

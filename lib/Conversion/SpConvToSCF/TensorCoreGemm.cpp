@@ -7,10 +7,11 @@
 // (WMMA in NVVM): the block's threads stage gathered input rows (rows x
 // depth) and the weight slice (depth x cols) in workgroup memory, row-major
 // with padded rows; each warp loads 16x16 fragments of them and accumulates
-// its fragments of the tile in f32 across all offsets and slices. At the end
-// the warps store their accumulators to a workgroup tile, and the block
-// writes the tile out with the bias, consecutive threads on consecutive
-// channels, each output once, rounded once to the result type.
+// its fragments of the tile in f32 across all offsets and slices. At the end,
+// one fragment row at a time, the warps store their accumulators to a
+// workgroup tile and the block writes it out with the bias, consecutive
+// threads on consecutive channels, each output once, rounded once to the
+// result type.
 //
 // f16 multiplies as f16 fragments (m16n16k16); bf16 as tf32 fragments
 // (m16n16k8), exactly, since every bf16 value is a tf32 value; f32 (only
@@ -86,7 +87,7 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
             workgroupType(context, {tiles.depth, weightStride}, fragElement),
             align);
         sumTile = memref::AllocaOp::create(
-            ab, loc, workgroupType(context, {tiles.rows, sumStride}, f32),
+            ab, loc, workgroupType(context, {tiles.sumRows(), sumStride}, f32),
             align);
       });
   OpBuilder &kb = tile.body;
@@ -129,57 +130,79 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
         SmallVector<Value> next(acc);
         for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
           Value k = indexConst(sb, sloc, k0);
-          SmallVector<Value> inputs, weights;
-          for (int64_t i = 0; i < tiles.fragRows; ++i)
-            inputs.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-                sb, sloc, inputType, inputTile,
-                ValueRange{fragIndex(sb, sloc, warpRow0, i), k},
-                sb.getIndexAttr(inputStride), UnitAttr()));
+          // The weights first, then one input fragment at a time: a warp
+          // holds its accumulators, the weight fragments and a single input
+          // fragment, which keeps a 4 x 2 warp tile near 128 registers.
+          SmallVector<Value> weights;
           for (int64_t j = 0; j < tiles.fragCols; ++j)
             weights.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
                 sb, sloc, weightType, weightTile,
                 ValueRange{k, fragIndex(sb, sloc, warpCol0, j)},
                 sb.getIndexAttr(weightStride), UnitAttr()));
-          for (int64_t i = 0; i < tiles.fragRows; ++i)
+          for (int64_t i = 0; i < tiles.fragRows; ++i) {
+            Value input = gpu::SubgroupMmaLoadMatrixOp::create(
+                sb, sloc, inputType, inputTile,
+                ValueRange{fragIndex(sb, sloc, warpRow0, i), k},
+                sb.getIndexAttr(inputStride), UnitAttr());
             for (int64_t j = 0; j < tiles.fragCols; ++j) {
               Value &sum = next[i * tiles.fragCols + j];
-              sum = gpu::SubgroupMmaComputeOp::create(
-                  sb, sloc, sumType, inputs[i], weights[j], sum, UnitAttr(),
-                  UnitAttr());
+              sum = gpu::SubgroupMmaComputeOp::create(sb, sloc, sumType, input,
+                                                      weights[j], sum,
+                                                      UnitAttr(), UnitAttr());
             }
+          }
         }
         return next;
       });
 
-  // The epilogue: the warps' fragments into the workgroup tile, then each
-  // output element written once, bias added here.
-  for (int64_t i = 0; i < tiles.fragRows; ++i)
+  // The epilogue, in one pass per fragment row: every warp stores its
+  // fragments of row i to the workgroup tile (16 rows per row of warps), and
+  // the block writes those rows out, bias added here, each output once. The
+  // passes keep the f32 sums of a 256-row tile within static shared memory.
+  Value warpRowOfSums = arith::MulIOp::create(
+      kb, loc, arith::DivUIOp::create(kb, loc, warp, warpsPerRow),
+      indexConst(kb, loc, 16));
+  for (int64_t i = 0; i < tiles.fragRows; ++i) {
     for (int64_t j = 0; j < tiles.fragCols; ++j)
       gpu::SubgroupMmaStoreMatrixOp::create(
           kb, loc, sums[i * tiles.fragCols + j], sumTile,
-          ValueRange{fragIndex(kb, loc, warpRow0, i),
-                     fragIndex(kb, loc, warpCol0, j)},
+          ValueRange{warpRowOfSums, fragIndex(kb, loc, warpCol0, j)},
           kb.getIndexAttr(sumStride), UnitAttr());
-  gpu::BarrierOp::create(kb, loc);
-  forEachItemOfBlock(
-      kb, loc, thread, threads, tiles.rows * tiles.cols,
-      [&](OpBuilder &ib, Location iloc, Value item) {
-        Value cols = indexConst(ib, iloc, tiles.cols);
-        Value m = arith::DivUIOp::create(ib, iloc, item, cols);
-        Value n = arith::RemUIOp::create(ib, iloc, item, cols);
-        Value slot = arith::AddIOp::create(ib, iloc, row0, m);
-        Value column = arith::AddIOp::create(ib, iloc, col0, n);
-        Value ok = arith::AndIOp::create(
-            ib, iloc,
-            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, slot,
-                                  operands.rows),
-            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
-                                  indexConst(ib, iloc, operands.channelsOut)));
-        auto write = scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
-        OpBuilder wb(write.thenBlock()->getTerminator());
-        Value row = rowOfSlot(wb, iloc, operands, slot);
-        storeOutput(
-            wb, iloc, operands, row, column,
-            memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n}));
-      });
+    gpu::BarrierOp::create(kb, loc);
+    forEachItemOfBlock(
+        kb, loc, thread, threads, tiles.sumRows() * tiles.cols,
+        [&](OpBuilder &ib, Location iloc, Value item) {
+          Value cols = indexConst(ib, iloc, tiles.cols);
+          Value sixteen = indexConst(ib, iloc, 16);
+          Value m = arith::DivUIOp::create(ib, iloc, item, cols);
+          Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+          // Sum row m is row m % 16 of fragment row i of warp row m / 16.
+          Value tileRow = arith::AddIOp::create(
+              ib, iloc,
+              arith::MulIOp::create(
+                  ib, iloc, arith::DivUIOp::create(ib, iloc, m, sixteen),
+                  indexConst(ib, iloc, 16 * tiles.fragRows)),
+              arith::AddIOp::create(
+                  ib, iloc, arith::RemUIOp::create(ib, iloc, m, sixteen),
+                  indexConst(ib, iloc, 16 * i)));
+          Value slot = arith::AddIOp::create(ib, iloc, row0, tileRow);
+          Value column = arith::AddIOp::create(ib, iloc, col0, n);
+          Value ok = arith::AndIOp::create(
+              ib, iloc,
+              arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, slot,
+                                    operands.rows),
+              arith::CmpIOp::create(
+                  ib, iloc, arith::CmpIPredicate::ult, column,
+                  indexConst(ib, iloc, operands.channelsOut)));
+          auto write =
+              scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
+          OpBuilder wb(write.thenBlock()->getTerminator());
+          Value row = rowOfSlot(wb, iloc, operands, slot);
+          storeOutput(
+              wb, iloc, operands, row, column,
+              memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n}));
+        });
+    // The next pass (or the next tile's epilogue) overwrites the sums.
+    gpu::BarrierOp::create(kb, loc);
+  }
 }

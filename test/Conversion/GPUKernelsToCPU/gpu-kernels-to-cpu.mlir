@@ -106,6 +106,38 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A per-thread slot for a vector wider than 512 bits (a tensor-core tile is
+// 256 elements) is heap memory, freed where the block ends; narrower ones
+// stay on the stack.
+// CHECK-LABEL: func.func private @wide
+// CHECK: arith.muli
+// CHECK: %[[THREADS:.*]] = arith.muli
+// CHECK-DAG: %[[WIDE:.*]] = memref.alloc(%[[THREADS]]) : memref<?xvector<17xf32>>
+// CHECK-DAG: %[[NARROW:.*]] = memref.alloca(%[[THREADS]]) : memref<?xvector<16xf32>>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK:   memref.load %[[WIDE]]
+// CHECK:   memref.load %[[NARROW]]
+// CHECK: }
+// CHECK-NEXT: memref.dealloc %[[WIDE]]
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @wide(%a: memref<?xvector<17xf32>>, %b: memref<?xvector<16xf32>>) kernel {
+      %tid = gpu.thread_id x
+      %x = memref.load %a[%tid] : memref<?xvector<17xf32>>
+      %y = memref.load %b[%tid] : memref<?xvector<16xf32>>
+      gpu.barrier
+      memref.store %x, %a[%tid] : memref<?xvector<17xf32>>
+      memref.store %y, %b[%tid] : memref<?xvector<16xf32>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A loop around barriers runs once for the block, with the phases of its
 // body inside; its iteration argument lives per thread (initialised before
 // the loop, copied at the end of each iteration, read after it).

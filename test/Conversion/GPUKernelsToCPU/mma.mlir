@@ -3,7 +3,8 @@
 // Every lane holds a whole tile as a row-major vector: a load reads each
 // element at first + r * ld + c (c * ld + r with transpose) through a flat
 // view of the buffer; compute multiplies in f32 in k order and rounds to
-// C's type; a store writes the elements lane, lane + 32, ... of the tile;
+// C's type, each lane only the elements lane, lane + 32, ... (the others
+// keep C's), which are those a store writes;
 // iteration arguments of tile type become vectors.
 // CHECK-LABEL: func.func private @tile
 // CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<f16> to memref<?xf16>
@@ -11,7 +12,9 @@
 // CHECK:   memref.load %[[FLAT]]
 // CHECK:   vector.insert
 // CHECK: scf.for {{.*}} -> (vector<256xf16>)
-// CHECK: scf.for {{.*}} -> (vector<256xf16>)
+// CHECK: %[[C:.*]] = scf.for {{.*}} -> (vector<256xf16>)
+// CHECK: %[[CLANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK: scf.for %{{.*}} = %[[CLANE]] to %{{.*}} step %c32{{.*}} iter_args(%{{.*}} = %[[C]]) -> (vector<256xf16>)
 // CHECK:   scf.for {{.*}} -> (f32)
 // CHECK:     arith.extf %{{.*}} : f16 to f32
 // CHECK:     arith.mulf %{{.*}} : f32

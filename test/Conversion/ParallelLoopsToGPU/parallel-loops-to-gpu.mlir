@@ -201,3 +201,21 @@ func.func @tiled(%a: memref<?xf32>, %tiles: index) {
   } {spconv.kernel = "conv_f32_4x4", spconv.tile = {threads = 64 : i64}}
   return
 }
+
+// -----
+
+// A register budget of the tiles (max_registers) becomes the kernel's
+// nvvm.maxnreg, PTX's .maxnreg.
+// CHECK-LABEL: func.func @budget
+// CHECK: gpu.func @spconv_conv_f16_64x64({{.*}} kernel attributes {nvvm.maxnreg = 128 : i32, spconv.tile = {max_registers = 128 : i64, threads = 256 : i64}}
+func.func @budget(%a: memref<?xf32>, %tiles: index) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %tiles, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%tx] : memref<?xf32>
+    memref.store %v, %a[%bx] : memref<?xf32>
+    gpu.terminator
+  } {spconv.kernel = "conv_f16_64x64", spconv.tile = {max_registers = 128 : i64, threads = 256 : i64}}
+  return
+}

@@ -80,15 +80,15 @@
 // GATHER-NOT: gpu.launch
 // GATHER: } {spconv.kernel = "conv_f32_16x32"}
 //
-// With TF32, f32 runs on tensor cores: 128 rows x 32 channels (four warps
-// of 2 x 2 fragments, each warp 32 rows; eight would pass the 48 KiB of
-// static shared memory), 16 input channels per slice, two k = 8
+// With TF32, f32 runs on tensor cores: 256 rows x 32 channels (eight warps
+// of 2 x 2 fragments, each warp 32 rows), 16 input channels per slice, two
+// k = 8
 // fragment steps; staged values rounded to TF32 (add half an ulp, clear 13
 // bits, infinities and NaNs kept); the rows of each buffer padded by 16 bytes
 // and 32-byte aligned, as WMMA wants.
 // TF32-LABEL: func.func @conv
-// TF32: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128
-// TF32: %[[IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x20xf32, #gpu.address_space<workgroup>>
+// TF32: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256
+// TF32: %[[IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<256x20xf32, #gpu.address_space<workgroup>>
 // TF32: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<16x36xf32, #gpu.address_space<workgroup>>
 // TF32: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>
 // TF32: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
@@ -100,20 +100,31 @@
 // TF32: memref.store %{{.*}}, %[[IN]]
 // TF32: memref.store %{{.*}}, %[[W]]
 // TF32: gpu.barrier
-// TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index} : memref<128x20xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x8xf32, "AOp">
+// Per fragment step the warp's weight fragments, then one input fragment at
+// a time with its multiplies.
 // TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[W]][%c0{{.*}}, %{{.*}}] {leadDimension = 36 : index} : memref<16x36xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<8x16xf32, "BOp">
-// TF32-COUNT-4: gpu.subgroup_mma_compute
-// TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c8] {leadDimension = 20 : index}
+// TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index} : memref<256x20xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x8xf32, "AOp">
+// TF32-COUNT-2: gpu.subgroup_mma_compute
+// TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index}
+// TF32-COUNT-2: gpu.subgroup_mma_compute
+// TF32: gpu.subgroup_mma_load_matrix %[[W]][%c8{{.*}}, %{{.*}}] {leadDimension = 36 : index}
 // TF32: gpu.barrier
-// The epilogue: fragments into workgroup memory, a barrier, then each
-// output written once by consecutive threads, bias added in f32.
-// TF32-COUNT-4: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// The epilogue, once per fragment row of the warps: their fragments into
+// workgroup memory (16 rows per warp), a barrier, then each output of those
+// rows written once by consecutive threads, bias added in f32, a barrier.
+// TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
 // TF32: gpu.barrier
-// TF32: scf.for %{{.*}} = %{{.*}} to %c4096 step %c128
+// TF32: scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c256
 // TF32: memref.load %[[SUM]]
 // TF32: arith.addf
 // TF32: memref.store
-// TF32: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "mma-tf32", rows = 128 : i64, threads = 128 : i64, warp_cols = 32 : i64, warp_rows = 32 : i64}}
+// TF32: gpu.barrier
+// TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// TF32: gpu.barrier
+// TF32: scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c256
+// TF32: gpu.barrier
+// TF32-NOT: gpu.subgroup_mma_store_matrix
+// TF32: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "mma-tf32", rows = 256 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 32 : i64}}
 func.func @conv(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
                 %features: tensor<?x16xf32>, %w: tensor<27x16x32xf32>,
                 %b: tensor<32xf32>) -> tensor<?x32xf32> {
@@ -136,7 +147,7 @@ func.func @conv(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // CHECK: gpu.launch
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x24xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>
-// CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x20xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<128x20xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: arith.extf
 // CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK-NOT: gpu.subgroup_mma_compute
@@ -183,6 +194,46 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
       : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
         tensor<?x?xf32>, tensor<27x?x?xf32> -> tensor<?x?xf32>
   return %out : tensor<?x?xf32>
+}
+
+// -----
+
+// 64 output channels in f16: each of the eight warps owns 4 x 2 fragments
+// (256 x 64 tiles), 32 input channels per slice, a register budget for two
+// blocks per SM; the epilogue writes the tile in four passes of 64 rows
+// (one fragment row of every warp each), so that its f32 sums take 64 rows
+// of workgroup memory, not 256.
+// CHECK-LABEL: func.func @conv_f16_64
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x40xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<64x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
+// CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: gpu.barrier
+// CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: gpu.barrier
+// CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: gpu.barrier
+// CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.subgroup_mma_store_matrix
+// CHECK: spconv.kernel = "conv_f16_64x64", spconv.tile = {cols = 64 : i64, depth = 32 : i64, math = "mma-f16", max_registers = 128 : i64, rows = 256 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 64 : i64}
+func.func @conv_f16_64(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                       %features: tensor<?x64xf16>, %w: tensor<27x64x64xf16>) -> tensor<?x64xf16> {
+  %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+  %out = spconv.rulebook_conv %rb, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x64xf16>, tensor<27x64x64xf16> -> tensor<?x64xf16>
+  return %out : tensor<?x64xf16>
 }
 
 // -----

@@ -441,6 +441,10 @@ def cases():
     c.append(Case("regular_3d_bf16", "regular", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[8, 8, 8], sites=100, dtype="bf16", bias=True))
     c.append(Case("transposed_2d_bf16", "transposed", None, [3, 3], stride=[2, 2], grid=[6, 6], sites=20, cin=9, cout=17, dtype="bf16", bias=True))
     c.append(Case("subm_3d_f16_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=300, cin=40, cout=70, dtype="f16", bias=True))
+    # 64 output channels: the GPU's tallest tensor-core tiles (4 x 2
+    # fragments per warp, epilogue in four passes), partial in rows.
+    c.append(Case("subm_3d_bf16_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=280, cin=24, cout=64, dtype="bf16", bias=True))
+    c.append(Case("subm_3d_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=270, cin=33, cout=64, bias=True))
     c.append(Case("subm_3d_empty", "subm", None, [3, 3, 3], grid=[5, 5, 5], sites=0))
     c.append(Case("subm_3d_dynamic_channels", "subm", None, [3, 3, 3], grid=[6, 6, 6], sites=80, bias=True, dynamic_channels=True))
     c.append(Case("regular_2d_dynamic_channels_f16", "regular", None, [3, 3], stride=[2, 2], grid=[9, 9], sites=40, dtype="f16", dynamic_channels=True))
