@@ -104,8 +104,10 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
   lowering.gpuMatmul = gpuMatmul.str();
   pm.addPass(createConvertSpConvToSCFPass(lowering));
   addBufferization(pm);
-  // Matmuls and element-wise ops: parallel loops over their parallel
-  // dimensions, sequential reductions inside.
+  // Matmuls, element-wise ops and copies of strided views
+  // (concatenations): parallel loops over their parallel dimensions,
+  // sequential reductions inside.
+  pm.addNestedPass<func::FuncOp>(createSpConvGPUStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSpConvParallelLoopsToGPUPass(

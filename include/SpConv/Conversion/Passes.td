@@ -286,6 +286,26 @@ def SpConvGPUCheckNVPTXTypesPass
   }];
 }
 
+def SpConvGPUStridedCopiesPass
+    : Pass<"spconv-gpu-strided-copies", "::mlir::func::FuncOp"> {
+  let summary = "Make copies of strided views parallel loops, for kernels";
+  let description = [{
+    A `memref.copy` whose source or target has a non-identity layout (a
+    concatenation writing a strided view of its result's columns) becomes
+    upstream's `linalg.copy` lowered to an `scf.parallel` nest, tagged
+    `spconv.kernel = "strided_copy"`, which `spconv-parallel-loops-to-gpu`
+    makes a kernel. Left a copy, it would run on the host: both buffers in
+    managed memory, and a host wait for the kernels that wrote the source.
+    Copies of whole buffers (identity layouts on both sides) stay: they
+    become `gpu.memcpy` in `spconv-gpu-memory`.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
   let summary = "Place the host functions' buffers in device, managed or "
                 "host memory";
