@@ -5,8 +5,9 @@
 // The same program drives both targets: for the CPU (net.o compiled with
 // --target cpu) buffers are the program's own and results are freed with
 // free(); for CUDA (SPCONV_AOT_CUDA, --target cuda) arguments are copied to
-// managed memory and results are freed with mgpuMemFree, as net.h's notes
-// say.
+// device memory, results are device memory copied back to the host to be
+// read, and freed with mgpuMemFree, as net.h's notes say: explicit copies
+// at the network's edges only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace aot {
@@ -35,7 +37,7 @@ inline std::string targetUnavailable() {
 }
 
 /// Arguments the compiled code can read: the vectors themselves on the CPU,
-/// managed copies (freed with this object) for CUDA.
+/// device copies (freed with this object) for CUDA.
 class ArgumentMemory {
 public:
   ArgumentMemory() = default;
@@ -51,12 +53,15 @@ public:
   template <typename T> T *place(std::vector<T> &values) {
 #ifdef SPCONV_AOT_CUDA
     size_t bytes = std::max<size_t>(1, values.size()) * sizeof(T);
-    auto *copy = static_cast<T *>(mgpuMemAlloc(bytes, nullptr, true));
+    auto *copy = static_cast<T *>(mgpuMemAlloc(bytes, nullptr, false));
     if (!copy)
       return nullptr;
-    std::copy(values.begin(), values.end(), copy);
     copies.push_back(copy);
-    return copy;
+    // Upload, then wait: the compiled code runs on a stream of its own.
+    spconv_rt_clear_error();
+    mgpuMemcpy(copy, values.data(), values.size() * sizeof(T), nullptr);
+    mgpuStreamSynchronize(nullptr);
+    return *spconv_rt_last_error() ? nullptr : copy;
 #else
     return values.data();
 #endif
@@ -65,6 +70,40 @@ public:
 private:
   std::vector<void *> copies;
 };
+
+/// A descriptor of `memref`'s elements that the host can read: `memref`
+/// itself on the CPU; for CUDA, a copy of the span they cover (from the
+/// aligned pointer to the last element) in `staging`. Null data on a failed
+/// copy.
+template <typename Memref>
+Memref readableOnHost(const Memref &memref,
+                      std::vector<unsigned char> &staging) {
+#ifdef SPCONV_AOT_CUDA
+  using T = std::remove_pointer_t<decltype(memref.aligned)>;
+  constexpr int rank = sizeof(memref.sizes) / sizeof(memref.sizes[0]);
+  int64_t last = memref.offset;
+  for (int d = 0; d < rank; ++d)
+    last += (memref.sizes[d] - 1) * memref.strides[d];
+  bool empty = false;
+  for (int d = 0; d < rank; ++d)
+    empty |= memref.sizes[d] == 0;
+  size_t bytes = empty ? 0 : size_t(last + 1) * sizeof(T);
+  staging.resize(bytes);
+  Memref copy = memref;
+  copy.allocated = copy.aligned = reinterpret_cast<T *>(staging.data());
+  if (bytes) {
+    spconv_rt_clear_error();
+    mgpuMemcpy(staging.data(), memref.aligned, bytes, nullptr);
+    mgpuStreamSynchronize(nullptr);
+    if (*spconv_rt_last_error())
+      copy.allocated = copy.aligned = nullptr;
+  }
+  return copy;
+#else
+  (void)staging;
+  return memref;
+#endif
+}
 
 /// Frees a result buffer of the compiled code.
 inline void releaseResult(void *buffer) {

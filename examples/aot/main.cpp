@@ -94,10 +94,18 @@ Memref describe(T *data, std::vector<int64_t> shape) {
 
 /// Copies a rank-2 result (any strides) into an array of `dtype`.
 template <typename Memref>
-npy::NpyArray toArray(const Memref &memref, npy::DType dtype) {
+npy::NpyArray toArray(const Memref &result, npy::DType dtype) {
+  std::vector<unsigned char> staging;
+  Memref memref = aot::readableOnHost(result, staging);
   using T = std::remove_pointer_t<decltype(memref.aligned)>;
   npy::NpyArray array =
       npy::NpyArray::zeros(dtype, {memref.sizes[0], memref.sizes[1]});
+  if (!memref.aligned && memref.sizes[0] * memref.sizes[1] != 0) {
+    std::fprintf(stderr,
+                 "spconv-aot-example: cannot copy a result to the host: %s\n",
+                 spconv_rt_last_error());
+    std::exit(1);
+  }
   T *out = array.dataAs<T>();
   for (int64_t i = 0; i < memref.sizes[0]; ++i)
     for (int64_t j = 0; j < memref.sizes[1]; ++j)

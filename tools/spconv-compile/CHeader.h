@@ -21,8 +21,8 @@ struct HeaderInfo {
   std::string guard;
   /// How the code was compiled ("target cpu, openmp"), for the banner.
   std::string compiledWith;
-  /// Arguments and results are CUDA managed memory (--target cuda).
-  bool managedMemory = false;
+  /// Arguments and results are GPU memory (--target cuda).
+  bool gpuMemory = false;
   /// Libraries the object calls into.
   std::vector<std::string> libraries;
   /// Operation labels by profile id, when compiled with --profile.

@@ -63,8 +63,8 @@ static cl::opt<std::string>
     target("target",
            cl::desc("What to compile for: cpu (spconv-to-cpu) or cuda "
                     "(spconv-to-cuda: host code for this CPU that launches "
-                    "kernels embedded in the object; buffers are CUDA "
-                    "managed memory)"),
+                    "kernels embedded in the object; arguments and results "
+                    "are GPU memory)"),
            cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     gpuChip("gpu-chip",
@@ -275,7 +275,7 @@ int main(int argc, char **argv) {
   info.sourceName = llvm::sys::path::filename(inputFile).str();
   info.guard = guardForPath(headerFile);
   info.compiledWith = describeCompilation();
-  info.managedMemory = target == "cuda";
+  info.gpuMemory = target == "cuda";
   // The labels are for the header, not for the LLVM translation.
   if (auto labels =
           (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {

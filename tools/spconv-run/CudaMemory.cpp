@@ -1,13 +1,15 @@
-//===- CudaMemory.cpp - Managed buffers for spconv-run --target cuda ------===//
+//===- CudaMemory.cpp - Device buffers for spconv-run --target cuda -------===//
 //
 // Part of the spconv-mlir project.
+//
+// The copies run on the default stream and wait for it: the compiled
+// functions return only when their own stream is done, so the copies see
+// complete results, and inputs are complete before a function starts.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaMemory.h"
 #include "spconv-rt/SpConvRuntime.h"
-
-#include <cstring>
 
 using namespace spconv::run;
 
@@ -23,16 +25,36 @@ std::string spconv::run::cudaUnavailable() {
   return "";
 }
 
-void *spconv::run::copyToManaged(const void *data, size_t bytes) {
+/// Whether the runtime's mgpu* wrappers reported no error since the last
+/// spconv_rt_clear_error().
+static bool succeeded() { return *spconv_rt_last_error() == '\0'; }
+
+void *spconv::run::copyToDevice(const void *data, size_t bytes) {
   if (bytes == 0)
     return nullptr;
-  void *copy = mgpuMemAlloc(bytes, /*stream=*/nullptr, /*isHostShared=*/true);
-  if (copy)
-    std::memcpy(copy, data, bytes); // managed memory is host-accessible
+  spconv_rt_clear_error();
+  void *copy = mgpuMemAlloc(bytes, /*stream=*/nullptr, /*isHostShared=*/false);
+  if (!copy)
+    return nullptr;
+  mgpuMemcpy(copy, const_cast<void *>(data), bytes, /*stream=*/nullptr);
+  mgpuStreamSynchronize(/*stream=*/nullptr);
+  if (!succeeded()) {
+    mgpuMemFree(copy, /*stream=*/nullptr);
+    return nullptr;
+  }
   return copy;
 }
 
-void spconv::run::freeManaged(void *pointer) {
+bool spconv::run::copyToHost(void *target, const void *source, size_t bytes) {
+  if (bytes == 0)
+    return true;
+  spconv_rt_clear_error();
+  mgpuMemcpy(target, const_cast<void *>(source), bytes, /*stream=*/nullptr);
+  mgpuStreamSynchronize(/*stream=*/nullptr);
+  return succeeded();
+}
+
+void spconv::run::freeDevice(void *pointer) {
   mgpuMemFree(pointer, /*stream=*/nullptr);
 }
 
@@ -43,8 +65,10 @@ std::string spconv::run::cudaUnavailable() {
          "when it was configured)";
 }
 
-void *spconv::run::copyToManaged(const void *, size_t) { return nullptr; }
+void *spconv::run::copyToDevice(const void *, size_t) { return nullptr; }
 
-void spconv::run::freeManaged(void *) {}
+bool spconv::run::copyToHost(void *, const void *, size_t) { return false; }
+
+void spconv::run::freeDevice(void *) {}
 
 #endif

@@ -1,12 +1,12 @@
-//===- CudaMemory.h - Managed buffers for spconv-run --target cuda -*- C++
-//-*-===//
+//===- CudaMemory.h - Device buffers for spconv-run --target cuda -*- C++ -*-//
 //
 // Part of the spconv-mlir project.
 //
 // The CUDA target's functions take device-accessible buffers and return
-// managed ones (see spconv-gpu-memory): the runner copies its inputs into
-// managed memory and frees the results there. Without the runtime's CUDA
-// library, every function here reports why.
+// device buffers (managed ones where the function's host code touches them;
+// see spconv-gpu-memory): the runner uploads its inputs to device memory
+// and copies the results back, explicit copies at the network's edges.
+// Without the runtime's CUDA library, every function here reports why.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,12 +22,17 @@ namespace spconv::run {
 /// driver, no device), or empty when it can.
 std::string cudaUnavailable();
 
-/// A managed copy of `bytes` bytes at `data`; null on failure (the
-/// runtime's last error says why) or when `bytes` is 0.
-void *copyToManaged(const void *data, size_t bytes);
+/// A device copy of `bytes` bytes at `data`, complete when this returns;
+/// null on failure (the runtime's last error says why) or when `bytes` is 0.
+void *copyToDevice(const void *data, size_t bytes);
 
-/// Frees what copyToManaged or the compiled code allocated.
-void freeManaged(void *pointer);
+/// Copies `bytes` bytes of device (or managed) memory at `source` to host
+/// memory at `target`; false on failure (the runtime's last error says why).
+bool copyToHost(void *target, const void *source, size_t bytes);
+
+/// Frees what copyToDevice or the compiled code allocated (device or
+/// managed memory).
+void freeDevice(void *pointer);
 
 } // namespace spconv::run
 

@@ -27,6 +27,17 @@ std::vector<int64_t> run::makeDescriptor(npy::NpyArray &array) {
   return words;
 }
 
+int64_t run::spanElements(const int64_t *descriptor, int64_t rank) {
+  int64_t last = descriptor[2];
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = descriptor[3 + d];
+    if (size == 0)
+      return 0;
+    last += (size - 1) * descriptor[3 + rank + d];
+  }
+  return last + 1;
+}
+
 npy::NpyArray run::copyResult(const int64_t *descriptor, int64_t rank,
                               npy::DType dtype) {
   std::vector<int64_t> shape(descriptor + 3, descriptor + 3 + rank);

@@ -25,6 +25,10 @@ inline size_t descriptorWords(int64_t rank) { return 3 + 2 * rank; }
 /// A descriptor of a contiguous, row-major view of `array`'s data.
 std::vector<int64_t> makeDescriptor(npy::NpyArray &array);
 
+/// Elements from the memref's aligned pointer to its last element (0 when
+/// it has none): what a copy of its contents must cover.
+int64_t spanElements(const int64_t *descriptor, int64_t rank);
+
 /// Copies the memref described at `descriptor` (any strides) into a new
 /// array of `dtype`.
 npy::NpyArray copyResult(const int64_t *descriptor, int64_t rank,

@@ -42,9 +42,10 @@
 using namespace mlir;
 namespace npy = ::spconv::npy;
 namespace run = ::spconv::run;
-using run::copyToManaged;
+using run::copyToDevice;
+using run::copyToHost;
 using run::cudaUnavailable;
-using run::freeManaged;
+using run::freeDevice;
 
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::desc("<FILE.mlir>"),
@@ -84,9 +85,9 @@ static llvm::cl::opt<int> repeat(
 static llvm::cl::opt<std::string> target(
     "target",
     llvm::cl::desc("Where to run: cpu (spconv-to-cpu), cuda (spconv-to-cuda; "
-                   "needs a GPU, inputs and results live in CUDA managed "
-                   "memory) or gpu-emulator (the CUDA target's kernels run "
-                   "on the CPU, for testing: spconv-to-gpu-emulator)"),
+                   "needs a GPU; inputs are copied to device memory and "
+                   "results back) or gpu-emulator (the CUDA target's kernels "
+                   "run on the CPU, for testing: spconv-to-gpu-emulator)"),
     llvm::cl::init("cpu"));
 static llvm::cl::opt<int64_t> chunkBytes(
     "chunk-bytes",
@@ -392,22 +393,21 @@ int main(int argc, char **argv) {
 
   // _mlir_ciface_NAME([results*], args*...), called through its packed form.
   std::vector<std::vector<int64_t>> descriptors;
-  // On the GPU, the compiled code reads its inputs through managed copies.
-  std::vector<void *> managedInputs;
-  llvm::scope_exit freeManagedInputs([&] {
-    for (void *pointer : managedInputs)
-      freeManaged(pointer);
+  // On the GPU, the compiled code reads device copies of its inputs.
+  std::vector<void *> deviceInputs;
+  llvm::scope_exit freeDeviceInputs([&] {
+    for (void *pointer : deviceInputs)
+      freeDevice(pointer);
   });
   for (npy::NpyArray &array : arrays) {
     descriptors.push_back(run::makeDescriptor(array));
     if (!onGPU)
       continue;
-    void *copy = copyToManaged(array.data.data(), array.data.size());
+    void *copy = copyToDevice(array.data.data(), array.data.size());
     if (!copy && !array.data.empty())
-      return fail("--target cuda: cannot allocate managed memory for an "
-                  "input: " +
+      return fail("--target cuda: cannot copy an input to the device: " +
                   std::string(spconv_rt_last_error()));
-    managedInputs.push_back(copy);
+    deviceInputs.push_back(copy);
     descriptors.back()[0] = descriptors.back()[1] =
         reinterpret_cast<int64_t>(copy);
   }
@@ -437,7 +437,7 @@ int main(int argc, char **argv) {
       int64_t allocated = descriptor[0];
       if (!inputPointers.count(allocated) && freed.insert(allocated).second) {
         if (onGPU)
-          freeManaged(reinterpret_cast<void *>(allocated));
+          freeDevice(reinterpret_cast<void *>(allocated));
         else
           std::free(reinterpret_cast<void *>(allocated));
       }
@@ -470,7 +470,24 @@ int main(int argc, char **argv) {
   std::vector<npy::NpyArray> outputs;
   const int64_t *descriptor = results.data();
   for (auto [dtype, rank] : llvm::zip_equal(resultTypes, resultRanks)) {
-    outputs.push_back(run::copyResult(descriptor, rank, dtype));
+    if (!onGPU) {
+      outputs.push_back(run::copyResult(descriptor, rank, dtype));
+      descriptor += run::descriptorWords(rank);
+      continue;
+    }
+    // A device result: its elements' span copied to the host first.
+    size_t bytes = run::spanElements(descriptor, rank) * npy::dtypeSize(dtype);
+    std::vector<uint8_t> staging(bytes);
+    if (!copyToHost(staging.data(),
+                    reinterpret_cast<const void *>(descriptor[1]), bytes)) {
+      freeResults();
+      return fail("--target cuda: cannot copy a result to the host: " +
+                  std::string(spconv_rt_last_error()));
+    }
+    std::vector<int64_t> onHost(descriptor,
+                                descriptor + run::descriptorWords(rank));
+    onHost[1] = reinterpret_cast<int64_t>(staging.data());
+    outputs.push_back(run::copyResult(onHost.data(), rank, dtype));
     descriptor += run::descriptorWords(rank);
   }
   freeResults();

@@ -315,8 +315,10 @@ def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
 
     - only the device touches its contents (kernel operands, the runtime's
       CUDA primitives `spconv_rt_cuda_*`): device memory, `gpu.alloc`;
+    - a result of a public function counts as device use: the caller
+      outside the module copies it explicitly;
     - the host code reads or writes it too (`memref.load` / `store`, the
-      CPU runtime), or it escapes (returned, yielded from a region, passed
+      CPU runtime), or it escapes otherwise (yielded from a region, passed
       to a function of the module): CUDA managed memory, `gpu.alloc
       host_shared`, one pointer valid on both sides;
     - only the host touches it: it stays host memory.

@@ -6,8 +6,10 @@
 // device memory when only the device touches its contents (kernels, the
 // runtime's CUDA primitives), managed memory when the host code reads or
 // writes it too, host memory when only the host does. Uses are followed
-// through views and casts; a buffer that escapes (returned, yielded, passed
-// to a function of the module) may be touched by either side. A copy of
+// through views and casts. A result of a public function is the caller's to
+// copy (device memory, by the ABI); a buffer that escapes otherwise
+// (yielded, passed to a function of the module) may be touched by either
+// side. A copy of
 // whole buffers touches neither: it becomes a gpu.memcpy between whatever
 // memory its ends got (a build's status read-back: device to host).
 //
@@ -74,6 +76,14 @@ void collectAccess(Value buffer, Access &access) {
       continue;
     if (isa<memref::LoadOp, memref::StoreOp>(user)) {
       access.host = true;
+      continue;
+    }
+    // A result of a public function goes to a caller outside the module,
+    // which copies it explicitly (the ABI): device memory, unless the
+    // function's own host code touches it too.
+    if (isa<func::ReturnOp>(user) &&
+        cast<func::FuncOp>(user->getParentOp()).isPublic()) {
+      access.device = true;
       continue;
     }
     if (auto call = dyn_cast<func::CallOp>(user)) {

@@ -51,22 +51,41 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A buffer that leaves the function may be read by the caller on the host:
-// managed. One the CPU runtime reads is managed too.
+// A result of a public function is the caller's to copy (the ABI): device
+// memory, like a buffer only kernels touch; the caller outside the module
+// does not count as host code. A result the function's own host code reads
+// is managed, as is one the CPU runtime reads, and one a private function
+// returns (its caller in the module may touch it on either side).
 // CHECK-LABEL: func.func @escapes
-// CHECK: %[[RESULT:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xf32>
+// CHECK: %[[RESULT:.*]] = gpu.alloc  (%{{.*}}) : memref<?xf32>
+// CHECK: %[[READ:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xf32>
 // CHECK: %[[KEYS:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xi64>
-// CHECK: return %[[RESULT]]
+// CHECK: return %[[RESULT]], %[[READ]]
+// CHECK-LABEL: func.func private @helper
+// CHECK: %[[INNER:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xf32>
+// CHECK: return %[[INNER]]
 module attributes {gpu.container_module} {
   func.func private @spconv_rt_memref_unique(memref<?xi64>) -> i32
-  func.func @escapes(%n: index) -> memref<?xf32> {
+  func.func @escapes(%n: index) -> (memref<?xf32>, memref<?xf32>, f32) {
+    %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %result = memref.alloc(%n) : memref<?xf32>
+    %read = memref.alloc(%n) : memref<?xf32>
     %keys = memref.alloc(%n) : memref<?xi64>
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%result : memref<?xf32>, %keys : memref<?xi64>)
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%read : memref<?xf32>, %keys : memref<?xi64>)
     %s = func.call @spconv_rt_memref_unique(%keys) : (memref<?xi64>) -> i32
+    %first = memref.load %read[%c0] : memref<?xf32>
     memref.dealloc %keys : memref<?xi64>
-    return %result : memref<?xf32>
+    return %result, %read, %first : memref<?xf32>, memref<?xf32>, f32
+  }
+  func.func private @helper(%n: index) -> memref<?xf32> {
+    %c1 = arith.constant 1 : index
+    %inner = memref.alloc(%n) : memref<?xf32>
+    %keys = memref.alloc(%n) : memref<?xi64>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%inner : memref<?xf32>, %keys : memref<?xi64>)
+    memref.dealloc %keys : memref<?xi64>
+    return %inner : memref<?xf32>
   }
   gpu.module @kernels {
     gpu.func @k(%a: memref<?xf32>, %b: memref<?xi64>) kernel {
