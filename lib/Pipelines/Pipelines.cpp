@@ -84,6 +84,7 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize());
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);
+  pm.addPass(createSpConvCheckLoweredPass({"spconv-to-cpu"}));
 }
 
 /// The GPU targets' common part: loops shaped for one thread per item,
@@ -143,6 +144,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
   nvvm.cubinFormat = options.format;
   nvvm.optLevel = options.optLevel;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  pm.addPass(createSpConvCheckLoweredPass({"spconv-to-cuda"}));
 }
 
 void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
@@ -154,6 +156,7 @@ void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
       SpConvGPUKernelsToCPUPassOptions{options.raceCheck}));
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);
+  pm.addPass(createSpConvCheckLoweredPass({"spconv-to-gpu-emulator"}));
 }
 
 void mlir::spconv::registerSpConvPipelines() {

@@ -120,4 +120,25 @@ def SpConvMatmulToRowLoopsPass
   ];
 }
 
+def SpConvCheckLoweredPass : Pass<"spconv-check-lowered", "::mlir::ModuleOp"> {
+  let summary = "Fail unless only ops that translate to LLVM IR are left";
+  let description = [{
+    The last pass of `spconv-to-cpu`, `spconv-to-cuda` and
+    `spconv-to-gpu-emulator`. Dialect conversion to LLVM is partial: an op
+    whose lowering is not registered in the context (an embedder's registry
+    without our dialects' conversions, say) stays, and the pipeline would
+    succeed with it in the output. This pass fails instead, naming the
+    first such op and the pipeline that left it.
+
+    What may remain: `builtin.module`, the LLVM dialect, the OpenMP dialect
+    (the CPU's threads; translated to LLVM IR with its runtime calls), and
+    the CUDA host code's `gpu.binary` and `gpu.launch_func` (translated by
+    the binary's offloading handler).
+  }];
+  let options = [
+    Option<"pipeline", "pipeline", "std::string", /*default=*/"\"\"",
+           "The pipeline named in the error (empty: the pass itself)">
+  ];
+}
+
 #endif // SPCONV_TRANSFORMS_PASSES_TD
