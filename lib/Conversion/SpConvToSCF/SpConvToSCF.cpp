@@ -51,8 +51,11 @@ static void stripGridEncodings(ModuleOp module) {
       for (Block &block : region)
         for (BlockArgument argument : block.getArguments())
           argument.setType(stripGrid(argument.getType()));
-    if (auto function = dyn_cast<FunctionOpInterface>(op)) {
-      auto type = cast<FunctionType>(function.getFunctionType());
+    // Functions typed otherwise (llvm.func) hold no tensors.
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (auto type = function
+                        ? dyn_cast<FunctionType>(function.getFunctionType())
+                        : FunctionType()) {
       SmallVector<Type> inputs =
           llvm::map_to_vector(type.getInputs(), stripGrid);
       SmallVector<Type> results =
