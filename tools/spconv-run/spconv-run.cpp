@@ -470,25 +470,24 @@ int main(int argc, char **argv) {
   std::vector<npy::NpyArray> outputs;
   const int64_t *descriptor = results.data();
   for (auto [dtype, rank] : llvm::zip_equal(resultTypes, resultRanks)) {
-    if (!onGPU) {
-      outputs.push_back(run::copyResult(descriptor, rank, dtype));
-      descriptor += run::descriptorWords(rank);
-      continue;
-    }
+    size_t words = run::descriptorWords(rank);
     // A device result: its elements' span copied to the host first.
-    size_t bytes = run::spanElements(descriptor, rank) * npy::dtypeSize(dtype);
-    std::vector<uint8_t> staging(bytes);
-    if (!copyToHost(staging.data(),
-                    reinterpret_cast<const void *>(descriptor[1]), bytes)) {
-      freeResults();
-      return fail("--target cuda: cannot copy a result to the host: " +
-                  std::string(spconv_rt_last_error()));
+    std::vector<int64_t> onHost(descriptor, descriptor + words);
+    std::vector<uint8_t> staging;
+    if (onGPU) {
+      staging.resize(run::spanElements(descriptor, rank) *
+                     npy::dtypeSize(dtype));
+      if (!copyToHost(staging.data(),
+                      reinterpret_cast<const void *>(descriptor[1]),
+                      staging.size())) {
+        freeResults();
+        return fail("--target cuda: cannot copy a result to the host: " +
+                    std::string(spconv_rt_last_error()));
+      }
+      onHost[1] = reinterpret_cast<int64_t>(staging.data());
     }
-    std::vector<int64_t> onHost(descriptor,
-                                descriptor + run::descriptorWords(rank));
-    onHost[1] = reinterpret_cast<int64_t>(staging.data());
     outputs.push_back(run::copyResult(onHost.data(), rank, dtype));
-    descriptor += run::descriptorWords(rank);
+    descriptor += words;
   }
   freeResults();
   if (!runtimeError.empty())

@@ -75,9 +75,8 @@ GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
     // the offsets it visits, and at 64 channels those weights are as large
     // as the gathered rows (docs/GPU.md's model: 256 rows halve them against
     // 128). Narrower outputs have small weights: 2 x 2 or 2 x 1 fragments
-    // per warp, 256 rows x 32 or 16 (128 x 32 in fact: 256 would not fit in
-    // shared memory). bf16 multiplies as tf32, which holds every bf16 value
-    // exactly.
+    // per warp, 256 rows x 32 or 16. bf16 multiplies as tf32, which holds
+    // every bf16 value exactly.
     tiles.math = elementType.isF16() ? GemmMath::F16MMA : GemmMath::TF32MMA;
     tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 16, 64);
     tiles.fragCols = tiles.cols >= 32 ? 2 : 1;

@@ -96,9 +96,9 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   // This warp's fragments start at (warpRow0 + 16 i, warpCol0 + 16 j).
   Value warp = arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, 32));
   Value warpsPerRow = indexConst(kb, loc, tiles.warpsPerRow());
+  Value rowOfWarps = arith::DivUIOp::create(kb, loc, warp, warpsPerRow);
   Value warpRow0 = arith::MulIOp::create(
-      kb, loc, arith::DivUIOp::create(kb, loc, warp, warpsPerRow),
-      indexConst(kb, loc, 16 * tiles.fragRows));
+      kb, loc, rowOfWarps, indexConst(kb, loc, 16 * tiles.fragRows));
   Value warpCol0 = arith::MulIOp::create(
       kb, loc, arith::RemUIOp::create(kb, loc, warp, warpsPerRow),
       indexConst(kb, loc, 16 * tiles.fragCols));
@@ -130,9 +130,10 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
         SmallVector<Value> next(acc);
         for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
           Value k = indexConst(sb, sloc, k0);
-          // The weights first, then one input fragment at a time: a warp
-          // holds its accumulators, the weight fragments and a single input
-          // fragment, which keeps a 4 x 2 warp tile near 128 registers.
+          // The weights first, then one input fragment at a time, so that
+          // the IR keeps one input fragment live. (ptxas schedules the
+          // loads its own way: what bounds a 4 x 2 warp tile's registers is
+          // GemmTiles::maxRegisters.)
           SmallVector<Value> weights;
           for (int64_t j = 0; j < tiles.fragCols; ++j)
             weights.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
@@ -159,9 +160,8 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   // fragments of row i to the workgroup tile (16 rows per row of warps), and
   // the block writes those rows out, bias added here, each output once. The
   // passes keep the f32 sums of a 256-row tile within static shared memory.
-  Value warpRowOfSums = arith::MulIOp::create(
-      kb, loc, arith::DivUIOp::create(kb, loc, warp, warpsPerRow),
-      indexConst(kb, loc, 16));
+  Value warpRowOfSums =
+      arith::MulIOp::create(kb, loc, rowOfWarps, indexConst(kb, loc, 16));
   for (int64_t i = 0; i < tiles.fragRows; ++i) {
     for (int64_t j = 0; j < tiles.fragCols; ++j)
       gpu::SubgroupMmaStoreMatrixOp::create(

@@ -575,9 +575,10 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_report_build_error(
     int64_t badRow, int64_t repeatRow, int64_t pairTotal);
 
 /* libspconv_runtime_cuda only: the same contracts as the entry points
- * above, computed on the GPU by the CUDA primitives; every buffer must be
- * device-accessible and host-readable (managed memory), as the CUDA
- * target's host code allocates them. */
+ * above, computed on the GPU by the CUDA primitives on the calling thread's
+ * stream; every buffer must be device-accessible (device or managed
+ * memory). The synchronous forms copy their scalar outputs (totals, counts,
+ * the duplicate row) to the host pointers given. */
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_hash_build(
     StridedMemRefType<int64_t, 1> *keys,
     StridedMemRefType<int64_t, 1> *tableKeys,

@@ -88,6 +88,12 @@ std::vector<std::string> splitLines(int64_t address, int64_t length) {
   }
 }
 
+/// The kernel a names string starts with ("kernel\nbuffer 0\n...").
+std::string kernelName(int64_t names, int64_t length) {
+  std::vector<std::string> lines = splitLines(names, length);
+  return lines.empty() ? "<unknown>" : lines[0];
+}
+
 int reportRace(Launch &state, int64_t buffer, int64_t offset,
                const Access &first, bool firstWrites, const Access &second,
                bool secondWrites) {
@@ -115,33 +121,30 @@ extern "C" {
 
 int spconv_rt_emu_report_partial_warp(int64_t names, int64_t namesLength,
                                       int64_t threads) {
-  std::vector<std::string> lines = splitLines(names, namesLength);
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "kernel @%s uses warp-level operations but was launched with %" PRId64
       " threads per block, not a whole number of 32-thread warps",
-      lines.empty() ? "<unknown>" : lines[0].c_str(), threads);
+      kernelName(names, namesLength).c_str(), threads);
 }
 
 int spconv_rt_emu_report_divergent_warp(int64_t names, int64_t namesLength,
                                         int64_t thread) {
-  std::vector<std::string> lines = splitLines(names, namesLength);
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "kernel @%s: thread %" PRId64 " and the first lane of its warp disagree "
       "on a branch around warp-level operations (a divergent warp)",
-      lines.empty() ? "<unknown>" : lines[0].c_str(), thread);
+      kernelName(names, namesLength).c_str(), thread);
 }
 
 int spconv_rt_emu_report_divergent_block(int64_t names, int64_t namesLength,
                                          int64_t thread) {
-  std::vector<std::string> lines = splitLines(names, namesLength);
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "kernel @%s: thread %" PRId64 " and thread 0 of its block disagree on "
       "a branch or loop bound around a barrier (a barrier in divergent "
       "control flow)",
-      lines.empty() ? "<unknown>" : lines[0].c_str(), thread);
+      kernelName(names, namesLength).c_str(), thread);
 }
 
 int spconv_rt_emu_launch_begin(int64_t names, int64_t namesLength,

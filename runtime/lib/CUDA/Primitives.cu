@@ -279,6 +279,17 @@ int sortToBuffers(const char *fn, const unsigned long long *keysIn,
   return SPCONV_RT_OK;
 }
 
+/// The keys of a sort of n > 0 pairs: present, and few enough for CUB's
+/// int item counts.
+int checkSortKeys(const char *fn, const int64_t *dKeys, int64_t n) {
+  if (!dKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT, "%s: keys is null", fn);
+  if (n > INT32_MAX)
+    return setError(SPCONV_RT_ERR_UNSUPPORTED,
+                    "%s: more than INT32_MAX keys", fn);
+  return SPCONV_RT_OK;
+}
+
 /// Sorts dKeys (values along, if any) in place through stream-ordered
 /// scratch buffers; only the bits below maxKey. Does not synchronise.
 int sortInPlace(const char *fn, int64_t *dKeys, int32_t *dValues, int64_t n,
@@ -621,11 +632,8 @@ int spconv_rt_cuda_sort_pairs(int64_t *dKeys, int32_t *dValues, int64_t n,
                     "%s: negative number of keys", fn);
   if (n == 0)
     return SPCONV_RT_OK;
-  if (!dKeys)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT, "%s: keys is null", fn);
-  if (n > INT32_MAX)
-    return setError(SPCONV_RT_ERR_UNSUPPORTED,
-                    "%s: more than INT32_MAX keys", fn);
+  if (int s = checkSortKeys(fn, dKeys, n))
+    return s;
   if (int s = checkDevice(fn))
     return s;
   unsigned long long maxKey;
@@ -651,11 +659,8 @@ int spconv_rt_cuda_sort_pairs_bits(int64_t *dKeys, int32_t *dValues,
                     static_cast<long long>(endBit));
   if (n == 0)
     return SPCONV_RT_OK;
-  if (!dKeys)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT, "%s: keys is null", fn);
-  if (n > INT32_MAX)
-    return setError(SPCONV_RT_ERR_UNSUPPORTED,
-                    "%s: more than INT32_MAX keys", fn);
+  if (int s = checkSortKeys(fn, dKeys, n))
+    return s;
   if (int s = sortInPlace(fn, dKeys, dValues, n, (1ull << endBit) - 1, stream))
     return s;
   return SPCONV_RT_OK;
