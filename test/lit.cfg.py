@@ -60,6 +60,13 @@ if config.spconv_enable_runtime:
         tools += ["spconv-aot-example-cuda"]
         config.available_features.add("cuda-toolkit")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Debian's own mlir-opt, which loads tools/spconv-plugin as a dialect and pass
+# plugin (test/Tools/mlir-opt-plugin.mlir).
+config.substitutions.append(
+    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(
+    ("%spconv_plugin", os.path.join(config.spconv_obj_root, "lib", "SpConvPlugin.so")))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 

@@ -15,6 +15,7 @@
 #include "CHeader.h"
 #include "EntryPoints.h"
 #include "ObjectEmitter.h"
+#include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -234,7 +235,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
-  mlir::spconv::registerSpConvToolDialects(registry);
+  mlir::spconv::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

@@ -8,22 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConv/Conversion/Passes.h"
-#include "SpConv/Pipelines/Pipelines.h"
-#include "SpConv/Transforms/Passes.h"
+#include "SpConv/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
-  mlir::registerAllPasses();
-  mlir::spconv::registerSpConvPasses();
-  mlir::spconv::registerSpConvConversionPasses();
-  mlir::spconv::registerSpConvPipelines();
-
   mlir::DialectRegistry registry;
-  mlir::spconv::registerSpConvToolDialects(registry);
+  mlir::spconv::registerEverything(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "spconv-mlir optimizer driver\n", registry));

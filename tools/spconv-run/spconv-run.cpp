@@ -15,6 +15,7 @@
 
 #include "CudaMemory.h"
 #include "MemRefArgs.h"
+#include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
 #include "spconv-rt/SpConvRuntime.h"
@@ -295,7 +296,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
-  mlir::spconv::registerSpConvToolDialects(registry);
+  mlir::spconv::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

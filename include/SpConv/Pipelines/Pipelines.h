@@ -180,13 +180,9 @@ struct SpConvToGPUEmulatorPipelineOptions
 void buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options);
 
-/// Registers what the spconv tools load: the spconv dialect, every upstream
-/// dialect and extension the pipelines produce, and the translations to
-/// LLVM IR, GPU kernels included.
-void registerSpConvToolDialects(DialectRegistry &registry);
-
 /// Registers `spconv-to-cpu`, `spconv-to-cuda` and `spconv-to-gpu-emulator`
-/// with the pass registry.
+/// with the pass registry (once per process: SpConv/InitAll.h's
+/// `registerAllPasses` is the entry point that guards it).
 void registerSpConvPipelines();
 
 } // namespace mlir::spconv
