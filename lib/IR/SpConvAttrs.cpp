@@ -262,6 +262,13 @@ FailureOr<SmallVector<int64_t>> GeometryAttr::getOutputShape(
       (emitError() << ... << args);
     return failure();
   };
+  // Only `get` in a release build skips the verifier: hold such a geometry
+  // to its ranks rather than read past its lists.
+  for (ArrayRef<int64_t> field :
+       {getStride(), getPadding(), getDilation(), getOutputPadding()})
+    if (field.size() != getRank())
+      return fail("geometry lists disagree with the rank ", getRank(),
+                  " of its kernel");
   if (inputShape.size() != getRank())
     return fail("geometry has ", getRank(),
                 " spatial dimensions but the grid has ", inputShape.size());

@@ -67,6 +67,11 @@ def SpConv_GeometryAttr : SpConv_Attr<"Geometry", "geom"> {
     The kernel offset index is row-major over the kernel indices, so a
     weight for this geometry is `K x Cin x Cout` with `K = prod(kernel)`.
 
+    In C++, `GeometryAttr::get(context, kind, kernel)` and its `getChecked`
+    twin take the other lists as optional arguments and fill the ones left
+    empty with these defaults; `getChecked` reports a geometry that is still
+    invalid through its `emitError` callback and returns null.
+
     Example:
 
     ```mlir
@@ -92,8 +97,20 @@ def SpConv_GeometryAttr : SpConv_Attr<"Geometry", "geom"> {
                      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$padding,
                      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$dilation,
                      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$outputPadding), [{
-      return $_get($_ctxt, kind, kernel, stride, padding, dilation,
-                   outputPadding);
+      // Empty lists take their defaults, as omitted fields do in the textual
+      // form; `getChecked` then reports what is still wrong.
+      size_t rank = kernel.size();
+      ::llvm::SmallVector<int64_t> ones(rank, 1), zeros(rank, 0);
+      auto orDefault = [](::llvm::ArrayRef<int64_t> given,
+                          ::llvm::ArrayRef<int64_t> fallback) {
+        return given.empty() ? fallback : given;
+      };
+      ::llvm::ArrayRef<int64_t> dilationValue = orDefault(dilation, ones);
+      ::llvm::SmallVector<int64_t> centred =
+          getDefaultPadding(kind, kernel, dilationValue);
+      return $_get($_ctxt, kind, kernel, orDefault(stride, ones),
+                   orDefault(padding, centred), dilationValue,
+                   orDefault(outputPadding, zeros));
     }]>
   ];
   let skipDefaultBuilders = 1;

@@ -78,6 +78,14 @@ def SpConv_ConvOp : SpConv_Op<"conv", [Pure]> {
     type($coords) `,` type($features) `,` type($weight) (`,` type($bias)^)?
     `->` type($out_coords) `,` type($out_features)
   }];
+  let builders = [
+    // Infers both result types from the geometry, the coordinates' grid, the
+    // features and the weight.
+    OpBuilder<(ins "::mlir::spconv::GeometryAttr":$geometry,
+                   "::mlir::Value":$coords, "::mlir::Value":$features,
+                   "::mlir::Value":$weight,
+                   CArg<"::mlir::Value", "{}">:$bias)>
+  ];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }
@@ -124,6 +132,14 @@ def SpConv_InverseConvOp : SpConv_Op<"inverse_conv", [Pure]> {
     type($features) `,` type($weight) (`,` type($bias)^)? `->`
     type($out_features)
   }];
+  let builders = [
+    // Infers the result type: a row per row of `coords`, the weight's output
+    // channels.
+    OpBuilder<(ins "::mlir::spconv::GeometryAttr":$geometry,
+                   "::mlir::Value":$coords, "::mlir::Value":$source_coords,
+                   "::mlir::Value":$features, "::mlir::Value":$weight,
+                   CArg<"::mlir::Value", "{}">:$bias)>
+  ];
   let hasVerifier = 1;
 }
 
@@ -160,6 +176,13 @@ def SpConv_PoolOp : SpConv_Op<"pool", [Pure]> {
     $kind $geometry $coords `,` $features attr-dict `:` type($coords) `,`
     type($features) `->` type($out_coords) `,` type($out_features)
   }];
+  let builders = [
+    // Infers both result types from the geometry, the coordinates' grid and
+    // the features.
+    OpBuilder<(ins "::mlir::spconv::PoolKind":$kind,
+                   "::mlir::spconv::GeometryAttr":$geometry,
+                   "::mlir::Value":$coords, "::mlir::Value":$features)>
+  ];
   let hasVerifier = 1;
 }
 
@@ -196,6 +219,13 @@ def SpConv_BuildRulebookOp : SpConv_Op<"build_rulebook", [Pure]> {
     $coords attr-dict `:` type($coords) `->` qualified(type($rulebook)) `,`
     type($out_coords)
   }];
+  let builders = [
+    // Infers the result coordinates from the rulebook type (build that one
+    // with `RulebookType::getChecked`, which rejects a geometry that does not
+    // fit the grid).
+    OpBuilder<(ins "::mlir::spconv::RulebookType":$rulebook,
+                   "::mlir::Value":$coords)>
+  ];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }
@@ -235,6 +265,13 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [Pure]> {
     type($features) `,` type($weight) (`,` type($bias)^)? `->`
     type($out_features)
   }];
+  let builders = [
+    // Infers the result type from the rulebook, the features and the weight.
+    OpBuilder<(ins "::mlir::Value":$rulebook, "::mlir::Value":$features,
+                   "::mlir::Value":$weight,
+                   CArg<"::mlir::Value", "{}">:$bias,
+                   CArg<"bool", "false">:$inverse)>
+  ];
   let hasVerifier = 1;
 }
 
@@ -263,6 +300,11 @@ def SpConv_RulebookPoolOp : SpConv_Op<"rulebook_pool", [Pure]> {
     $kind $rulebook `,` $features attr-dict `:` qualified(type($rulebook)) `,`
     type($features) `->` type($out_features)
   }];
+  let builders = [
+    // Infers the result type from the rulebook and the features.
+    OpBuilder<(ins "::mlir::spconv::PoolKind":$kind,
+                   "::mlir::Value":$rulebook, "::mlir::Value":$features)>
+  ];
   let hasVerifier = 1;
 }
 
