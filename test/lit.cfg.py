@@ -52,7 +52,7 @@ if config.spconv_python:
     config.substitutions.append(("%python", config.spconv_python))
 
 tool_dirs = [config.spconv_tools_dir, config.llvm_tools_dir]
-tools = ["spconv-opt", "spconv-compile"]
+tools = ["spconv-opt", "spconv-compile", "spconv-capi-test"]
 if config.spconv_enable_runtime:
     tools += ["spconv-run", "spconv-ref", "spconv-npy-compare", "spconv-aot-example"]
     # Built when the CUDA toolkit was found (with the runtime's CUDA library).

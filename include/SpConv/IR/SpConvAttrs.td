@@ -97,6 +97,9 @@ def SpConv_GeometryAttr : SpConv_Attr<"Geometry", "geom"> {
                      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$padding,
                      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$dilation,
                      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$outputPadding), [{
+      // A context that has the dialect registered but not loaded cannot
+      // hold its attributes yet.
+      $_ctxt->getOrLoadDialect<::mlir::spconv::SpConvDialect>();
       // Empty lists take their defaults, as omitted fields do in the textual
       // form; `getChecked` then reports what is still wrong.
       size_t rank = kernel.size();
@@ -162,6 +165,7 @@ def SpConv_GridAttr : SpConv_Attr<"Grid", "grid"> {
   let builders = [
     AttrBuilder<(ins "::llvm::ArrayRef<int64_t>":$shape,
                      CArg<"int64_t", "::mlir::ShapedType::kDynamic">:$batch), [{
+      $_ctxt->getOrLoadDialect<::mlir::spconv::SpConvDialect>();
       return $_get($_ctxt, shape, batch);
     }]>
   ];
