@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds spconv-mlir and runs every test: the lit suite (dialect, passes,
 # examples, execution), a bounded slice of the fuzzer (test/Fuzz), the C++
-# unit tests (ctest) and the runtime under AddressSanitizer +
+# unit tests (ctest), an outside project built against the installed package
+# (scripts/test-consumer.sh) and the runtime under AddressSanitizer +
 # UndefinedBehaviorSanitizer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +23,9 @@ rm -rf "$build/fuzz-findings"
 
 echo "== ctest: C++ unit tests"
 ctest --test-dir "$build" --output-on-failure -j 2
+
+echo "== consumer: install, then build examples/consumer against the package"
+"$root/scripts/test-consumer.sh"
 
 if [[ -x "$root/scripts/test-runtime-sanitizers.sh" ]]; then
   echo "== runtime under ASan + UBSan"

@@ -17,6 +17,11 @@ int32_t layoutTestLookupFromC(const int64_t *keys, const int32_t *values,
                               int64_t capacity, int64_t key);
 }
 
+// The library and the header that code was compiled against agree.
+TEST(Layout, ABIVersion) {
+  EXPECT_EQ(spconv_rt_abi_version(), SPCONV_RT_ABI_VERSION);
+}
+
 TEST(Layout, EmptyMarkersAndLimits) {
   EXPECT_EQ(SPCONV_HT_EMPTY_KEY, int64_t(-1));
   EXPECT_EQ(SPCONV_HT_EMPTY_VALUE, int32_t(-1));

@@ -1,6 +1,12 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: spconv-compile %s -o %t/all.o --header %t/all.h
 // RUN: FileCheck %s --check-prefix=HEADER < %t/all.h
+// The header compiles as C against the runtime's header, and refuses one of
+// another ABI version.
+// RUN: cc -fsyntax-only -std=c99 -I%spconv_src_root/runtime/include -x c %t/all.h
+// RUN: mkdir -p %t/other-abi/spconv-rt
+// RUN: echo '#define SPCONV_RT_ABI_VERSION 2' > %t/other-abi/spconv-rt/SpConvRuntime.h
+// RUN: not cc -fsyntax-only -I%t/other-abi -x c %t/all.h 2>&1 | FileCheck %s --check-prefix=ABI
 // RUN: llvm-nm --extern-only --defined-only %t/all.o | FileCheck %s --check-prefix=SYMS
 // RUN: llvm-nm --undefined-only %t/all.o | FileCheck %s --check-prefix=UNDEF
 // RUN: spconv-compile %s -o %t/one.o --header %t/one.h --entry half --prefix net_
@@ -27,6 +33,9 @@
 // HEADER: #ifndef SPCONV_AOT_ALL_H
 // HEADER: #include <stdint.h>
 // HEADER: #include "spconv-rt/SpConvRuntime.h"
+// HEADER: #if !defined(SPCONV_RT_ABI_VERSION) || SPCONV_RT_ABI_VERSION != 1
+// HEADER-NEXT: #error "spconv-compile.mlir was compiled for the spconv runtime ABI 1"
+// ABI: error: #error "spconv-compile.mlir was compiled for the spconv runtime ABI 1"
 // HEADER: extern "C" {
 // HEADER: #ifndef SPCONV_MEMREF_2D_I32_DEFINED
 // HEADER-NEXT: #define SPCONV_MEMREF_2D_I32_DEFINED

@@ -6,6 +6,8 @@
 
 #include "CHeader.h"
 
+#include "spconv-rt/SpConvRuntime.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
@@ -146,6 +148,11 @@ void spconv::compile::writeCHeader(raw_ostream &os, const HeaderInfo &info,
   }
   os << "\n#ifndef " << info.guard << "\n#define " << info.guard << "\n\n";
   os << "#include <stdint.h>\n\n#include \"spconv-rt/SpConvRuntime.h\"\n\n";
+  // The object calls the runtime of the ABI this compiler targets.
+  os << "#if !defined(SPCONV_RT_ABI_VERSION) || SPCONV_RT_ABI_VERSION != "
+     << SPCONV_RT_ABI_VERSION << "\n#error \"" << info.sourceName
+     << " was compiled for the spconv runtime ABI " << SPCONV_RT_ABI_VERSION
+     << "\"\n#endif\n\n";
   os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
 
   StringSet<> written;

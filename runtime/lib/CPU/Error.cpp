@@ -16,6 +16,8 @@ thread_local char lastError[1024];
 
 extern "C" {
 
+int spconv_rt_abi_version(void) { return SPCONV_RT_ABI_VERSION; }
+
 const char *spconv_rt_last_error(void) { return lastError; }
 
 void spconv_rt_clear_error(void) { lastError[0] = '\0'; }
