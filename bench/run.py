@@ -295,7 +295,20 @@ def spconv_run(opts, module, entry, threads):
     return [os.path.join(opts.bin, "spconv-run"), module, "--entry", entry,
             "--output-dir", os.path.join(opts.work, "out"), "--profile",
             "--num-threads", str(threads), "--repeat", str(opts.calls),
-            "--target", opts.target]
+            "--target", opts.target, "--no-cache"]
+
+
+def warm_recompile(opts, module, entry, inputs, threads, work):
+    """The compile time of a second process, which loads the code a first
+    one left in a fresh cache: parse + load (ms; nan where the target is not
+    cached)."""
+    cache = os.path.join(work, "cache", entry)
+    shutil.rmtree(cache, ignore_errors=True)
+    cmd = spconv_run(opts, module, entry, threads)
+    cmd = cmd[:cmd.index("--no-cache")] + ["--cache-dir", cache, "--time", "--repeat", "1"]
+    run(cmd + inputs)
+    result = run(cmd + inputs)
+    return phase_ms(result.stderr, "parse") + phase_ms(result.stderr, "load")
 
 
 def ours(opts, module, entry, inputs, threads, out_dir=None):
@@ -714,6 +727,8 @@ def network(opts, workload, work):
                         CHECKS.append(check_network(opts, workload, name, threads, check_dir))
                 samples.append(sample)
             row = medians(samples)
+            if threads == opts.threads[0]:
+                row["recompile_ms"] = warm_recompile(opts, model, entry, inputs, threads, work)
             row.update(network=name, workload=workload.name, threads=threads, layers=sum(
                 1 for _, _, op in profile_table(result.stdout)
                 if op in ("rulebook_conv", "inverse_conv")))
@@ -961,10 +976,10 @@ def network_table(rows):
     s2 = any("s2_run_ms" in r for r in rows)
     lines = ["| network | workload | thr | convs | rulebook builds | builds | computes "
              "| builds + computes | whole function (run) | run [min, max] | first call "
-             "| compile (lower + JIT) | peak RSS"
+             "| compile (lower + JIT) | warm recompile (parse + load) | peak RSS"
              + (" | spconv 2.x modules: run [min, max] | first call | spconv 2.x / ours"
                 if s2 else "") + " |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
              + ("---:|---:|---:|" if s2 else "")]
     for r in rows:
         extra = ""
@@ -974,12 +989,14 @@ def network_table(rows):
         elif s2:
             extra = " — | — | — |"
         lines.append("| %s | %s | %d | %d | %d | %s | %s | %s | %s | [%s, %s] | %s | %s "
-                     "| %.0f MiB |%s" % (
+                     "| %s | %.0f MiB |%s" % (
                          r["network"], r["workload"], r["threads"], r["layers"], r["builds"],
                          fmt_ms(r["build_ms"]),
                          fmt_ms(r["compute_ms"]), fmt_ms(r["build_ms"] + r["compute_ms"]),
                          fmt_ms(r["run_ms"]), fmt_ms(r["run_ms_min"]), fmt_ms(r["run_ms_max"]),
-                         fmt_ms(r["first_ms"]), fmt_ms(r["compile_ms"]), r["rss_mib"], extra))
+                         fmt_ms(r["first_ms"]), fmt_ms(r["compile_ms"]),
+                         fmt_ms(r["recompile_ms"]) if "recompile_ms" in r else "—",
+                         r["rss_mib"], extra))
     return "\n".join(lines)
 
 
@@ -1020,7 +1037,7 @@ def grid_memory_table(rows):
     return "\n".join(lines)
 
 
-def goals(sweep_rows, grid_rows, fits=()):
+def goals(sweep_rows, grid_rows, fits=(), network_rows=()):
     """The goals of issue 6, each with its measured figure and whether it is
     met, on the lidar workload closest to 100k sites."""
     found = []
@@ -1054,6 +1071,11 @@ def goals(sweep_rows, grid_rows, fits=()):
                       % (grid_rows[-1]["volume"] / grid_rows[0]["volume"]),
                       "%s, %d thr" % (grid_rows[0]["workload"], grid_rows[0]["threads"]),
                       ratio(max(rss), min(rss)), "<= 1.1x", False))
+    for r in network_rows:
+        if "recompile_ms" in r:
+            found.append(("warm recompile of %s from the cache (parse + load)" % r["network"],
+                          "%s, %d thr" % (r["workload"], r["threads"]), r["recompile_ms"],
+                          "<= 50 ms", False))
     return found
 
 
@@ -1061,9 +1083,9 @@ def goals_table(found):
     """The goals as Markdown."""
     lines = ["| goal | workload | measured | target | met |", "|---|---|---:|---|---|"]
     for name, where, value, target, at_least in found:
-        bound = float(target.strip("<>= x"))
+        bound = float(re.search(r"[0-9.]+", target).group(0))
         met = value >= bound if at_least else value <= bound
-        unit = "x" if target.endswith("x") else ""
+        unit = "x" if target.endswith("x") else " ms" if target.endswith("ms") else ""
         lines.append("| %s | %s | %.2f%s | %s | %s |" % (name, where, value, unit, target,
                                                        "yes" if met else "**no**"))
     return "\n".join(lines)
@@ -1332,7 +1354,7 @@ def main():
                   opts.repeat, opts.calls, opts.target, time.monotonic() - start), "",
               "Workloads: " + ", ".join("%s (%d sites, grid %s)" % (w.name, w.n, list(w.grid))
                                         for w in workloads), ""]
-    found = goals(sweep_rows, grid_rows, fits)
+    found = goals(sweep_rows, grid_rows, fits, network_rows)
     limits = {r["threads"]: r for r in sweep_rows}
     report += ["## BLAS kernels and machine limits", "", blas_section(probes, limits), ""]
     if CHECKS:

@@ -23,6 +23,9 @@ config.substitutions.append(("%spconv_obj_root", config.spconv_obj_root))
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# spconv-run's compile cache stays out of the tests (and the user's home);
+# Tools/spconv-run-cache.test turns it on where it tests it.
+config.environment["SPCONV_CACHE_DIR"] = "off"
 llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%spconv_tools_dir", config.spconv_tools_dir))

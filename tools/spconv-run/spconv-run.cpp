@@ -13,8 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileCache.h"
 #include "CudaMemory.h"
 #include "MemRefArgs.h"
+#include "ObjectLoader.h"
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
@@ -31,6 +33,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -132,6 +135,17 @@ static llvm::cl::opt<bool> gpuRaceCheck(
 static llvm::cl::opt<std::string>
     gpuChip("gpu-chip", llvm::cl::desc("GPU architecture of --target cuda"),
             llvm::cl::init("sm_80"));
+static llvm::cl::opt<std::string> cacheDir(
+    "cache-dir",
+    llvm::cl::desc("Where compiled code is kept, so that a second run of the "
+                   "same module, entry, options and host loads it instead of "
+                   "compiling (default: $SPCONV_CACHE_DIR, 'off' for none; "
+                   "else $XDG_CACHE_HOME/spconv-mlir or "
+                   "~/.cache/spconv-mlir). Targets cpu and gpu-emulator"));
+static llvm::cl::opt<bool>
+    noCache("no-cache",
+            llvm::cl::desc("Compile from scratch, neither reading nor "
+                           "writing the cache"));
 
 namespace {
 /// Reports an error and returns exit code 1.
@@ -244,6 +258,31 @@ void buildPipeline(PassManager &pm) {
   options.maxUnrolledOffsets = maxUnrolledOffsets;
   mlir::spconv::buildSpConvToCPUPipeline(pm, options);
 }
+/// Every option that changes the compiled code, for the cache key.
+std::string codegenOptions() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "target=" << target << " profile=" << profile
+     << " subm-search=" << submSearch << " chunk-bytes=" << chunkBytes
+     << " max-unrolled-offsets=" << maxUnrolledOffsets << "/"
+     << maxUnrolledOffsets.getNumOccurrences()
+     << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks
+     << " gpu-conv=" << gpuConv << " gpu-matmul=" << gpuMatmul
+     << " gpu-race-check=" << gpuRaceCheck << " gpu-chip=" << gpuChip;
+  return text;
+}
+
+/// The cache this run reads and writes, if any.
+run::CompileCache openCache() {
+  // --target cuda's objects load their kernels from global constructors,
+  // which the cache's object loader does not run; --print-ir-after-all
+  // needs the lowering.
+  if (noCache || printIR || target == "cuda")
+    return run::CompileCache("");
+  return run::CompileCache(cacheDir.getNumOccurrences()
+                               ? std::string(cacheDir)
+                               : run::CompileCache::defaultDirectory());
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -353,44 +392,96 @@ int main(int argc, char **argv) {
   }
   timer.stop("read");
 
-  timer.start();
-  entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-  PassManager pm(&context);
-  if (printIR) {
-    context.disableMultithreading();
-    pm.enableIRPrinting();
-  }
-  buildPipeline(pm);
-  if (failed(pm.run(*module)))
-    return fail("lowering " + inputFile + " failed");
-  // The labels are for this tool, not for the LLVM translation.
-  std::vector<std::string> profileLabels;
-  if (auto labels =
-          (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
-    for (Attribute label : labels)
-      profileLabels.push_back(cast<StringAttr>(label).str());
-    (*module)->removeAttr("spconv.profile_labels");
-  }
-  timer.stop("lower");
-
-  timer.start();
-  // ExecutionEngineOptions::transformer is a function_ref: the std::function
-  // it refers to must outlive ExecutionEngine::create (a temporary did not;
-  // ASan: stack-use-after-scope).
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(3, 0, nullptr);
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimize;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
-  if (!engine)
-    return fail("JIT compilation failed: " +
-                llvm::toString(engine.takeError()));
-  // Code is generated on the first lookup: do it here, not in "run".
+  // The compiled code: from the cache, or lowered, JIT-compiled and then
+  // cached.
   std::string symbol = "_mlir_ciface_" + entryName;
-  if (auto compiled = (*engine)->lookupPacked(symbol); !compiled)
-    return fail("JIT compilation failed: " +
-                llvm::toString(compiled.takeError()));
-  timer.stop("jit");
+  std::vector<std::string> profileLabels;
+  run::LoadedObject loaded;
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*packedEntry)(void **) = nullptr;
+  timer.start();
+  run::CompileCache cache = openCache();
+  std::string cacheKey;
+  if (cache.enabled())
+    cacheKey = run::CompileCache::key(
+        {sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer(),
+         entryName, codegenOptions()});
+  if (std::optional<run::CachedModule> cached = cache.lookup(cacheKey)) {
+    if (auto object = run::loadObject(std::move(cached->object), symbol)) {
+      loaded = std::move(*object);
+      packedEntry = loaded.packed;
+      profileLabels = std::move(cached->profileLabels);
+      timer.stop("load");
+    } else {
+      // A damaged entry: compile again and replace it.
+      llvm::errs() << "spconv-run: warning: the cached code in "
+                   << cache.getDirectory() << " did not load ("
+                   << llvm::toString(object.takeError())
+                   << "); compiling it again\n";
+    }
+  }
+
+  if (!packedEntry) {
+    timer.start();
+    entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+    PassManager pm(&context);
+    if (printIR) {
+      context.disableMultithreading();
+      pm.enableIRPrinting();
+    }
+    buildPipeline(pm);
+    if (failed(pm.run(*module)))
+      return fail("lowering " + inputFile + " failed");
+    // The labels are for this tool, not for the LLVM translation.
+    if (auto labels =
+            (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
+      for (Attribute label : labels)
+        profileLabels.push_back(cast<StringAttr>(label).str());
+      (*module)->removeAttr("spconv.profile_labels");
+    }
+    timer.stop("lower");
+
+    timer.start();
+    // ExecutionEngineOptions::transformer is a function_ref: the
+    // std::function it refers to must outlive ExecutionEngine::create (a
+    // temporary did not; ASan: stack-use-after-scope).
+    std::function<llvm::Error(llvm::Module *)> optimize =
+        makeOptimizingTransformer(3, 0, nullptr);
+    ExecutionEngineOptions engineOptions;
+    engineOptions.transformer = optimize;
+    // Keeps the object, for the cache.
+    engineOptions.enableObjectDump = cache.enabled();
+    auto created = ExecutionEngine::create(*module, engineOptions);
+    if (!created)
+      return fail("JIT compilation failed: " +
+                  llvm::toString(created.takeError()));
+    engine = std::move(*created);
+    // Code is generated on the first lookup: do it here, not in "run".
+    auto compiled = engine->lookupPacked(symbol);
+    if (!compiled)
+      return fail("JIT compilation failed: " +
+                  llvm::toString(compiled.takeError()));
+    packedEntry = *compiled;
+    timer.stop("jit");
+
+    if (cache.enabled()) {
+      timer.start();
+      llvm::Expected<std::string> objectFile = cache.temporaryPath();
+      llvm::Error stored =
+          objectFile ? llvm::Error::success() : objectFile.takeError();
+      if (!stored) {
+        engine->dumpToObjectFile(*objectFile);
+        stored = cache.store(cacheKey, *objectFile, profileLabels);
+        if (stored)
+          llvm::sys::fs::remove(*objectFile);
+      }
+      // Not fatal: the code runs; the next run compiles again.
+      if (stored)
+        llvm::errs() << "spconv-run: warning: compiled code not cached: "
+                     << llvm::toString(std::move(stored)) << "\n";
+      timer.stop("store");
+    }
+  }
 
   // _mlir_ciface_NAME([results*], args*...), called through its packed form.
   std::vector<std::vector<int64_t>> descriptors;
@@ -455,9 +546,7 @@ int main(int argc, char **argv) {
     timer.start();
     spconv_rt_clear_error();
     spconv_rt_profile_reset();
-    if (llvm::Error callError = (*engine)->invokePacked(symbol, packed))
-      return fail("calling @" + entryName +
-                  " failed: " + llvm::toString(std::move(callError)));
+    packedEntry(packed.data());
     // With --repeat, the first (cold) call is reported too, as "first".
     timer.stop(repetition + 1 == repeat ? "run"
                : repetition == 0        ? "first"
