@@ -295,7 +295,7 @@ def spconv_run(opts, module, entry, threads):
     return [os.path.join(opts.bin, "spconv-run"), module, "--entry", entry,
             "--output-dir", os.path.join(opts.work, "out"), "--profile",
             "--num-threads", str(threads), "--repeat", str(opts.calls),
-            "--target", opts.target, "--no-cache"]
+            "--target", opts.target, "--mcpu", opts.mcpu, "--no-cache"]
 
 
 def warm_recompile(opts, module, entry, inputs, threads, work):
@@ -1260,6 +1260,9 @@ def parse_args():
                              "(the CUDA kernels emulated on the CPU: a dry run of the GPU "
                              "benchmark, its times meaningless) run the GPU benchmark of "
                              "bench/run_gpu.py instead of the CPU study")
+    parser.add_argument("--mcpu", default="host",
+                        help="the CPU spconv-run compiles ours for (default host: this "
+                             "machine's; e.g. haswell measures the AVX2 code here)")
     parser.add_argument("--grid-scales", type=parse_ints, default=[1, 2, 4],
                         help="per-axis grid scales of the grid-memory study (default 1,2,4)")
     parser.add_argument("--no-grid-memory", action="store_true")

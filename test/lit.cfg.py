@@ -64,6 +64,11 @@ if config.spconv_enable_runtime:
         config.available_features.add("cuda-toolkit")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# Tests that compile for named x86 CPUs (spconv-compile --mcpu=haswell).
+import platform
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86-host")
+
 # Debian's own mlir-opt, which loads tools/spconv-plugin as a dialect and pass
 # plugin (test/Tools/mlir-opt-plugin.mlir).
 config.substitutions.append(

@@ -71,7 +71,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Loops specialised per geometry, then buffers.
   pm.addPass(createConvertSpConvToSCFPass(ConvertSpConvToSCFPassOptions{
       options.blockSize, options.submSearch,
-      /*target=*/"cpu", options.chunkBytes, options.maxUnrolledOffsets}));
+      /*target=*/"cpu", options.chunkBytes, options.vectorBits,
+      options.vectorRegisters, options.maxUnrolledOffsets}));
   // The hash probe is called inside the builders' innermost loops: inline
   // it (and the builders into their callers). One canonicalization of the
   // result, not the inliner's own after each function: the same IR, and
@@ -82,7 +83,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Matmuls (pointwise subm convs) become vectorized row loops; the rest
   // (element-wise ops) affine loops whose parallel dimensions run on
   // threads.
-  pm.addNestedPass<func::FuncOp>(createSpConvMatmulToRowLoopsPass());
+  pm.addNestedPass<func::FuncOp>(
+      createSpConvMatmulToRowLoopsPass({options.vectorBits}));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
   pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize());
   pm.addPass(createCanonicalizerPass());

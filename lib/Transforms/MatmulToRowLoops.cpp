@@ -43,7 +43,8 @@ bool hasContiguousRows(MemRefType type) {
 
 
 struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  MatmulToRowLoops(MLIRContext *context, int64_t vectorBits)
+      : OpRewritePattern(context), vectorBits(vectorBits) {}
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -68,7 +69,8 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
 
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
-    int64_t width = exactVectorWidth(columns, /*maxWidth=*/16);
+    // One register per chunk: a row's chunks are live one at a time.
+    int64_t width = exactVectorWidth(columns, vectorBits / 32);
     auto chunkType = VectorType::get({width}, element);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
@@ -102,13 +104,23 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
     rewriter.eraseOp(op);
     return success();
   }
+
+  int64_t vectorBits;
 };
 
 struct SpConvMatmulToRowLoopsPass
     : spconv::impl::SpConvMatmulToRowLoopsPassBase<SpConvMatmulToRowLoopsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512) {
+      getOperation().emitError("spconv-matmul-to-row-loops: vector-bits must "
+                               "be 128, 256 or 512, got ")
+          << vectorBits.getValue();
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatmulToRowLoops>(&getContext());
+    patterns.add<MatmulToRowLoops>(&getContext(), vectorBits);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -1,4 +1,13 @@
 // RUN: spconv-opt %s -spconv-matmul-to-row-loops -split-input-file | FileCheck %s
+// RUN: spconv-opt %s -spconv-matmul-to-row-loops="vector-bits=256" -split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: not spconv-opt %s -spconv-matmul-to-row-loops="vector-bits=1024" -split-input-file 2>&1 | FileCheck %s --check-prefix=BITS
+// BITS: spconv-matmul-to-row-loops: vector-bits must be 128, 256 or 512, got 1024
+
+// With 256-bit registers (AVX2) a chunk is one of them: 24 columns in three
+// vector<8xf32>, not two vector<12xf32>.
+// AVX2-LABEL: func.func @pointwise
+// AVX2-COUNT-3: scf.for {{.*}} -> (vector<8xf32>)
+// AVX2-NOT: vector<12xf32>
 
 // One parallel iteration per output row; its 24 columns are two chunks of
 // 12 lanes, each accumulating in a vector register a broadcast input channel

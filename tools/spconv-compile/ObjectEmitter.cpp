@@ -6,13 +6,14 @@
 
 #include "ObjectEmitter.h"
 
+#include "SpConv/Support/TargetVectorRegisters.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
@@ -20,7 +21,8 @@
 #include "llvm/Transforms/IPO/Internalize.h"
 
 using namespace mlir;
-using namespace spconv::compile;
+using namespace ::spconv::compile;
+namespace compile = ::spconv::compile;
 
 namespace {
 std::unique_ptr<llvm::TargetMachine>
@@ -44,9 +46,12 @@ createTargetMachine(const CodegenOptions &options, std::string &error) {
                               : llvm::CodeGenOptLevel::Default;
   // PIC: the object may go into a PIE executable (the default of Debian's
   // compilers) or a shared library.
+  // Assembly carries the code generator's comments (spills among them).
+  llvm::TargetOptions targetOptions;
+  targetOptions.MCOptions.AsmVerbose = options.kind == OutputKind::Assembly;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features.getString(), llvm::TargetOptions(),
-      llvm::Reloc::PIC_, std::nullopt, level));
+      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, level));
   if (!machine) {
     error = "cannot create a target machine for " + triple.str();
     return nullptr;
@@ -58,6 +63,19 @@ createTargetMachine(const CodegenOptions &options, std::string &error) {
   return machine;
 }
 
+} // namespace
+
+llvm::Expected<mlir::spconv::VectorRegisters>
+compile::targetVectorRegisters(const CodegenOptions &options) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine)
+    return llvm::createStringError(error);
+  return mlir::spconv::vectorRegistersOf(*machine->getMCSubtargetInfo());
+}
+
+namespace {
 /// Gives each entry's C-interface wrapper its C symbol and makes every
 /// other definition internal, so that objects of several networks (which
 /// share builder names) link into one program.
@@ -120,12 +138,10 @@ LinkRequirements findLinkRequirements(const llvm::Module &module) {
 }
 } // namespace
 
-LogicalResult spconv::compile::emitCode(ModuleOp module,
-                                        ArrayRef<EntryPoint> entries,
-                                        const CodegenOptions &options,
-                                        llvm::raw_pwrite_stream &os,
-                                        LinkRequirements &needs,
-                                        std::string &error) {
+LogicalResult compile::emitCode(ModuleOp module, ArrayRef<EntryPoint> entries,
+                                const CodegenOptions &options,
+                                llvm::raw_pwrite_stream &os,
+                                LinkRequirements &needs, std::string &error) {
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(options, error);
   if (!machine)

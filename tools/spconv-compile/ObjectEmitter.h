@@ -9,6 +9,9 @@
 
 #include "EntryPoints.h"
 
+#include "SpConv/Support/VectorWidth.h"
+
+#include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace spconv::compile {
@@ -23,6 +26,12 @@ struct CodegenOptions {
   /// LLVM optimisation level, 0 to 3.
   unsigned optLevel = 3;
 };
+
+/// The vector register file of the CPU `options` names (what the CPU
+/// lowering sizes its row chunks by), or an error message for a CPU the
+/// target does not know.
+llvm::Expected<mlir::spconv::VectorRegisters>
+targetVectorRegisters(const CodegenOptions &options);
 
 /// What the emitted code needs from the program that links it.
 struct LinkRequirements {

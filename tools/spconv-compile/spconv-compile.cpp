@@ -100,7 +100,8 @@ static cl::opt<std::string> cpuName(
     "mcpu",
     cl::desc("CPU to generate code for: host (default: this machine's CPU "
              "and all its features, like spconv-run's JIT) or an LLVM CPU "
-             "name such as x86-64-v3 for portable objects"),
+             "name such as x86-64-v3 for portable objects; its vector "
+             "registers also size the CPU lowering's row chunks"),
     cl::init("host"), cl::cat(category));
 static cl::opt<unsigned>
     optLevel("opt-level", cl::desc("LLVM optimisation level, 0-3 (default 3)"),
@@ -142,6 +143,17 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     options.submSearch = submSearch;
     options.openmp = openmp;
     options.profile = profile;
+    // Row chunks sized by the registers of the CPU the code is for.
+    CodegenOptions codegen;
+    codegen.cpu = cpuName;
+    llvm::Expected<mlir::spconv::VectorRegisters> registers =
+        targetVectorRegisters(codegen);
+    if (!registers) {
+      error = llvm::toString(registers.takeError());
+      return failure();
+    }
+    options.vectorBits = registers->bits;
+    options.vectorRegisters = registers->count;
     mlir::spconv::buildSpConvToCPUPipeline(pm, options);
     return success();
   }

@@ -20,6 +20,7 @@
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
+#include "SpConv/Support/TargetVectorRegisters.h"
 #include "spconv-rt/SpConvRuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,6 +31,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -37,6 +41,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <chrono>
 #include <functional>
@@ -135,6 +141,13 @@ static llvm::cl::opt<bool> gpuRaceCheck(
 static llvm::cl::opt<std::string>
     gpuChip("gpu-chip", llvm::cl::desc("GPU architecture of --target cuda"),
             llvm::cl::init("sm_80"));
+static llvm::cl::opt<std::string> mcpu(
+    "mcpu",
+    llvm::cl::desc("CPU the JIT compiles for (--target cpu and gpu-emulator): "
+                   "host (default: this machine's, with all its features) or "
+                   "an LLVM CPU name such as haswell, whose code must run "
+                   "here; the CPU lowering sizes its vector chunks by it"),
+    llvm::cl::init("host"));
 static llvm::cl::opt<std::string> cacheDir(
     "cache-dir",
     llvm::cl::desc("Where compiled code is kept, so that a second run of the "
@@ -223,8 +236,42 @@ int checkInput(unsigned index, const std::string &path,
                   describe(tensor) + ") in dimension " + std::to_string(d));
   return 0;
 }
+/// The CPU the JIT compiles for (--mcpu) and its vector registers.
+struct JITCPU {
+  std::string name;
+  /// With all of this machine's features (--mcpu host).
+  bool host = true;
+  mlir::spconv::VectorRegisters registers;
+};
+
+llvm::Expected<JITCPU> jitCPU() {
+  std::string triple = llvm::sys::getProcessTriple(), error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!target)
+    return llvm::createStringError(error);
+  JITCPU cpu;
+  cpu.host = mcpu == "host";
+  cpu.name = cpu.host ? llvm::sys::getHostCPUName().str() : std::string(mcpu);
+  llvm::SubtargetFeatures features;
+  if (cpu.host)
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature.first(), feature.second);
+  // Asked before the real one is made, which would warn on stderr.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(
+      target->createMCSubtargetInfo(llvm::Triple(triple), "", ""));
+  if (!generic || !generic->isCPUStringValid(cpu.name))
+    return llvm::createStringError("--mcpu: '" + cpu.name +
+                                   "' is not a CPU of " + triple);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(llvm::Triple(triple), cpu.name,
+                                    features.getString()));
+  cpu.registers = mlir::spconv::vectorRegistersOf(*subtarget);
+  return cpu;
+}
+
 /// The pipeline of --target.
-void buildPipeline(PassManager &pm) {
+void buildPipeline(PassManager &pm, const JITCPU &cpu) {
   if (target == "cuda") {
     mlir::spconv::SpConvToCUDAPipelineOptions options;
     options.profile = profile;
@@ -254,6 +301,9 @@ void buildPipeline(PassManager &pm) {
   mlir::spconv::SpConvToCPUPipelineOptions options;
   options.profile = profile;
   options.submSearch = submSearch;
+  // Row chunks sized by the registers of the CPU the JIT targets.
+  options.vectorBits = cpu.registers.bits;
+  options.vectorRegisters = cpu.registers.count;
   options.chunkBytes = chunkBytes;
   options.maxUnrolledOffsets = maxUnrolledOffsets;
   mlir::spconv::buildSpConvToCPUPipeline(pm, options);
@@ -268,7 +318,8 @@ std::string codegenOptions() {
      << maxUnrolledOffsets.getNumOccurrences()
      << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks
      << " gpu-conv=" << gpuConv << " gpu-matmul=" << gpuMatmul
-     << " gpu-race-check=" << gpuRaceCheck << " gpu-chip=" << gpuChip;
+     << " gpu-race-check=" << gpuRaceCheck << " gpu-chip=" << gpuChip
+     << " mcpu=" << mcpu;
   return text;
 }
 
@@ -399,6 +450,9 @@ int main(int argc, char **argv) {
   run::LoadedObject loaded;
   std::unique_ptr<ExecutionEngine> engine;
   void (*packedEntry)(void **) = nullptr;
+  llvm::Expected<JITCPU> cpu = jitCPU();
+  if (!cpu)
+    return fail(llvm::toString(cpu.takeError()));
   timer.start();
   run::CompileCache cache = openCache();
   std::string cacheKey;
@@ -429,7 +483,7 @@ int main(int argc, char **argv) {
       context.disableMultithreading();
       pm.enableIRPrinting();
     }
-    buildPipeline(pm);
+    buildPipeline(pm, *cpu);
     if (failed(pm.run(*module)))
       return fail("lowering " + inputFile + " failed");
     // The labels are for this tool, not for the LLVM translation.
@@ -446,7 +500,17 @@ int main(int argc, char **argv) {
     // std::function it refers to must outlive ExecutionEngine::create (a
     // temporary did not; ASan: stack-use-after-scope).
     std::function<llvm::Error(llvm::Module *)> optimize =
-        makeOptimizingTransformer(3, 0, nullptr);
+        [&, optimizeForHost = makeOptimizingTransformer(3, 0, nullptr)](
+            llvm::Module *llvmModule) {
+          // Another CPU than this one: every function is compiled for it
+          // alone (its own features, not this machine's).
+          if (!cpu->host)
+            for (llvm::Function &function : *llvmModule) {
+              function.addFnAttr("target-cpu", cpu->name);
+              function.addFnAttr("target-features", "");
+            }
+          return optimizeForHost(llvmModule);
+        };
     ExecutionEngineOptions engineOptions;
     engineOptions.transformer = optimize;
     // Keeps the object, for the cache.

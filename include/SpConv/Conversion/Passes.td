@@ -130,6 +130,14 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "CPU compute: feature and accumulator bytes per chunk of sites "
            "whose pairs are taken over all offsets before the next chunk "
            "(cache blocking; the sums keep a fixed order)">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "CPU compute: bits of one vector register of the target (128, "
+           "256 or 512); spconv-run and spconv-compile pass their target's">,
+    Option<"vectorRegisters", "vector-registers", "int64_t",
+           /*default=*/"32",
+           "CPU compute: vector registers of the target (x86 with AVX-512 "
+           "32, with AVX 16); a group of output rows keeps its chunks in "
+           "them">,
     Option<"maxUnrolledOffsets", "max-unrolled-offsets", "int64_t",
            /*default=*/"125",
            "Kernels of at most this many offsets (5x5x5) get their offset "

@@ -39,6 +39,17 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("Run scf.parallel loops on OpenMP threads (needs libomp "
                      "at run time); otherwise they become sequential loops"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Bits of one vector register of the target CPU (128, "
+                     "256 or 512; spconv-run and spconv-compile pass their "
+                     "target's)"),
+      llvm::cl::init(512)};
+  PassOptions::Option<int64_t> vectorRegisters{
+      *this, "vector-registers",
+      llvm::cl::desc("Vector registers of the target CPU (AVX-512 32, AVX "
+                     "16, NEON 32)"),
+      llvm::cl::init(32)};
   PassOptions::Option<int64_t> maxUnrolledOffsets{
       *this, "max-unrolled-offsets",
       llvm::cl::desc("Kernels of at most this many offsets get unrolled "

@@ -1,15 +1,19 @@
-//===- VectorWidth.h - Vector widths that tile a row exactly ----*- C++ -*-===//
+//===- VectorWidth.h - Vector widths that suit the target ------*- C++ -*-===//
 //
 // Part of the spconv-mlir project.
 //
-// The lowerings that keep chunks of a feature row in vector registers (the
-// rulebook conv, the pointwise-conv matmul) pick their chunks here, so that
-// chunks tile any channel count without masking.
+// The lowerings that keep chunks of feature rows in vector registers (the
+// rulebook conv, the pointwise-conv matmul) size their chunks here: by the
+// target's vector registers, so that a group of rows fits its register file
+// without spills, and so that chunks tile any channel count without masking.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SPCONV_SUPPORT_VECTORWIDTH_H
 #define SPCONV_SUPPORT_VECTORWIDTH_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +27,35 @@ inline int64_t exactVectorWidth(int64_t channels, int64_t maxWidth) {
     if (channels % width == 0)
       return width;
   return 1;
+}
+
+/// A CPU's vector register file.
+struct VectorRegisters {
+  int64_t bits = 512; ///< Width of one register.
+  int64_t count = 32; ///< Architectural vector registers.
+
+  /// Lanes of `elementBits` per chunk when `liveChunks` chunks are held at
+  /// once, plus two registers for the operands (a broadcast and a loaded
+  /// vector): one or two registers per chunk, as many as fit.
+  int64_t chunkLanes(int64_t elementBits, int64_t liveChunks) const {
+    int64_t perChunk = std::clamp<int64_t>(
+        (count - 2) / std::max<int64_t>(liveChunks, 1), 1, 2);
+    return std::max<int64_t>(1, perChunk * bits / elementBits);
+  }
+};
+
+/// The register file of a target with the LLVM subtarget features `has`
+/// answers for (x86: avx512f, avx, sse2; AArch64: neon). Unknown targets get
+/// 16 registers of 128 bits.
+inline VectorRegisters
+vectorRegistersFromFeatures(llvm::function_ref<bool(llvm::StringRef)> has) {
+  if (has("avx512f"))
+    return {512, 32};
+  if (has("avx"))
+    return {256, 16};
+  if (has("neon"))
+    return {128, 32};
+  return {128, 16};
 }
 
 } // namespace mlir::spconv

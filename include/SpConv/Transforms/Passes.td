@@ -108,10 +108,15 @@ def SpConvMatmulToRowLoopsPass
     (f32, after bufferization, a static number of output columns, rows
     contiguous in the weight and the output) to a parallel loop over output
     rows; each row keeps chunks of its output in vector registers (the
-    widest of at most 16 lanes that divides the column count) and adds one
-    broadcast input channel times a weight row per step, in input-channel
-    order. Other matmuls are left to linalg's own lowering.
+    widest of at most one register's lanes, `vector-bits / 32`, that divides
+    the column count) and adds one broadcast input channel times a weight
+    row per step, in input-channel order. Other matmuls are left to linalg's
+    own lowering.
   }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Bits of one vector register of the target (128, 256 or 512)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",

@@ -220,19 +220,21 @@ static MemRefType resultBufferType(Value tensor) {
 /// Pairs whose row updates share each weight vector load.
 static constexpr int64_t kPairsPerGroup = 8;
 
-/// Most lanes of the vector chunks of a row update.
-static constexpr int64_t kMaxChunkLanes = 32;
-
 /// acc[dsts[g], :] += features[srcs[g], :] @ weight[offset] for a static
-/// output width: each chunk of output channels is a vector register per
-/// pair of the group, accumulating a broadcast-FMA per input channel; one
-/// weight load serves the whole group. Each row is stored once per chunk.
-static void emitVectorRowUpdate(OpBuilder &b, Location loc, Value acc,
+/// output width: each chunk of output channels is one or two vector
+/// registers per pair of the group (as many as the group's chunks, the
+/// weight vector and the broadcast leave room for in `registers`: AVX-512
+/// two, AVX one), accumulating a broadcast-FMA per input channel; one weight
+/// load serves the whole group. Each row is stored once per chunk.
+static void emitVectorRowUpdate(OpBuilder &b, Location loc,
+                                const VectorRegisters &registers, Value acc,
                                 ArrayRef<Value> dsts, Value features,
                                 ArrayRef<Value> srcs, Value weight,
                                 Value offset, Value channelsIn,
                                 int64_t channelsOut, Type accType) {
-  int64_t width = exactVectorWidth(channelsOut, kMaxChunkLanes);
+  int64_t width = exactVectorWidth(
+      channelsOut, registers.chunkLanes(accType.getIntOrFloatBitWidth(),
+                                        static_cast<int64_t>(dsts.size())));
   auto accVector = VectorType::get({width}, accType);
   Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
   auto weightVector = VectorType::get({width}, weightElement);
@@ -485,8 +487,9 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
           ArrayRef<Value> dsts) {
         // acc[dst, :] += features[src, :] @ weight[offset]
         if (staticChannelsOut)
-          emitVectorRowUpdate(pb, ploc, acc, dsts, features, srcs, weight,
-                              offset, channelsIn, *staticChannelsOut, accType);
+          emitVectorRowUpdate(pb, ploc, ctx.getVectorRegisters(), acc, dsts,
+                              features, srcs, weight, offset, channelsIn,
+                              *staticChannelsOut, accType);
         else
           emitScalarRowUpdate(pb, ploc, acc, dsts[0], features, srcs[0], weight,
                               offset, channelsIn, channelsOut, accType);

@@ -8,6 +8,7 @@
 #define SPCONV_LIB_CONVERSION_SPCONVTOSCF_LOWERINGUTILS_H
 
 #include "SpConv/IR/SpConvOps.h"
+#include "SpConv/Support/VectorWidth.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -87,10 +88,11 @@ class LoweringContext {
 public:
   LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch,
                   LoopTarget target, int64_t chunkBytes,
-                  int64_t maxUnrolledOffsets, GPUConv gpuConv,
-                  GPUMatmul gpuMatmul)
+                  VectorRegisters vectorRegisters, int64_t maxUnrolledOffsets,
+                  GPUConv gpuConv, GPUMatmul gpuMatmul)
       : module(module), blockSize(blockSize), submSearch(submSearch),
         target(target), chunkBytes(chunkBytes),
+        vectorRegisters(vectorRegisters),
         maxUnrolledOffsets(maxUnrolledOffsets), gpuConv(gpuConv),
         gpuMatmul(gpuMatmul) {}
 
@@ -99,6 +101,8 @@ public:
   SubmSearch getSubmSearch() const { return submSearch; }
   LoopTarget getTarget() const { return target; }
   int64_t getChunkBytes() const { return chunkBytes; }
+  /// The CPU's vector registers, which size the row updates' chunks.
+  const VectorRegisters &getVectorRegisters() const { return vectorRegisters; }
   GPUConv getGPUConv() const { return gpuConv; }
   GPUMatmul getGPUMatmul() const { return gpuMatmul; }
   /// Whether loops over the `volume` offsets of a kernel are unrolled
@@ -143,6 +147,7 @@ private:
   SubmSearch submSearch;
   LoopTarget target;
   int64_t chunkBytes;
+  VectorRegisters vectorRegisters;
   int64_t maxUnrolledOffsets;
   GPUConv gpuConv;
   GPUMatmul gpuMatmul;

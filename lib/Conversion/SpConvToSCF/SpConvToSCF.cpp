@@ -308,6 +308,14 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError(
                "convert-spconv-to-scf: block-size must be positive, got ")
            << blockSize.getValue();
+  if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512)
+    return module.emitError("convert-spconv-to-scf: vector-bits must be 128, "
+                            "256 or 512, got ")
+           << vectorBits.getValue();
+  if (vectorRegisters < 4)
+    return module.emitError("convert-spconv-to-scf: vector-registers must be "
+                            "at least 4, got ")
+           << vectorRegisters.getValue();
   if (maxUnrolledOffsets < 0)
     return module.emitError("convert-spconv-to-scf: max-unrolled-offsets "
                             "must be nonnegative, got ")
@@ -371,17 +379,17 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   if (foreignUser.wasInterrupted())
     return signalPassFailure();
 
-  LoweringContext ctx(module, blockSize,
-                      submSearch == "hash" ? SubmSearch::Hash
-                                           : SubmSearch::Sorted,
-                      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU,
-                      chunkBytes, maxUnrolledOffsets,
-                      gpuConv == "gather-scatter" ? GPUConv::GatherScatter
-                                                  : GPUConv::ImplicitGemm,
-                      llvm::StringSwitch<GPUMatmul>(gpuMatmul)
-                          .Case("tf32", GPUMatmul::TF32)
-                          .Case("fma", GPUMatmul::FMA)
-                          .Default(GPUMatmul::TensorCores));
+  LoweringContext ctx(
+      module, blockSize,
+      submSearch == "hash" ? SubmSearch::Hash : SubmSearch::Sorted,
+      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU, chunkBytes,
+      VectorRegisters{vectorBits, vectorRegisters}, maxUnrolledOffsets,
+      gpuConv == "gather-scatter" ? GPUConv::GatherScatter
+                                  : GPUConv::ImplicitGemm,
+      llvm::StringSwitch<GPUMatmul>(gpuMatmul)
+          .Case("tf32", GPUMatmul::TF32)
+          .Case("fma", GPUMatmul::FMA)
+          .Default(GPUMatmul::TensorCores));
   MLIRContext *context = &getContext();
 
   ConversionTarget conversionTarget(*context);

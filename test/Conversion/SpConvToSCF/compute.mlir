@@ -1,5 +1,7 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
 // RUN: spconv-opt %s -convert-spconv-to-scf="chunk-bytes=64" -split-input-file | FileCheck %s --check-prefix=CHUNK
+// RUN: spconv-opt %s -convert-spconv-to-scf="vector-bits=256 vector-registers=16" -split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: spconv-opt %s -convert-spconv-to-scf="vector-bits=128 vector-registers=32" -split-input-file | FileCheck %s --check-prefix=NEON
 // CHUNK-LABEL: func.func @conv
 // CHUNK: arith.constant 64 : index
 
@@ -108,6 +110,20 @@ func.func @pools(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>) ->
 // Output widths that are not a multiple of the vector width use the widest
 // chunk that divides them: 5 channels in one vector<5xf32>, 96 in three
 // vector<32xf32>; a dynamic width falls back to scalar dot products.
+// The chunks follow the target's registers: a group of 8 rows keeps 8
+// chunks, plus the weight vector and the broadcast. AVX-512 (the default,
+// 32 x 512 bits) holds two registers per chunk, AVX2 (16 x 256) one: 96 in
+// twelve vector<8xf32> (the rows of a last, partial group go one at a time,
+// two registers per chunk). NEON (32 x 128) holds two: vector<8xf32> too.
+// AVX2-LABEL: func.func @widths
+// AVX2: vector.fma %{{.*}} : vector<5xf32>
+// AVX2-COUNT-8: vector.fma %{{.*}} : vector<8xf32>
+// AVX2-NOT: vector<32xf32>
+// AVX2: arith.mulf %{{.*}} : f32
+// NEON-LABEL: func.func @widths
+// NEON-COUNT-8: vector.fma %{{.*}} : vector<8xf32>
+// NEON-NOT: vector<32xf32>
+// NEON: arith.mulf %{{.*}} : f32
 // CHECK-LABEL: func.func @widths
 // CHECK: vector.fma %{{.*}} : vector<5xf32>
 // CHECK: scf.for

@@ -14,6 +14,10 @@
 // GPU-MATMUL: convert-spconv-to-scf: gpu-matmul must be tensor-cores, tf32 or fma, got 'int8'
 // RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="subm-search=bsearch" 2>&1 | FileCheck %s --check-prefix=SEARCH
 // SEARCH: convert-spconv-to-scf: subm-search must be sorted or hash, got 'bsearch'
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="vector-bits=384" 2>&1 | FileCheck %s --check-prefix=BITS
+// BITS: convert-spconv-to-scf: vector-bits must be 128, 256 or 512, got 384
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="vector-registers=2" 2>&1 | FileCheck %s --check-prefix=REGISTERS
+// REGISTERS: convert-spconv-to-scf: vector-registers must be at least 4, got 2
 
 func.func @undecomposed(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
   // expected-error @+1 {{'spconv.conv' op must be decomposed first (run spconv-decompose)}}
