@@ -113,7 +113,7 @@ struct SpConvMatmulToRowLoopsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512) {
+    if (!isSupportedVectorBits(vectorBits)) {
       getOperation().emitError("spconv-matmul-to-row-loops: vector-bits must "
                                "be 128, 256 or 512, got ")
           << vectorBits.getValue();

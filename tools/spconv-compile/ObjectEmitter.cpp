@@ -6,7 +6,7 @@
 
 #include "ObjectEmitter.h"
 
-#include "SpConv/Support/TargetVectorRegisters.h"
+#include "SpConv/Support/TargetCPU.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -17,7 +17,6 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Transforms/IPO/Internalize.h"
 
 using namespace mlir;
@@ -32,13 +31,11 @@ createTargetMachine(const CodegenOptions &options, std::string &error) {
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return nullptr;
-  std::string cpu = options.cpu;
-  llvm::SubtargetFeatures features;
+  std::string cpu = options.cpu, features;
   if (cpu == "host") {
     // What the JIT of spconv-run targets: this CPU and all its features.
     cpu = llvm::sys::getHostCPUName().str();
-    for (const auto &feature : llvm::sys::getHostCPUFeatures())
-      features.AddFeature(feature.first(), feature.second);
+    features = mlir::spconv::hostCPUFeatures();
   }
   llvm::CodeGenOptLevel level =
       options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
@@ -49,9 +46,9 @@ createTargetMachine(const CodegenOptions &options, std::string &error) {
   // Assembly carries the code generator's comments (spills among them).
   llvm::TargetOptions targetOptions;
   targetOptions.MCOptions.AsmVerbose = options.kind == OutputKind::Assembly;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
-      std::nullopt, level));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpu, features, targetOptions,
+                                  llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine) {
     error = "cannot create a target machine for " + triple.str();
     return nullptr;

@@ -9,7 +9,6 @@
 #include "spconv-rt/SpConvRuntime.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -17,7 +16,6 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cstdint>
 
@@ -61,14 +59,7 @@ static std::string compilerIdentity() {
 
 std::string CompileCache::key(ArrayRef<StringRef> parts) {
   static const std::string identity = compilerIdentity();
-  // Sorted: the map's order is not its contents'.
-  std::vector<std::string> enabled;
-  for (const auto &feature : sys::getHostCPUFeatures())
-    if (feature.getValue())
-      enabled.push_back(feature.getKey().str());
-  llvm::sort(enabled);
-  std::string features = join(enabled, ",");
-  SmallVector<StringRef> all = {identity, sys::getHostCPUName(), features};
+  SmallVector<StringRef> all = {identity};
   all.append(parts.begin(), parts.end());
   // Length-prefixed, so that no two lists of parts hash the same bytes.
   std::string material;
@@ -124,23 +115,40 @@ Expected<std::string> CompileCache::temporaryPath() const {
   return std::string(result);
 }
 
-Error CompileCache::store(StringRef key, StringRef objectFile,
+Error CompileCache::store(StringRef key,
+                          function_ref<void(StringRef)> writeObject,
                           ArrayRef<std::string> profileLabels) const {
+  Expected<std::string> objectFile = temporaryPath();
+  if (!objectFile)
+    return objectFile.takeError();
   Expected<std::string> labelsFile = temporaryPath();
-  if (!labelsFile)
+  if (!labelsFile) {
+    sys::fs::remove(*objectFile);
     return labelsFile.takeError();
+  }
+  auto fail = [&](std::error_code ec, const Twine &what) {
+    sys::fs::remove(*objectFile);
+    sys::fs::remove(*labelsFile);
+    return createStringError(ec, what);
+  };
+  writeObject(*objectFile);
+  uint64_t size = 0;
+  if (sys::fs::file_size(*objectFile, size) || size == 0)
+    return fail(std::make_error_code(std::errc::io_error),
+                "the object was not written to " + *objectFile);
   {
     std::error_code ec;
     raw_fd_ostream os(*labelsFile, ec);
     if (ec)
-      return createStringError(ec, "cannot write " + *labelsFile);
+      return fail(ec, "cannot write " + *labelsFile);
     for (const std::string &label : profileLabels)
       os << label << '\0';
   }
-  // Renames replace atomically: a reader sees the old entry or the new.
+  // Labels first, the object last (lookup wants both); renames replace
+  // atomically: a reader sees the old entry or the new.
   if (std::error_code ec = sys::fs::rename(*labelsFile, path(key, ".labels")))
-    return createStringError(ec, "cannot store a cache entry: " + ec.message());
-  if (std::error_code ec = sys::fs::rename(objectFile, path(key, ".o")))
-    return createStringError(ec, "cannot store a cache entry: " + ec.message());
+    return fail(ec, "cannot store a cache entry: " + ec.message());
+  if (std::error_code ec = sys::fs::rename(*objectFile, path(key, ".o")))
+    return fail(ec, "cannot store a cache entry: " + ec.message());
   return Error::success();
 }

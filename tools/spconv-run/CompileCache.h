@@ -4,12 +4,13 @@
 //
 // A directory of object files, one per compiled module, keyed by a hash of
 // everything the code depends on: the module's text, the entry function, the
-// target and its pipeline options, the host CPU and its features, and this
-// spconv-run binary itself (so a rebuilt compiler never loads code of an
-// older one). A second run of the same module loads the object instead of
-// lowering and JIT-compiling again. Entries are written to a temporary file
-// and renamed into place, so concurrent processes see a whole entry or
-// none; an entry that does not load is recompiled and replaced.
+// target and its pipeline options, the CPU compiled for and its features
+// (the caller's parts), and this spconv-run binary itself (so a rebuilt
+// compiler never loads code of an older one). A second run of the same module
+// loads the object instead of lowering and JIT-compiling again. Entries are
+// written to a temporary file and renamed into place, so concurrent processes
+// see a whole entry or none; an entry that does not load is recompiled and
+// replaced.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #define SPCONV_TOOLS_SPCONV_RUN_COMPILECACHE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -54,22 +56,21 @@ public:
   static std::string defaultDirectory();
 
   /// The key of a module compiled from `parts` (the module text, the
-  /// options, ...) by this binary for this host.
+  /// options, the CPU, ...) by this binary.
   static std::string key(llvm::ArrayRef<llvm::StringRef> parts);
 
   /// The entry stored under `key`, if there is a whole one.
   std::optional<CachedModule> lookup(llvm::StringRef key) const;
 
-  /// Stores `objectFile` (a file the caller wrote, which this moves into the
-  /// cache) and `profileLabels` under `key`.
-  llvm::Error store(llvm::StringRef key, llvm::StringRef objectFile,
+  /// Stores under `key` the object `writeObject` writes to the path it is
+  /// given, and `profileLabels`.
+  llvm::Error store(llvm::StringRef key,
+                    llvm::function_ref<void(llvm::StringRef)> writeObject,
                     llvm::ArrayRef<std::string> profileLabels) const;
 
-  /// A fresh path in the cache directory for the caller to write an object
-  /// to, before `store` moves it into place.
-  llvm::Expected<std::string> temporaryPath() const;
-
 private:
+  /// A fresh file in the cache directory, renamed into place once written.
+  llvm::Expected<std::string> temporaryPath() const;
   std::string path(llvm::StringRef key, llvm::StringRef extension) const;
 
   std::string directory;

@@ -20,7 +20,7 @@
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
-#include "SpConv/Support/TargetVectorRegisters.h"
+#include "SpConv/Support/TargetCPU.h"
 #include "spconv-rt/SpConvRuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,7 +31,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
@@ -42,7 +41,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <chrono>
 #include <functional>
@@ -241,6 +239,9 @@ struct JITCPU {
   std::string name;
   /// With all of this machine's features (--mcpu host).
   bool host = true;
+  /// LLVM feature string: this machine's for the host, else the CPU's own
+  /// (empty).
+  std::string features;
   mlir::spconv::VectorRegisters registers;
 };
 
@@ -253,10 +254,8 @@ llvm::Expected<JITCPU> jitCPU() {
   JITCPU cpu;
   cpu.host = mcpu == "host";
   cpu.name = cpu.host ? llvm::sys::getHostCPUName().str() : std::string(mcpu);
-  llvm::SubtargetFeatures features;
   if (cpu.host)
-    for (const auto &feature : llvm::sys::getHostCPUFeatures())
-      features.AddFeature(feature.first(), feature.second);
+    cpu.features = mlir::spconv::hostCPUFeatures();
   // Asked before the real one is made, which would warn on stderr.
   std::unique_ptr<llvm::MCSubtargetInfo> generic(
       target->createMCSubtargetInfo(llvm::Triple(triple), "", ""));
@@ -265,7 +264,7 @@ llvm::Expected<JITCPU> jitCPU() {
                                    "' is not a CPU of " + triple);
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
       target->createMCSubtargetInfo(llvm::Triple(triple), cpu.name,
-                                    features.getString()));
+                                    cpu.features));
   cpu.registers = mlir::spconv::vectorRegistersOf(*subtarget);
   return cpu;
 }
@@ -318,8 +317,7 @@ std::string codegenOptions() {
      << maxUnrolledOffsets.getNumOccurrences()
      << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks
      << " gpu-conv=" << gpuConv << " gpu-matmul=" << gpuMatmul
-     << " gpu-race-check=" << gpuRaceCheck << " gpu-chip=" << gpuChip
-     << " mcpu=" << mcpu;
+     << " gpu-race-check=" << gpuRaceCheck << " gpu-chip=" << gpuChip;
   return text;
 }
 
@@ -459,7 +457,7 @@ int main(int argc, char **argv) {
   if (cache.enabled())
     cacheKey = run::CompileCache::key(
         {sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer(),
-         entryName, codegenOptions()});
+         entryName, codegenOptions(), cpu->name, cpu->features});
   if (std::optional<run::CachedModule> cached = cache.lookup(cacheKey)) {
     if (auto object = run::loadObject(std::move(cached->object), symbol)) {
       loaded = std::move(*object);
@@ -530,19 +528,12 @@ int main(int argc, char **argv) {
 
     if (cache.enabled()) {
       timer.start();
-      llvm::Expected<std::string> objectFile = cache.temporaryPath();
-      llvm::Error stored =
-          objectFile ? llvm::Error::success() : objectFile.takeError();
-      if (!stored) {
-        engine->dumpToObjectFile(*objectFile);
-        stored = cache.store(cacheKey, *objectFile, profileLabels);
-        if (stored)
-          llvm::sys::fs::remove(*objectFile);
-      }
       // Not fatal: the code runs; the next run compiles again.
-      if (stored)
+      if (llvm::Error error = cache.store(
+              cacheKey, [&](StringRef path) { engine->dumpToObjectFile(path); },
+              profileLabels))
         llvm::errs() << "spconv-run: warning: compiled code not cached: "
-                     << llvm::toString(std::move(stored)) << "\n";
+                     << llvm::toString(std::move(error)) << "\n";
       timer.stop("store");
     }
   }

@@ -29,6 +29,11 @@ inline int64_t exactVectorWidth(int64_t channels, int64_t maxWidth) {
   return 1;
 }
 
+/// Whether the pass options take `bits` as a register width.
+inline bool isSupportedVectorBits(int64_t bits) {
+  return bits == 128 || bits == 256 || bits == 512;
+}
+
 /// A CPU's vector register file.
 struct VectorRegisters {
   int64_t bits = 512; ///< Width of one register.

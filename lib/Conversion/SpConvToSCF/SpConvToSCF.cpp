@@ -308,7 +308,7 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError(
                "convert-spconv-to-scf: block-size must be positive, got ")
            << blockSize.getValue();
-  if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512)
+  if (!isSupportedVectorBits(vectorBits))
     return module.emitError("convert-spconv-to-scf: vector-bits must be 128, "
                             "256 or 512, got ")
            << vectorBits.getValue();
