@@ -113,7 +113,8 @@ void RulebookConvOp::build(OpBuilder &builder, OperationState &state,
                                   : outputRows(type.getGeometry(), features);
   Type outFeatures =
       featuresLike(features.getType(), rows, extentOf(weight.getType(), 2));
-  build(builder, state, outFeatures, rulebook, features, weight, bias, inverse);
+  build(builder, state, outFeatures, rulebook, features, weight, bias,
+        /*epilogue_operands=*/ValueRange(), inverse);
 }
 
 void RulebookPoolOp::build(OpBuilder &builder, OperationState &state,

@@ -14,6 +14,13 @@
 using namespace mlir;
 using namespace mlir::spconv;
 
+static ParseResult
+parseEpilogue(OpAsmParser &parser,
+              SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands,
+              SmallVectorImpl<Type> &types, Region &body);
+static void printEpilogue(OpAsmPrinter &printer, Operation *op,
+                          OperandRange operands, TypeRange types, Region &body);
+
 #define GET_OP_CLASSES
 #include "SpConv/IR/SpConvOps.cpp.inc"
 
@@ -247,6 +254,100 @@ LogicalResult RulebookConvOp::verify() {
            << stringifyConvKind(geometry.getKind());
   return verifyWeight(*this, geometry, getFeatures(), getWeight(), getBias(),
                       getOutFeatures());
+}
+
+LogicalResult RulebookConvOp::verifyRegions() {
+  Block *body = getEpilogueBlock();
+  if (!body) {
+    if (!getEpilogueOperands().empty())
+      return emitOpError("has ") << getEpilogueOperands().size()
+                                 << " epilogue operands but no epilogue";
+    return success();
+  }
+  RankedTensorType result = tensorType(getOutFeatures());
+  Type element = result.getElementType();
+  int64_t channels = result.getDimSize(1);
+  size_t expected = 1 + getEpilogueOperands().size();
+  if (body->getNumArguments() != expected)
+    return emitOpError("epilogue block has ")
+           << body->getNumArguments() << " arguments, expected " << expected
+           << " (the element, then one per epilogue operand)";
+  if (body->getArgument(0).getType() != element)
+    return emitOpError("epilogue's first argument must be the result's "
+                       "element type ")
+           << element << ", got " << body->getArgument(0).getType();
+  for (auto [i, operand] : llvm::enumerate(getEpilogueOperands())) {
+    RankedTensorType type = tensorType(operand);
+    std::string name = "epilogue operand #" + std::to_string(i);
+    if (type.getRank() == 2) {
+      if (failed(verifySameExtent(*this, type.getDimSize(0), name + " rows",
+                                  result.getDimSize(0), "result rows")))
+        return failure();
+    }
+    if (failed(verifySameExtent(*this, type.getDimSize(type.getRank() - 1),
+                                name + " channels", channels,
+                                "result channels")))
+      return failure();
+    Type argType = body->getArgument(i + 1).getType();
+    if (argType != type.getElementType())
+      return emitOpError("epilogue argument #")
+             << i + 1 << " must be " << name << "'s element type "
+             << type.getElementType() << ", got " << argType;
+  }
+  // The lowering applies the block to vectors of elements: only ops that
+  // apply element by element, without effects, and constants.
+  for (Operation &op : body->without_terminator()) {
+    bool elementwise = op.hasTrait<OpTrait::Elementwise>() ||
+                       op.hasTrait<OpTrait::ConstantLike>();
+    if (!elementwise || !isPure(&op) || op.getNumRegions() != 0)
+      return op.emitOpError("cannot be in an epilogue: only pure "
+                            "element-wise ops and constants can");
+    for (Type type : op.getResultTypes())
+      if (!type.isIntOrIndexOrFloat())
+        return op.emitOpError("in an epilogue must compute scalars, got ")
+               << type;
+  }
+  return success();
+}
+
+LogicalResult YieldOp::verify() {
+  Type element = tensorType(getParentOp().getOutFeatures()).getElementType();
+  if (getValue().getType() != element)
+    return emitOpError("must yield the result's element type ")
+           << element << ", got " << getValue().getType();
+  return success();
+}
+
+/// `epilogue (operands : types)? region`, or nothing without an epilogue.
+static ParseResult
+parseEpilogue(OpAsmParser &parser,
+              SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands,
+              SmallVectorImpl<Type> &types, Region &body) {
+  if (failed(parser.parseOptionalKeyword("epilogue")))
+    return success();
+  if (succeeded(parser.parseOptionalLParen())) {
+    if (parser.parseOperandList(operands) || parser.parseColonTypeList(types) ||
+        parser.parseRParen())
+      return failure();
+  }
+  return parser.parseRegion(body, /*arguments=*/{},
+                            /*enableNameShadowing=*/false);
+}
+
+static void printEpilogue(OpAsmPrinter &printer, Operation *,
+                          OperandRange operands, TypeRange types,
+                          Region &body) {
+  if (body.empty())
+    return;
+  printer << " epilogue";
+  if (!operands.empty()) {
+    printer << "(" << operands << " : ";
+    llvm::interleaveComma(types, printer);
+    printer << ")";
+  }
+  printer << " ";
+  printer.printRegion(body, /*printEntryBlockArgs=*/true,
+                      /*printBlockTerminators=*/true);
 }
 
 LogicalResult RulebookPoolOp::verify() {

@@ -24,15 +24,21 @@
 using namespace mlir;
 using namespace mlir::spconv;
 
-/// High level first: pointwise subm convs become matmuls, subm layers read
-/// their producers' coordinates; then one build per (sites, geometry),
-/// shared by every layer.
-static void addFrontEnd(OpPassManager &pm, bool profile) {
+/// High level first: helper functions inlined, element-wise arith on
+/// tensors (residual adds) as linalg; pointwise subm convs become matmuls,
+/// subm layers read their producers' coordinates; then one build per
+/// (sites, geometry), shared by every layer, and each conv's element-wise
+/// consumers in its epilogue.
+static void addFrontEnd(OpPassManager &pm, bool fuseEpilogues, bool profile) {
+  pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createSpConvDecomposePass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createSpConvShareRulebooksPass());
   pm.addPass(createCSEPass());
+  if (fuseEpilogues)
+    pm.addNestedPass<func::FuncOp>(createSpConvFuseEpiloguesPass());
   if (profile)
     pm.addPass(createSpConvProfilePass());
 }
@@ -55,9 +61,11 @@ static void addBufferization(OpPassManager &pm) {
 
 /// Host code on the CPU: LLVM, with the parallel loops on OpenMP threads.
 static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
+  // affine.parallel loops (of element-wise ops) become scf.parallel first,
+  // so that they run on threads too.
+  pm.addPass(createLowerAffinePass());
   if (openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
-  pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
@@ -67,7 +75,7 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
 
 void mlir::spconv::buildSpConvToCPUPipeline(
     OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
-  addFrontEnd(pm, options.profile);
+  addFrontEnd(pm, options.fuseEpilogues, options.profile);
   // Loops specialised per geometry, then buffers.
   pm.addPass(createConvertSpConvToSCFPass(ConvertSpConvToSCFPassOptions{
       options.blockSize, options.submSearch,
@@ -81,12 +89,16 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   // Matmuls (pointwise subm convs) become vectorized row loops; the rest
-  // (element-wise ops) affine loops whose parallel dimensions run on
-  // threads.
+  // (element-wise ops a conv's epilogue did not take) affine loops whose
+  // outermost parallel dimension runs on threads.
   pm.addNestedPass<func::FuncOp>(
       createSpConvMatmulToRowLoopsPass({options.vectorBits}));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
-  pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize());
+  // The outermost parallel loop of each on threads; the inner ones stay
+  // loops, which LLVM vectorizes.
+  affine::AffineParallelizeOptions parallelize;
+  parallelize.maxNested = 1;
+  pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize(parallelize));
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);
   pm.addPass(createSpConvCheckLoweredPass({"spconv-to-cpu"}));
@@ -97,8 +109,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
 static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
                           int64_t maxBlocks, int64_t maxUnrolledOffsets,
                           StringRef gpuConv, StringRef gpuMatmul,
-                          bool profile) {
-  addFrontEnd(pm, profile);
+                          bool fuseEpilogues, bool profile) {
+  addFrontEnd(pm, fuseEpilogues, profile);
   // One site per parallel iteration; the hash search is the one a GPU
   // thread can run on its own.
   ConvertSpConvToSCFPassOptions lowering;
@@ -126,7 +138,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
                 options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
-                options.profile);
+                options.fuseEpilogues, options.profile);
   // Builders into their layers, so that each buffer is placed by what its
   // consumers do with it; then placement, and one stream per function.
   pm.addPass(createInlinerPass());
@@ -156,7 +168,7 @@ void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
                 options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
-                options.profile);
+                options.fuseEpilogues, options.profile);
   pm.addPass(createSpConvGPUKernelsToCPUPass(
       SpConvGPUKernelsToCPUPassOptions{options.raceCheck}));
   pm.addPass(createCanonicalizerPass());

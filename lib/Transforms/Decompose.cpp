@@ -32,9 +32,9 @@ static void decompose(RewriterBase &rewriter, ConvOp op) {
   auto build = buildRulebook(rewriter, op.getLoc(), op.getGeometry(),
                              op.getCoords(), op.getOutCoords().getType());
   Value features = RulebookConvOp::create(
-      rewriter, op.getLoc(), op.getOutFeatures().getType(),
-      build.getRulebook(), op.getFeatures(), op.getWeight(), op.getBias(),
-      /*inverse=*/false);
+      rewriter, op.getLoc(), op.getOutFeatures().getType(), build.getRulebook(),
+      op.getFeatures(), op.getWeight(), op.getBias(),
+      /*epilogue_operands=*/ValueRange(), /*inverse=*/false);
   rewriter.replaceOp(op, {build.getOutCoords(), features});
 }
 
@@ -88,7 +88,8 @@ static bool decompose(RewriterBase &rewriter, InverseConvOp op) {
   }
   Value result = RulebookConvOp::create(
       rewriter, loc, op.getOutFeatures().getType(), rulebook, features,
-      op.getWeight(), op.getBias(), /*inverse=*/true);
+      op.getWeight(), op.getBias(), /*epilogue_operands=*/ValueRange(),
+      /*inverse=*/true);
   rewriter.replaceOp(op, result);
   return reused;
 }

@@ -102,6 +102,13 @@ static llvm::cl::opt<int64_t> chunkBytes(
     llvm::cl::desc("--target cpu: feature and accumulator bytes per chunk of "
                    "sites of the compute (cache blocking; default 2 MiB)"),
     llvm::cl::init(2 << 20));
+static llvm::cl::opt<bool> fuseEpilogues(
+    "fuse-epilogues",
+    llvm::cl::desc("Apply the element-wise ops that consume a conv (BatchNorm "
+                   "scale and shift, activations, residual adds) as it "
+                   "writes its rows (default on; "
+                   "--fuse-epilogues=false runs them as separate ops)"),
+    llvm::cl::init(true));
 static llvm::cl::opt<int64_t> maxUnrolledOffsets(
     "max-unrolled-offsets",
     llvm::cl::desc("Kernels of at most this many offsets get unrolled offset "
@@ -281,6 +288,7 @@ void buildPipeline(PassManager &pm, const JITCPU &cpu) {
       options.maxUnrolledOffsets = maxUnrolledOffsets;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
+    options.fuseEpilogues = fuseEpilogues;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return;
   }
@@ -294,6 +302,7 @@ void buildPipeline(PassManager &pm, const JITCPU &cpu) {
     options.raceCheck = gpuRaceCheck;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
+    options.fuseEpilogues = fuseEpilogues;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return;
   }
@@ -305,6 +314,7 @@ void buildPipeline(PassManager &pm, const JITCPU &cpu) {
   options.vectorRegisters = cpu.registers.count;
   options.chunkBytes = chunkBytes;
   options.maxUnrolledOffsets = maxUnrolledOffsets;
+  options.fuseEpilogues = fuseEpilogues;
   mlir::spconv::buildSpConvToCPUPipeline(pm, options);
 }
 /// Every option that changes the compiled code, for the cache key.
@@ -313,6 +323,7 @@ std::string codegenOptions() {
   llvm::raw_string_ostream os(text);
   os << "target=" << target << " profile=" << profile
      << " subm-search=" << submSearch << " chunk-bytes=" << chunkBytes
+     << " fuse-epilogues=" << fuseEpilogues
      << " max-unrolled-offsets=" << maxUnrolledOffsets << "/"
      << maxUnrolledOffsets.getNumOccurrences()
      << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks

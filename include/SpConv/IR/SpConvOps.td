@@ -27,6 +27,8 @@ def SpConv_WeightTensor : TensorRankOf<[SpConv_Float], [3]>;
 def SpConv_BiasTensor : TensorRankOf<[SpConv_Float], [1]>;
 def SpConv_KeyTensor : TensorRankOf<[I64], [1]>;
 def SpConv_IndexTensor : TensorRankOf<[I32], [1]>;
+// An epilogue operand: per row and channel (rank 2) or per channel (rank 1).
+def SpConv_EpilogueTensor : TensorRankOf<[AnySignlessInteger, AnyFloat], [1, 2]>;
 
 //===----------------------------------------------------------------------===//
 // High-level ops
@@ -230,7 +232,8 @@ def SpConv_BuildRulebookOp : SpConv_Op<"build_rulebook", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [Pure]> {
+def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [
+    Pure, IsolatedFromAbove, AttrSizedOperandSegments]> {
   let summary = "Gather, GEMM per kernel offset and scatter-add over a rulebook";
   let description = [{
     The compute of a sparse convolution:
@@ -243,12 +246,37 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [Pure]> {
     order in which contributions are summed is fixed by the lowering, so
     results are deterministic.
 
+    An optional `epilogue` maps every element of that sum, rounded to the
+    result's element type, to the element stored: bias-free BatchNorm scale
+    and shift, activations, a residual add. Its block takes the element,
+    then one scalar per epilogue operand: a row operand (`rows x Cout`, one
+    row per result row) gives its element at the same row and column, a
+    channel operand (`Cout`) its element at the same column. The block
+    holds pure element-wise ops (arith, math) and constants only, and yields
+    the stored element with `spconv.yield`; the op is isolated from above,
+    so constants are defined inside. `spconv-fuse-epilogues` builds
+    epilogues from the element-wise `linalg` ops that consume a conv, and
+    the lowering applies them as each output row is finished.
+
     Example:
 
     ```mlir
     %y = spconv.rulebook_conv %rb, %feats, %w
         : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>,
           tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    // relu(y * scale + shift + residual)
+    %z = spconv.rulebook_conv %rb, %feats, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+        epilogue(%residual, %scale, %shift : tensor<?x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+        ^bb0(%v: f32, %r: f32, %s: f32, %t: f32):
+          %zero = arith.constant 0.0 : f32
+          %scaled = arith.mulf %v, %s : f32
+          %shifted = arith.addf %scaled, %t : f32
+          %sum = arith.addf %shifted, %r : f32
+          %relu = arith.maximumf %sum, %zero : f32
+          spconv.yield %relu : f32
+        }
     ```
   }];
   let arguments = (ins
@@ -256,14 +284,17 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [Pure]> {
     SpConv_FeatureTensor:$features,
     SpConv_WeightTensor:$weight,
     Optional<SpConv_BiasTensor>:$bias,
+    Variadic<SpConv_EpilogueTensor>:$epilogue_operands,
     UnitAttr:$inverse
   );
   let results = (outs SpConv_FeatureTensor:$out_features);
+  let regions = (region MaxSizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     (`inverse` $inverse^)? $rulebook `,` $features `,` $weight
     (`bias` $bias^)? attr-dict `:` qualified(type($rulebook)) `,`
     type($features) `,` type($weight) (`,` type($bias)^)? `->`
-    type($out_features)
+    type($out_features) ``
+    custom<Epilogue>($epilogue_operands, type($epilogue_operands), $epilogue)
   }];
   let builders = [
     // Infers the result type from the rulebook, the features and the weight.
@@ -272,6 +303,25 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [Pure]> {
                    CArg<"::mlir::Value", "{}">:$bias,
                    CArg<"bool", "false">:$inverse)>
   ];
+  let extraClassDeclaration = [{
+    /// The epilogue's block, or null without one.
+    ::mlir::Block *getEpilogueBlock() {
+      return getEpilogue().empty() ? nullptr : &getEpilogue().front();
+    }
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def SpConv_YieldOp : SpConv_Op<"yield", [
+    Pure, Terminator, HasParent<"RulebookConvOp">]> {
+  let summary = "The element an epilogue stores";
+  let description = [{
+    Ends the epilogue of `spconv.rulebook_conv` with the element to store,
+    of the result's element type.
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
   let hasVerifier = 1;
 }
 

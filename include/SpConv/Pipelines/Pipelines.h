@@ -56,6 +56,12 @@ struct SpConvToCPUPipelineOptions
                      "offset loops; larger ones loop over their offsets "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init(125)};
+  PassOptions::Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "
+                     "scale and shift, activations, residual adds) as it "
+                     "writes its rows (spconv-fuse-epilogues)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "
@@ -121,6 +127,12 @@ struct SpConvToCUDAPipelineOptions
                      "tensor cores too, inputs rounded to TF32) or fma "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init("tensor-cores")};
+  PassOptions::Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "
+                     "scale and shift, activations, residual adds) as it "
+                     "writes its rows (spconv-fuse-epilogues)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "
@@ -179,6 +191,12 @@ struct SpConvToGPUEmulatorPipelineOptions
                      "tensor cores too, inputs rounded to TF32) or fma "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init("tensor-cores")};
+  PassOptions::Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "
+                     "scale and shift, activations, residual adds) as it "
+                     "writes its rows (spconv-fuse-epilogues)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("Time every rulebook build and compute at run time "

@@ -66,6 +66,52 @@ def SpConvShareRulebooksPass
   ];
 }
 
+def SpConvFuseEpiloguesPass
+    : Pass<"spconv-fuse-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "Fold element-wise linalg ops on a conv's result into its epilogue";
+  let description = [{
+    A `spconv.rulebook_conv` whose result is read only by one element-wise
+    `linalg` op (`linalg.generic` with parallel loops only, `linalg.map`,
+    what `convert-elementwise-to-linalg` makes of `arith` on tensors) takes
+    that op's body into its epilogue, so that the lowering applies it as the
+    conv's output rows are finished instead of in another pass over memory:
+    BatchNorm's scale and shift, ReLU or LeakyReLU, residual adds, any chain
+    of them, one op at a time (the fused conv is again a candidate).
+
+    The linalg op must have one result of the conv result's type, written
+    through an identity map, and not read its init; each other input must
+    be read through the identity map (`rows x Cout`, a row operand) or
+    `(d0, d1) -> (d1)` (`Cout`, a channel operand); its body must hold pure
+    element-wise ops only, and use values from outside only if constants
+    define them (they are copied in). The fused conv takes the linalg op's
+    place, where its new operands are all defined. A result with other
+    users is left alone: the unfused value would be lost.
+
+    Example:
+
+    ```mlir
+    %y = spconv.rulebook_conv %rb, %f, %w : ... -> tensor<?x16xf32>
+    %r = linalg.map ins(%y : tensor<?x16xf32>) outs(%init : tensor<?x16xf32>)
+        (%v: f32, %unused: f32) {
+          %m = arith.maximumf %v, %zero : f32
+          linalg.yield %m : f32
+        }
+    // becomes
+    %r = spconv.rulebook_conv %rb, %f, %w : ... -> tensor<?x16xf32> epilogue {
+        ^bb0(%v: f32):
+          %zero = arith.constant 0.0 : f32
+          %m = arith.maximumf %v, %zero : f32
+          spconv.yield %m : f32
+        }
+    ```
+  }];
+  let dependentDialects = ["::mlir::spconv::SpConvDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused-ops",
+              "Element-wise ops folded into a conv's epilogue">
+  ];
+}
+
 def SpConvProfilePass : Pass<"spconv-profile", "::mlir::ModuleOp"> {
   let summary = "Time every rulebook build and compute at run time";
   let description = [{

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -200,6 +201,76 @@ static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
   return castToChecked(ctx, b, loc, result, resultType, what);
 }
 
+/// The result of a conv with an epilogue: the accumulator rounded to the
+/// result's element type and mapped by the epilogue in one parallel pass over
+/// the rows, in place where the types agree. With `width`, vectors of that
+/// many consecutive channels (which must divide `channels`, then static);
+/// without, one element per parallel item (the GPU's form). Operands of the
+/// wrong size are reported and not read: the result is then the rounded
+/// accumulator.
+static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
+                                Location loc, Value acc, Value rows,
+                                Value channels, MemRefType resultType,
+                                const EpilogueBuffers &epilogue,
+                                std::optional<int64_t> width) {
+  Type elementType = resultType.getElementType();
+  auto accType = cast<MemRefType>(acc.getType());
+  Value result = acc;
+  if (accType.getElementType() != elementType)
+    result = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                        elementType),
+        ValueRange{rows, channels});
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  auto emitPass = [&](OpBuilder &pb, bool apply) {
+    if (width) {
+      int64_t channelCount = *getConstantIntValue(channels);
+      auto accVector = VectorType::get({*width}, accType.getElementType());
+      auto vector = VectorType::get({*width}, elementType);
+      markKernel(
+          scf::ParallelOp::create(
+              pb, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
+              [&](OpBuilder &rb, Location rloc, ValueRange ivs) {
+                for (int64_t start = 0; start < channelCount; start += *width) {
+                  Value column = indexConst(rb, rloc, start);
+                  Value value = vector::LoadOp::create(
+                      rb, rloc, accVector, acc, ValueRange{ivs[0], column});
+                  if (accVector != vector)
+                    value = arith::TruncFOp::create(rb, rloc, vector, value);
+                  if (apply)
+                    value = applyEpilogue(rb, rloc, epilogue, value, ivs[0],
+                                          column);
+                  vector::StoreOp::create(rb, rloc, value, result,
+                                          ValueRange{ivs[0], column});
+                }
+              }),
+          "epilogue");
+      return;
+    }
+    markKernel(scf::ParallelOp::create(
+                   pb, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
+                   ValueRange{one, one},
+                   [&](OpBuilder &rb, Location rloc, ValueRange ivs) {
+                     Value value = loadAs(rb, rloc, acc, ivs, elementType);
+                     if (apply)
+                       value = applyEpilogue(rb, rloc, epilogue, value, ivs[0],
+                                             ivs[1]);
+                     memref::StoreOp::create(rb, rloc, value, result, ivs);
+                   }),
+               "epilogue");
+  };
+  Value ok = checkEpilogueOperands(ctx, b, loc, epilogue, rows, channels);
+  auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/result != acc);
+  OpBuilder tb(guard.thenBlock()->getTerminator());
+  emitPass(tb, /*apply=*/true);
+  if (result != acc) {
+    OpBuilder eb(guard.elseBlock()->getTerminator());
+    emitPass(eb, /*apply=*/false);
+  }
+  return castToChecked(ctx, b, loc, result, resultType, SizeCheck::ConvRows);
+}
+
 /// A builder inside `scf.if (features has one row per site)`: the pair
 /// loops read feature rows by the rulebook's indices, so features of any
 /// other length are reported (through the runtime) and not read; the result
@@ -352,7 +423,8 @@ static std::string computeRole(StringRef what, Type elementType,
 static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
                                    RulebookConvOp op,
                                    const RulebookBuffers &rulebook,
-                                   Value features, Value weight, Value bias) {
+                                   Value features, Value weight, Value bias,
+                                   const EpilogueBuffers &epilogue) {
   Location loc = op.getLoc();
   bool inverse = op.getInverse();
   int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
@@ -364,6 +436,7 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
   operands.features = features;
   operands.weight = weight;
   operands.bias = bias;
+  operands.epilogue = epilogue;
   operands.volume = volume;
   operands.channelsIn = weightType.getDimSize(1);
   operands.channelsOut = weightType.getDimSize(2);
@@ -393,6 +466,12 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
   Value ok =
       checkFeatureRows(ctx, b, loc, features,
                        inverse ? rulebook.numOut : rulebook.numIn, inverse);
+  // Epilogue operands of the wrong size are not read: the result is then
+  // the bias, as for features of the wrong length.
+  if (epilogue)
+    ok = arith::AndIOp::create(
+        b, loc, ok,
+        checkEpilogueOperands(ctx, b, loc, epilogue, rows, channelsOut));
   auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
   OpBuilder tb(guard.thenBlock()->getTerminator());
   GemmTiles tiles = GemmTiles::choose(operands.channelsIn, operands.channelsOut,
@@ -425,7 +504,8 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
 Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                   RulebookConvOp op,
                                   const RulebookBuffers &rulebook,
-                                  Value features, Value weight, Value bias) {
+                                  Value features, Value weight, Value bias,
+                                  const EpilogueBuffers &epilogue) {
   Location loc = op.getLoc();
   bool inverse = op.getInverse();
   int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
@@ -440,7 +520,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   if (ctx.getTarget() == LoopTarget::GPU &&
       ctx.getGPUConv() == GPUConv::ImplicitGemm &&
       !weightType.isDynamicDim(1) && !weightType.isDynamicDim(2))
-    return lowerImplicitGemmConv(ctx, b, op, rulebook, features, weight, bias);
+    return lowerImplicitGemmConv(ctx, b, op, rulebook, features, weight, bias,
+                                 epilogue);
 
   Value acc = allocRows(b, loc, rows, channelsOut, accType,
                         [&](OpBuilder &pb, Location ploc, Value, Value c) {
@@ -458,6 +539,10 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   if (ctx.getTarget() == LoopTarget::GPU) {
     emitPairChannelConv(pairs, loc, rulebook, volume, inverse, acc, features,
                         weight, channelsIn, channelsOut, accType, role);
+    if (epilogue)
+      return finishWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
+                                resultBufferType(op.getOutFeatures()), epilogue,
+                                /*width=*/std::nullopt);
     return finish(ctx, b, loc, acc, rows, channelsOut,
                   resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
   }
@@ -494,6 +579,20 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
           emitScalarRowUpdate(pb, ploc, acc, dsts[0], features, srcs[0], weight,
                               offset, channelsIn, channelsOut, accType);
       });
+  if (epilogue) {
+    // Rows are final only once the walk is over: the last offset that
+    // updates a row is not known where the row is updated.
+    std::optional<int64_t> width;
+    if (staticChannelsOut)
+      width = exactVectorWidth(
+          *staticChannelsOut,
+          ctx.getVectorRegisters().chunkLanes(accType.getIntOrFloatBitWidth(),
+                                              kPairsPerGroup));
+    return finishWithEpilogue(
+        ctx, b, loc, acc, rows,
+        width ? indexConst(b, loc, *staticChannelsOut) : channelsOut,
+        resultBufferType(op.getOutFeatures()), epilogue, width);
+  }
   return finish(ctx, b, loc, acc, rows, channelsOut,
                 resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
 }

@@ -33,8 +33,8 @@ void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
 Value rowOfSlot(OpBuilder &b, Location loc,
                 const ImplicitGemmOperands &operands, Value slot);
 
-/// result[row, column] = value (+ bias[column], added in value's type),
-/// rounded once to the result's element type: the epilogue's one store.
+/// result[row, column] = epilogue(value (+ bias[column], added in value's
+/// type), rounded once to the result's element type): the one store.
 void storeOutput(OpBuilder &b, Location loc,
                  const ImplicitGemmOperands &operands, Value row, Value column,
                  Value value);

@@ -182,8 +182,11 @@ void gemm::storeOutput(OpBuilder &b, Location loc,
         b, loc, value, loadAs(b, loc, operands.bias, column, value.getType()));
   Type resultElement =
       cast<MemRefType>(operands.result.getType()).getElementType();
-  memref::StoreOp::create(b, loc, convertScalar(b, loc, value, resultElement),
-                          operands.result, ValueRange{row, column});
+  value = convertScalar(b, loc, value, resultElement);
+  if (operands.epilogue)
+    value = applyEpilogue(b, loc, operands.epilogue, value, row, column);
+  memref::StoreOp::create(b, loc, value, operands.result,
+                          ValueRange{row, column});
 }
 
 /// features[table[order[slot], offset], channel] as `type`, or zero where

@@ -229,6 +229,8 @@ enum class SizeCheck : int64_t {
   OutputSites = 14,
   ConvRows = 15,
   PoolRows = 16,
+  EpilogueRows = 17,
+  EpilogueChannels = 18,
 };
 
 /// The source line of `loc` (its first file location), or 0 when it has

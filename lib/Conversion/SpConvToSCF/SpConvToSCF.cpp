@@ -161,10 +161,16 @@ struct RulebookConvLowering : SpConvOpLowering<RulebookConvOp> {
     Value bias = op.getBias()
                      ? toOperandBuffer(rewriter, loc, single(adaptor.getBias()))
                      : Value();
+    EpilogueBuffers epilogue;
+    epilogue.body = op.getEpilogueBlock();
+    for (ValueRange operand : adaptor.getEpilogueOperands())
+      epilogue.operands.push_back(
+          toOperandBuffer(rewriter, loc, single(operand)));
     Value result = lowerRulebookConv(
         ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
         toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
-        toOperandBuffer(rewriter, loc, single(adaptor.getWeight())), bias);
+        toOperandBuffer(rewriter, loc, single(adaptor.getWeight())), bias,
+        epilogue);
     replaceWithTensors(rewriter, op, result);
     return success();
   }

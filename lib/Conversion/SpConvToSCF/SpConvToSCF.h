@@ -33,10 +33,31 @@ FailureOr<BuiltRulebook> lowerBuildRulebook(LoweringContext &ctx, OpBuilder &b,
 func::FuncOp createSortedSubmBuilder(LoweringContext &ctx, RulebookType type,
                                      StringRef name);
 
-/// Gather, GEMM per offset and scatter-add; returns the result buffer.
+/// The epilogue of a rulebook conv (Epilogue.cpp), its operands as buffers.
+struct EpilogueBuffers {
+  Block *body = nullptr;       ///< the op's epilogue block, or null
+  SmallVector<Value> operands; ///< memref<rows x C> or memref<C> each
+  explicit operator bool() const { return body != nullptr; }
+};
+
+/// Checks (reporting through the runtime) that every row operand has `rows`
+/// rows and every operand `channels` in its last dimension; returns the i1
+/// that all do. Nothing may read the operands where it is false.
+Value checkEpilogueOperands(LoweringContext &ctx, OpBuilder &b, Location loc,
+                            const EpilogueBuffers &epilogue, Value rows,
+                            Value channels);
+
+/// The epilogue applied to `value` of row `row`: one element of channel
+/// `column`, or a vector of the channels from `column` on.
+Value applyEpilogue(OpBuilder &b, Location loc, const EpilogueBuffers &epilogue,
+                    Value value, Value row, Value column);
+
+/// Gather, GEMM per offset and scatter-add, then the epilogue; returns the
+/// result buffer.
 Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
                         const RulebookBuffers &rulebook, Value features,
-                        Value weight, Value bias);
+                        Value weight, Value bias,
+                        const EpilogueBuffers &epilogue);
 
 /// Max or average pooling over a rulebook; returns the result buffer.
 /// How a GPU implicit-GEMM tile multiplies.
@@ -115,6 +136,7 @@ struct ImplicitGemmOperands {
   Value features; ///< memref<?xCin x T>
   Value weight;   ///< memref<K x Cin x Cout x T>
   Value bias;     ///< memref<Cout x T> or null
+  EpilogueBuffers epilogue; ///< applied to each element before its store
   Value result;   ///< memref<rows x Cout x T>, written whole
   int64_t volume, channelsIn, channelsOut;
   Type accType;

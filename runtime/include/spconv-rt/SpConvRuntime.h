@@ -137,6 +137,11 @@ enum SpConvRtSizeCheck {
   SPCONV_RT_SIZE_CONV_ROWS = 15,
   /* spconv.rulebook_pool: output sites vs the static rows of its result. */
   SPCONV_RT_SIZE_POOL_ROWS = 16,
+  /* spconv.rulebook_conv: rows of a row epilogue operand vs output rows. */
+  SPCONV_RT_SIZE_EPILOGUE_ROWS = 17,
+  /* spconv.rulebook_conv: extent of an epilogue operand's last dimension vs
+   * output channels. */
+  SPCONV_RT_SIZE_EPILOGUE_CHANNELS = 18,
 };
 
 /* Records "<op> at line <line>: <actual> <things> but <the static size>

@@ -129,6 +129,13 @@ SizeCheckText sizeCheckText(int64_t what) {
   case SPCONV_RT_SIZE_POOL_ROWS:
     return {"spconv.rulebook_pool",
             "output sites, but its result has the static number of rows"};
+  case SPCONV_RT_SIZE_EPILOGUE_ROWS:
+    return {"spconv.rulebook_conv",
+            "rows in an epilogue operand, but its result has output rows:"};
+  case SPCONV_RT_SIZE_EPILOGUE_CHANNELS:
+    return {"spconv.rulebook_conv",
+            "channels in an epilogue operand, but its result has output "
+            "channels:"};
   default:
     return {nullptr, nullptr};
   }

@@ -738,3 +738,157 @@ func.func @gather_rows_type(%f: tensor<?x4xf32>, %rows: tensor<?xi32>) {
   %0 = spconv.gather_rows %f, %rows : tensor<?x4xf32>, tensor<?xi32> -> tensor<?x4xf16>
   return
 }
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_operands_without_block(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>,
+                                           %s: tensor<8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op has 1 epilogue operands but no epilogue}}
+  %0 = "spconv.rulebook_conv"(%rb, %f, %w, %s) ({}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+      : (!subm8, tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_arguments(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op epilogue block has 1 arguments, expected 2 (the element, then one per epilogue operand)}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue(%s : tensor<8xf32>) {
+      ^bb0(%v: f32):
+        spconv.yield %v : f32
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_element_type(%rb: !subm8, %f: tensor<?x4xf16>, %w: tensor<27x4x8xf16>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op epilogue's first argument must be the result's element type 'f16', got 'f32'}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf16>, tensor<27x4x8xf16> -> tensor<?x8xf16>
+      epilogue {
+      ^bb0(%v: f32):
+        %h = arith.truncf %v : f32 to f16
+        spconv.yield %h : f16
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_operand_type(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %s: tensor<8xf16>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op epilogue argument #1 must be epilogue operand #0's element type 'f16', got 'f32'}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue(%s : tensor<8xf16>) {
+      ^bb0(%v: f32, %x: f32):
+        spconv.yield %v : f32
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_channels(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op epilogue operand #0 channels (4) and result channels (8) must agree}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue(%s : tensor<4xf32>) {
+      ^bb0(%v: f32, %x: f32):
+        spconv.yield %v : f32
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_rows(%rb: !subm8, %f: tensor<10x4xf32>, %w: tensor<27x4x8xf32>, %r: tensor<9x8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op epilogue operand #0 rows (9) and result rows (10) must agree}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<10x4xf32>, tensor<27x4x8xf32> -> tensor<10x8xf32>
+      epilogue(%r : tensor<9x8xf32>) {
+      ^bb0(%v: f32, %x: f32):
+        spconv.yield %v : f32
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_operand_rank(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %r: tensor<2x?x8xf32>) {
+  // expected-error @+1 {{operand #3 must be variadic of 1D/2D tensor}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue(%r : tensor<2x?x8xf32>) {
+      ^bb0(%v: f32, %x: f32):
+        spconv.yield %v : f32
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_not_elementwise(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>) {
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue {
+      ^bb0(%v: f32):
+        // expected-error @+1 {{'memref.alloca' op cannot be in an epilogue: only pure element-wise ops and constants can}}
+        %m = memref.alloca() : memref<f32>
+        spconv.yield %v : f32
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_vector_constant(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>) {
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue {
+      ^bb0(%v: f32):
+        // expected-error @+1 {{'arith.constant' op in an epilogue must compute scalars, got 'vector<4xf32>'}}
+        %c = arith.constant dense<1.0> : vector<4xf32>
+        spconv.yield %v : f32
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_yield_type(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>) {
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue {
+      ^bb0(%v: f32):
+        %d = arith.extf %v : f32 to f64
+        // expected-error @+1 {{'spconv.yield' op must yield the result's element type 'f32', got 'f64'}}
+        spconv.yield %d : f64
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_isolated(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %x: f32) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue {
+      ^bb0(%v: f32):
+        // expected-error @+1 {{using value defined outside the region}}
+        %s = arith.addf %v, %x : f32
+        spconv.yield %s : f32
+      }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%x: f32) {
+  // expected-error @+1 {{'spconv.yield' op expects parent op 'spconv.rulebook_conv'}}
+  spconv.yield %x : f32
+}

@@ -164,3 +164,48 @@ func.func @gather_rows(%f: tensor<?x64xf32>, %rows: tensor<?xi32>) -> tensor<?x6
   %0 = spconv.gather_rows %f, %rows : tensor<?x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+
+// CHECK-LABEL: func @epilogues
+func.func @epilogues(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>,
+                     %res: tensor<?x8xf32>, %scale: tensor<8xf32>, %mask: tensor<?x8xi8>,
+                     %fh: tensor<?x4xf16>, %wh: tensor<27x4x8xf16>) {
+  // CHECK: spconv.rulebook_conv %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} -> tensor<?x8xf32> epilogue {
+  // CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
+  // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK-NEXT: %[[RELU:.*]] = arith.maximumf %[[V]], %[[ZERO]] : f32
+  // CHECK-NEXT: spconv.yield %[[RELU]] : f32
+  %relu = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue {
+      ^bb0(%v: f32):
+        %zero = arith.constant 0.0 : f32
+        %r = arith.maximumf %v, %zero : f32
+        spconv.yield %r : f32
+      }
+  // Row and channel operands, of any int or float element type.
+  // CHECK: epilogue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<8xf32>, tensor<?x8xi8>) {
+  // CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: i8):
+  // CHECK: arith.select
+  // CHECK: spconv.yield
+  %all = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue(%res, %scale, %mask : tensor<?x8xf32>, tensor<8xf32>, tensor<?x8xi8>) {
+      ^bb0(%v: f32, %r: f32, %s: f32, %m: i8):
+        %scaled = arith.mulf %v, %s : f32
+        %sum = arith.addf %scaled, %r : f32
+        %zero = arith.constant 0 : i8
+        %keep = arith.cmpi ne, %m, %zero : i8
+        %out = arith.select %keep, %sum, %scaled : f32
+        spconv.yield %out : f32
+      }
+  // f16 results: the epilogue sees f16 elements.
+  // CHECK: -> tensor<?x8xf16> epilogue {
+  // CHECK-NEXT: ^bb0(%{{.*}}: f16):
+  %half = spconv.rulebook_conv %rb, %fh, %wh : !subm8, tensor<?x4xf16>, tensor<27x4x8xf16> -> tensor<?x8xf16>
+      epilogue {
+      ^bb0(%v: f16):
+        %n = arith.negf %v : f16
+        spconv.yield %n : f16
+      }
+  return
+}
