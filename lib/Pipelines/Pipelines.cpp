@@ -93,6 +93,9 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // outermost parallel dimension runs on threads.
   pm.addNestedPass<func::FuncOp>(
       createSpConvMatmulToRowLoopsPass({options.vectorBits}));
+  // Concatenations copy into strided column views: parallel loops, not
+  // the runner library's element-by-element memrefCopy.
+  pm.addNestedPass<func::FuncOp>(createSpConvGPUStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
   // The outermost parallel loop of each on threads; the inner ones stay
   // loops, which LLVM vectorizes.

@@ -70,8 +70,7 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
     // One register per chunk: a row's chunks are live one at a time.
-    int64_t width = exactVectorWidth(columns, vectorBits / 32);
-    auto chunkType = VectorType::get({width}, element);
+    SmallVector<int64_t> chunks = vectorChunks(columns, vectorBits / 32);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value rows = memref::DimOp::create(rewriter, loc, out, 0);
@@ -80,8 +79,11 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
         rewriter, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
         [&](OpBuilder &b, Location ploc, ValueRange ivs) {
           Value row = ivs[0];
-          for (int64_t start = 0; start < columns; start += width) {
+          int64_t start = 0;
+          for (int64_t width : chunks) {
+            auto chunkType = VectorType::get({width}, element);
             Value column = arith::ConstantIndexOp::create(b, ploc, start);
+            start += width;
             Value initial = vector::LoadOp::create(b, ploc, chunkType, out,
                                                    ValueRange{row, column});
             auto sum = scf::ForOp::create(

@@ -9,6 +9,7 @@
 #include "SpConv/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
@@ -61,6 +62,9 @@ static std::string describe(Operation *op) {
   } else if (auto pool = dyn_cast<RulebookPoolOp>(op)) {
     os << " " << stringifyPoolKind(pool.getKind()) << " "
        << rulebookOf(pool.getRulebook()).getGeometry();
+  } else if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
+    os << " " << channels(matmul.getInputs()[0]) << "->"
+       << channels(matmul.getResult(0));
   }
   if (auto fileLoc = dyn_cast<FileLineColLoc>(op->getLoc()))
     os << " at line " << fileLoc.getLine();
@@ -78,8 +82,11 @@ struct SpConvProfilePass
     ModuleOp module = getOperation();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
+      // Matmuls on tensors are what canonicalization makes of pointwise
+      // convs: they are layers too.
       if (isa<BuildRulebookOp, RulebookConvOp, RulebookPoolOp, GatherRowsOp>(
-              op))
+              op) ||
+          (isa<linalg::MatmulOp>(op) && op->getNumResults() == 1))
         ops.push_back(op);
     });
     // The runtime keeps one entry per id; ids past its bound would only

@@ -305,7 +305,10 @@ def SpConvGPUStridedCopiesPass
     makes a kernel. Left a copy, it would run on the host: both buffers in
     managed memory, and a host wait for the kernels that wrote the source.
     Copies of whole buffers (identity layouts on both sides) stay: they
-    become `gpu.memcpy` in `spconv-gpu-memory`.
+    become `gpu.memcpy` in `spconv-gpu-memory`. `spconv-to-cpu` runs it
+    too: there a strided copy would call the runner library's `memrefCopy`,
+    which copies element by element on one thread, while the loops run on
+    OpenMP threads.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

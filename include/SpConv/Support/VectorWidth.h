@@ -5,7 +5,8 @@
 // The lowerings that keep chunks of feature rows in vector registers (the
 // rulebook conv, the pointwise-conv matmul) size their chunks here: by the
 // target's vector registers, so that a group of rows fits its register file
-// without spills, and so that chunks tile any channel count without masking.
+// without spills, and so that chunks tile any channel count without masking
+// (a shorter last chunk where no wide width divides the count).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #define SPCONV_SUPPORT_VECTORWIDTH_H
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
@@ -27,6 +29,24 @@ inline int64_t exactVectorWidth(int64_t channels, int64_t maxWidth) {
     if (channels % width == 0)
       return width;
   return 1;
+}
+
+/// A `channels`-wide row as consecutive chunks of at most `maxWidth` lanes,
+/// in order: equal chunks when a width of at least half of `maxWidth` tiles
+/// the row (96 = 3 x 32), else full chunks and one shorter last chunk
+/// (19 = 16 + 3), never one lane at a time.
+inline llvm::SmallVector<int64_t> vectorChunks(int64_t channels,
+                                               int64_t maxWidth) {
+  int64_t exact = exactVectorWidth(channels, maxWidth);
+  llvm::SmallVector<int64_t> chunks;
+  if (channels <= maxWidth || 2 * exact >= maxWidth) {
+    chunks.assign(channels / exact, exact);
+    return chunks;
+  }
+  chunks.assign(channels / maxWidth, maxWidth);
+  if (channels % maxWidth)
+    chunks.push_back(channels % maxWidth);
+  return chunks;
 }
 
 /// Whether the pass options take `bits` as a register width.

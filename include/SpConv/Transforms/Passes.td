@@ -117,7 +117,8 @@ def SpConvProfilePass : Pass<"spconv-profile", "::mlir::ModuleOp"> {
   let description = [{
     Brackets every rulebook-level op (`spconv.build_rulebook`,
     `spconv.rulebook_conv`, `spconv.rulebook_pool`, `spconv.gather_rows`)
-    with calls of the runtime's `spconv_rt_profile_begin(id)` and
+    and every `linalg.matmul` on tensors (what canonicalization makes of a
+    pointwise subm conv) with calls of the runtime's `spconv_rt_profile_begin(id)` and
     `spconv_rt_profile_end(id, rows)`, where `rows` is the number of rows
     the op produced (output sites for a build). Run it after
     `spconv-decompose` and `spconv-share-rulebooks`, so that a shared

@@ -203,16 +203,17 @@ static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
 
 /// The result of a conv with an epilogue: the accumulator rounded to the
 /// result's element type and mapped by the epilogue in one parallel pass over
-/// the rows, in place where the types agree. With `width`, vectors of that
-/// many consecutive channels (which must divide `channels`, then static);
-/// without, one element per parallel item (the GPU's form). Operands of the
+/// the rows, in place where the types agree. With `maxWidth`, vectors of
+/// consecutive channels of at most that many lanes (`channels` must then be
+/// static; vectorChunks); without, one element per parallel item (the GPU's
+/// form). Operands of the
 /// wrong size are reported and not read: the result is then the rounded
 /// accumulator.
 static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
                                 Location loc, Value acc, Value rows,
                                 Value channels, MemRefType resultType,
                                 const EpilogueBuffers &epilogue,
-                                std::optional<int64_t> width) {
+                                std::optional<int64_t> maxWidth) {
   Type elementType = resultType.getElementType();
   auto accType = cast<MemRefType>(acc.getType());
   Value result = acc;
@@ -224,16 +225,20 @@ static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
         ValueRange{rows, channels});
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   auto emitPass = [&](OpBuilder &pb, bool apply) {
-    if (width) {
-      int64_t channelCount = *getConstantIntValue(channels);
-      auto accVector = VectorType::get({*width}, accType.getElementType());
-      auto vector = VectorType::get({*width}, elementType);
+    if (maxWidth) {
+      SmallVector<int64_t> chunks =
+          vectorChunks(*getConstantIntValue(channels), *maxWidth);
       markKernel(
           scf::ParallelOp::create(
               pb, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
               [&](OpBuilder &rb, Location rloc, ValueRange ivs) {
-                for (int64_t start = 0; start < channelCount; start += *width) {
+                int64_t start = 0;
+                for (int64_t width : chunks) {
+                  auto accVector =
+                      VectorType::get({width}, accType.getElementType());
+                  auto vector = VectorType::get({width}, elementType);
                   Value column = indexConst(rb, rloc, start);
+                  start += width;
                   Value value = vector::LoadOp::create(
                       rb, rloc, accVector, acc, ValueRange{ivs[0], column});
                   if (accVector != vector)
@@ -303,15 +308,17 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc,
                                 ArrayRef<Value> srcs, Value weight,
                                 Value offset, Value channelsIn,
                                 int64_t channelsOut, Type accType) {
-  int64_t width = exactVectorWidth(
+  SmallVector<int64_t> chunks = vectorChunks(
       channelsOut, registers.chunkLanes(accType.getIntOrFloatBitWidth(),
                                         static_cast<int64_t>(dsts.size())));
-  auto accVector = VectorType::get({width}, accType);
   Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
-  auto weightVector = VectorType::get({width}, weightElement);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  for (int64_t start = 0; start < channelsOut; start += width) {
+  int64_t start = 0;
+  for (int64_t width : chunks) {
+    auto accVector = VectorType::get({width}, accType);
+    auto weightVector = VectorType::get({width}, weightElement);
     Value column = indexConst(b, loc, start);
+    start += width;
     SmallVector<Value> initial;
     for (Value dst : dsts)
       initial.push_back(vector::LoadOp::create(b, loc, accVector, acc,
@@ -582,16 +589,14 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   if (epilogue) {
     // Rows are final only once the walk is over: the last offset that
     // updates a row is not known where the row is updated.
-    std::optional<int64_t> width;
+    std::optional<int64_t> maxWidth;
     if (staticChannelsOut)
-      width = exactVectorWidth(
-          *staticChannelsOut,
-          ctx.getVectorRegisters().chunkLanes(accType.getIntOrFloatBitWidth(),
-                                              kPairsPerGroup));
+      maxWidth = ctx.getVectorRegisters().chunkLanes(
+          accType.getIntOrFloatBitWidth(), kPairsPerGroup);
     return finishWithEpilogue(
         ctx, b, loc, acc, rows,
-        width ? indexConst(b, loc, *staticChannelsOut) : channelsOut,
-        resultBufferType(op.getOutFeatures()), epilogue, width);
+        maxWidth ? indexConst(b, loc, *staticChannelsOut) : channelsOut,
+        resultBufferType(op.getOutFeatures()), epilogue, maxWidth);
   }
   return finish(ctx, b, loc, acc, rows, channelsOut,
                 resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
