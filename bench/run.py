@@ -1072,6 +1072,14 @@ def goals(sweep_rows, grid_rows, fits=(), network_rows=()):
                       "%s, %d thr" % (grid_rows[0]["workload"], grid_rows[0]["threads"]),
                       ratio(max(rss), min(rss)), "<= 1.1x", False))
     for r in network_rows:
+        where = "%s, %d thr" % (r["workload"], r["threads"])
+        # The whole function against its layers: what the element-wise ops,
+        # concatenations and allocations between them cost (issue 15).
+        found.append(("%s: whole function / (builds + computes)" % r["network"], where,
+                      ratio(r["run_ms"], r["build_ms"] + r["compute_ms"]), "<= 1.15x", False))
+        if "s2_run_ms" in r:
+            found.append(("%s end to end: spconv 2.x CPU / ours" % r["network"], where,
+                          ratio(r["s2_run_ms"], r["run_ms"]), ">= 3x", True))
         if "recompile_ms" in r:
             found.append(("warm recompile of %s from the cache (parse + load)" % r["network"],
                           "%s, %d thr" % (r["workload"], r["threads"]), r["recompile_ms"],
