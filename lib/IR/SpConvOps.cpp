@@ -294,6 +294,8 @@ LogicalResult RulebookConvOp::verifyRegions() {
              << i + 1 << " must be " << name << "'s element type "
              << type.getElementType() << ", got " << argType;
   }
+  if (body->empty() || !isa<YieldOp>(body->back()))
+    return emitOpError("epilogue must end with spconv.yield");
   // The lowering applies the block to vectors of elements: only ops that
   // apply element by element, without effects, and constants.
   for (Operation &op : body->without_terminator()) {

@@ -97,8 +97,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // the runner library's element-by-element memrefCopy.
   pm.addNestedPass<func::FuncOp>(createSpConvGPUStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
-  // The outermost parallel loop of each on threads; the inner ones stay
-  // loops, which LLVM vectorizes.
+  // One level of parallel loops per nest on threads (the outermost
+  // parallel one); those inside stay loops, which LLVM vectorizes.
   affine::AffineParallelizeOptions parallelize;
   parallelize.maxNested = 1;
   pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize(parallelize));

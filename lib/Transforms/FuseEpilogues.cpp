@@ -37,30 +37,44 @@ struct Candidate {
 };
 } // namespace
 
-/// Whether the body can be applied element by element to vectors: pure
-/// element-wise ops, and values from outside only if constants define them.
+/// Whether `op` may be in an epilogue (what the verifier of
+/// spconv.rulebook_conv accepts): a pure element-wise op or a constant, on
+/// scalars.
+static bool isEpilogueOp(Operation *op) {
+  bool elementwise = op->hasTrait<OpTrait::Elementwise>() ||
+                     op->hasTrait<OpTrait::ConstantLike>();
+  return elementwise && isPure(op) && op->getNumRegions() == 0 &&
+         llvm::all_of(op->getResultTypes(),
+                      [](Type type) { return type.isIntOrIndexOrFloat(); });
+}
+
+/// Whether the body can be applied element by element to vectors: epilogue
+/// ops only, and values from outside only if constants define them (they
+/// are copied in).
 static bool isEpilogueBody(linalg::LinalgOp op) {
   Block *body = op.getBlock();
-  for (Operation &inner : body->without_terminator()) {
-    if (!inner.hasTrait<OpTrait::Elementwise>() || !isPure(&inner) ||
-        inner.getNumRegions() != 0)
+  auto fromOutside = [&](Value value) {
+    if (value.getParentBlock() == body)
+      return true;
+    Operation *def = value.getDefiningOp();
+    return def && def->hasTrait<OpTrait::ConstantLike>() && isEpilogueOp(def);
+  };
+  for (Operation &inner : body->without_terminator())
+    if (!isEpilogueOp(&inner) ||
+        !llvm::all_of(inner.getOperands(), fromOutside))
       return false;
-    for (Value operand : inner.getOperands()) {
-      if (operand.getParentBlock() == body)
-        continue;
-      Operation *def = operand.getDefiningOp();
-      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
-        return false;
-    }
-  }
   // The yielded value may be a constant from outside too.
-  for (Value yielded : body->getTerminator()->getOperands())
-    if (yielded.getParentBlock() != body) {
-      Operation *def = yielded.getDefiningOp();
-      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
-        return false;
-    }
-  return true;
+  return llvm::all_of(body->getTerminator()->getOperands(), fromOutside);
+}
+
+/// Element types an epilogue operand can have: whole bytes, so that a
+/// vector load reads consecutive elements (i1 tensors are stored a byte
+/// per element, `vector<Nxi1>` loads bits).
+static bool isEpilogueElementType(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return integer.isSignless() &&
+           llvm::is_contained({8u, 16u, 32u, 64u}, integer.getWidth());
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
 }
 
 /// Where the fused conv goes: in `op`'s place, where all its operands are
@@ -128,7 +142,7 @@ static std::optional<Candidate> matchCandidate(linalg::LinalgOp op) {
     Type type = getElementTypeOrSelf(input->get().getType());
     if (input->get().getDefiningOp() == candidate.conv ||
         !isa<RankedTensorType>(input->get().getType()) ||
-        !(isa<FloatType>(type) || type.isSignlessInteger()))
+        !isEpilogueElementType(type))
       return std::nullopt;
   }
   return candidate;
@@ -213,12 +227,17 @@ struct SpConvFuseEpiloguesPass
     // Program order: a fused conv is seen again by its next consumer.
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    // Statistics count nothing in builds without them: a flag of its own
+    // says whether the IR changed.
+    bool changed = false;
     for (linalg::LinalgOp op : ops) {
       std::optional<Candidate> candidate = matchCandidate(op);
-      if (candidate && succeeded(fuse(rewriter, op, *candidate, dominance)))
+      if (candidate && succeeded(fuse(rewriter, op, *candidate, dominance))) {
         ++numFused;
+        changed = true;
+      }
     }
-    if (numFused == 0)
+    if (!changed)
       markAllAnalysesPreserved();
   }
 };

@@ -29,6 +29,7 @@ struct SpConvShareRulebooksPass
     // replaced by the first kept one that dominates it.
     llvm::DenseMap<std::pair<Value, Type>, SmallVector<BuildRulebookOp>> kept;
     SmallVector<BuildRulebookOp> builds;
+    bool changed = false;
     getOperation().walk(
         [&](BuildRulebookOp build) { builds.push_back(build); });
     for (BuildRulebookOp build : builds) {
@@ -45,8 +46,10 @@ struct SpConvShareRulebooksPass
       build.getOutCoords().replaceAllUsesWith(dominating->getOutCoords());
       build.erase();
       ++numShared;
+      changed = true;
     }
-    if (numShared == 0)
+    // Statistics count nothing in builds without them.
+    if (!changed)
       markAllAnalysesPreserved();
   }
 };

@@ -174,3 +174,40 @@ func.func @inverse(%rb: !down, %f: tensor<?x8xf32>, %w: tensor<8x8x4xf32>) -> te
       }
   return %neg : tensor<?x4xf32>
 }
+
+// -----
+
+!rb = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+
+// An i1 mask is stored a byte per element, which the epilogue's vector
+// loads would read as bits: it stays a separate op. An i8 mask fuses, and
+// a constant defined inside the body comes along.
+// CHECK-LABEL: func @masks
+// CHECK: %[[A:.*]] = spconv.rulebook_conv {{.*}} -> tensor<?x8xf32>{{$}}
+// CHECK: linalg.generic {{.*}} ins(%[[A]], %{{.*}} : tensor<?x8xf32>, tensor<?x8xi1>)
+// CHECK: spconv.rulebook_conv {{.*}} epilogue(%{{.*}} : tensor<?x8xi8>) {
+// CHECK: arith.constant 0 : i8
+// CHECK: arith.cmpi
+func.func @masks(%rb: !rb, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %m1: tensor<?x8xi1>,
+                 %m8: tensor<?x8xi8>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %a = spconv.rulebook_conv %rb, %f, %w : !rb, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+  %x = linalg.generic {indexing_maps = [#rows, #rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %m1 : tensor<?x8xf32>, tensor<?x8xi1>) outs(%a : tensor<?x8xf32>) {
+    ^bb0(%v: f32, %keep: i1, %unused: f32):
+      %zero = arith.constant 0.0 : f32
+      %r = arith.select %keep, %v, %zero : f32
+      linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  %b = spconv.rulebook_conv %rb, %f, %w : !rb, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+  %y = linalg.generic {indexing_maps = [#rows, #rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%b, %m8 : tensor<?x8xf32>, tensor<?x8xi8>) outs(%b : tensor<?x8xf32>) {
+    ^bb0(%v: f32, %keep: i8, %unused: f32):
+      %zero = arith.constant 0 : i8
+      %fzero = arith.constant 0.0 : f32
+      %k = arith.cmpi ne, %keep, %zero : i8
+      %r = arith.select %k, %v, %fzero : f32
+      linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  return %x, %y : tensor<?x8xf32>, tensor<?x8xf32>
+}

@@ -28,7 +28,9 @@ def SpConv_BiasTensor : TensorRankOf<[SpConv_Float], [1]>;
 def SpConv_KeyTensor : TensorRankOf<[I64], [1]>;
 def SpConv_IndexTensor : TensorRankOf<[I32], [1]>;
 // An epilogue operand: per row and channel (rank 2) or per channel (rank 1).
-def SpConv_EpilogueTensor : TensorRankOf<[AnySignlessInteger, AnyFloat], [1, 2]>;
+// Whole bytes per element (a vector load of i1 would read bits).
+def SpConv_EpilogueTensor
+    : TensorRankOf<[I8, I16, I32, I64, F16, BF16, F32, F64], [1, 2]>;
 
 //===----------------------------------------------------------------------===//
 // High-level ops

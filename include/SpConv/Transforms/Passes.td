@@ -84,8 +84,11 @@ def SpConvFuseEpiloguesPass
     `(d0, d1) -> (d1)` (`Cout`, a channel operand); its body must hold pure
     element-wise ops only, and use values from outside only if constants
     define them (they are copied in). The fused conv takes the linalg op's
-    place, where its new operands are all defined. A result with other
-    users is left alone: the unfused value would be lost.
+    place, where its new operands are all defined; where something reads
+    the conv's extents before that (the `tensor.empty` of an init), it
+    stays in the conv's place if the new operands are defined there, and
+    nothing is fused otherwise. A result with other users than `tensor.dim`
+    is left alone: the unfused value would be lost.
 
     Example:
 

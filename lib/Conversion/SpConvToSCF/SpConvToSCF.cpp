@@ -163,9 +163,11 @@ struct RulebookConvLowering : SpConvOpLowering<RulebookConvOp> {
                      : Value();
     EpilogueBuffers epilogue;
     epilogue.body = op.getEpilogueBlock();
+    // Contiguous rows whatever the operand (also coordinates), for the
+    // vector loads.
     for (ValueRange operand : adaptor.getEpilogueOperands())
       epilogue.operands.push_back(
-          toOperandBuffer(rewriter, loc, single(operand)));
+          toBuffer(rewriter, loc, single(operand), /*contiguous=*/true));
     Value result = lowerRulebookConv(
         ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
         toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),

@@ -892,3 +892,29 @@ func.func @yield_outside(%x: f32) {
   // expected-error @+1 {{'spconv.yield' op expects parent op 'spconv.rulebook_conv'}}
   spconv.yield %x : f32
 }
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_terminator(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op epilogue must end with spconv.yield}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue {
+      ^bb0(%v: f32):
+        llvm.unreachable
+      }
+  return
+}
+
+// -----
+
+!subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @epilogue_i1_operand(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %m: tensor<?x8xi1>) {
+  // expected-error @+1 {{operand #3 must be variadic of 1D/2D tensor of 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = spconv.rulebook_conv %rb, %f, %w : !subm8, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x8xf32>
+      epilogue(%m : tensor<?x8xi1>) {
+      ^bb0(%v: f32, %x: i1):
+        spconv.yield %v : f32
+      }
+  return
+}
