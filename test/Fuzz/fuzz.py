@@ -56,7 +56,7 @@ PIPELINES = [
     "canonicalize",
     "cse",
     "decompose",
-    "front-end",      # canonicalize, decompose, canonicalize, share-rulebooks, cse
+    "front-end",      # the pipelines' front end: inline ... share-rulebooks, cse, fuse-epilogues
     "share-rulebooks",
     "profile",
     "to-scf",         # decompose, convert-spconv-to-scf (no canonicalization first)
@@ -78,8 +78,9 @@ def pipeline_args(name, rng, have_ptxas):
     if name == "decompose":
         return ["--spconv-decompose"]
     if name == "front-end":
-        return ["--pass-pipeline=builtin.module(canonicalize,func.func(spconv-decompose),"
-                "canonicalize,func.func(spconv-share-rulebooks),cse)"]
+        return ["--pass-pipeline=builtin.module(inline,func.func(convert-elementwise-to-linalg),"
+                "canonicalize,func.func(spconv-decompose),canonicalize,"
+                "func.func(spconv-share-rulebooks),cse,func.func(spconv-fuse-epilogues))"]
     if name == "share-rulebooks":
         return ["--spconv-share-rulebooks"]
     if name == "profile":
@@ -108,6 +109,8 @@ def pipeline_args(name, rng, have_ptxas):
             opts.append("profile=true")
         if rng.random() < 0.2:
             opts.append("block-size=" + str(rng.choice([1, 3, 256])))
+        if rng.random() < 0.2:
+            opts.append("fuse-epilogues=false")
         p = "--spconv-to-cpu"
         if opts:
             p += "=" + " ".join(opts)
@@ -511,10 +514,17 @@ def repair(rng, text, err):
     if not 0 <= line < len(lines):
         return None
 
+    # Never the element type of a dense array (`array<i32: ...>`): MLIR 22's
+    # parser crashes on `array<index: ...>` before any spconv code runs (the
+    # reason operandSegmentSizes is never mutated).
+    def outside_arrays(old):
+        return re.compile(r"(?<!array<)" + re.escape(old))
+
     def on_statement(old, new):
+        pattern = outside_arrays(old)
         for i in range(line, min(line + 4, len(lines))):
-            if old in lines[i]:
-                lines[i] = lines[i].replace(old, new, 1)
+            if pattern.search(lines[i]):
+                lines[i] = pattern.sub(lambda _: new, lines[i], count=1)
                 return "\n".join(lines)
         return None
 
@@ -522,7 +532,7 @@ def repair(rng, text, err):
     if m:
         if rng.random() < 0.5:
             return on_statement(m.group(1), m.group(2))
-        return text.replace(m.group(2), m.group(1))
+        return outside_arrays(m.group(2)).sub(lambda _: m.group(1), text)
     m = re.search(r"grid (\[[\d, ]*\]) disagrees with the grid (\[[\d, ]*\])", msg)
     if m:
         return on_statement("grid<" + m.group(1), "grid<" + m.group(2)) or \
