@@ -256,6 +256,20 @@ LogicalResult RulebookConvOp::verify() {
                       getOutFeatures());
 }
 
+/// The lowering applies an epilogue to vectors of elements: only ops that
+/// apply element by element, without effects, and constants.
+static bool appliesElementwise(Operation *op) {
+  bool elementwise = op->hasTrait<OpTrait::Elementwise>() ||
+                     op->hasTrait<OpTrait::ConstantLike>();
+  return elementwise && isPure(op) && op->getNumRegions() == 0;
+}
+
+bool RulebookConvOp::isEpilogueOp(Operation *op) {
+  return appliesElementwise(op) &&
+         llvm::all_of(op->getResultTypes(),
+                      [](Type type) { return type.isIntOrIndexOrFloat(); });
+}
+
 LogicalResult RulebookConvOp::verifyRegions() {
   Block *body = getEpilogueBlock();
   if (!body) {
@@ -296,18 +310,16 @@ LogicalResult RulebookConvOp::verifyRegions() {
   }
   if (body->empty() || !isa<YieldOp>(body->back()))
     return emitOpError("epilogue must end with spconv.yield");
-  // The lowering applies the block to vectors of elements: only ops that
-  // apply element by element, without effects, and constants.
   for (Operation &op : body->without_terminator()) {
-    bool elementwise = op.hasTrait<OpTrait::Elementwise>() ||
-                       op.hasTrait<OpTrait::ConstantLike>();
-    if (!elementwise || !isPure(&op) || op.getNumRegions() != 0)
+    if (isEpilogueOp(&op))
+      continue;
+    if (!appliesElementwise(&op))
       return op.emitOpError("cannot be in an epilogue: only pure "
                             "element-wise ops and constants can");
-    for (Type type : op.getResultTypes())
-      if (!type.isIntOrIndexOrFloat())
-        return op.emitOpError("in an epilogue must compute scalars, got ")
-               << type;
+    return op.emitOpError("in an epilogue must compute scalars, got ")
+           << *llvm::find_if(op.getResultTypes(), [](Type type) {
+                return !type.isIntOrIndexOrFloat();
+              });
   }
   return success();
 }

@@ -16,7 +16,6 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_SPCONVFUSEEPILOGUESPASS
@@ -37,34 +36,24 @@ struct Candidate {
 };
 } // namespace
 
-/// Whether `op` may be in an epilogue (what the verifier of
-/// spconv.rulebook_conv accepts): a pure element-wise op or a constant, on
-/// scalars.
-static bool isEpilogueOp(Operation *op) {
-  bool elementwise = op->hasTrait<OpTrait::Elementwise>() ||
-                     op->hasTrait<OpTrait::ConstantLike>();
-  return elementwise && isPure(op) && op->getNumRegions() == 0 &&
-         llvm::all_of(op->getResultTypes(),
-                      [](Type type) { return type.isIntOrIndexOrFloat(); });
-}
-
 /// Whether the body can be applied element by element to vectors: epilogue
 /// ops only, and values from outside only if constants define them (they
 /// are copied in).
 static bool isEpilogueBody(linalg::LinalgOp op) {
   Block *body = op.getBlock();
-  auto fromOutside = [&](Value value) {
+  auto usable = [&](Value value) {
     if (value.getParentBlock() == body)
       return true;
     Operation *def = value.getDefiningOp();
-    return def && def->hasTrait<OpTrait::ConstantLike>() && isEpilogueOp(def);
+    return def && def->hasTrait<OpTrait::ConstantLike>() &&
+           RulebookConvOp::isEpilogueOp(def);
   };
   for (Operation &inner : body->without_terminator())
-    if (!isEpilogueOp(&inner) ||
-        !llvm::all_of(inner.getOperands(), fromOutside))
+    if (!RulebookConvOp::isEpilogueOp(&inner) ||
+        !llvm::all_of(inner.getOperands(), usable))
       return false;
   // The yielded value may be a constant from outside too.
-  return llvm::all_of(body->getTerminator()->getOperands(), fromOutside);
+  return llvm::all_of(body->getTerminator()->getOperands(), usable);
 }
 
 /// Element types an epilogue operand can have: whole bytes, so that a

@@ -310,6 +310,9 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [
     ::mlir::Block *getEpilogueBlock() {
       return getEpilogue().empty() ? nullptr : &getEpilogue().front();
     }
+    /// Whether `op` may be in an epilogue: a pure element-wise op or a
+    /// constant, on scalars (what the verifier accepts).
+    static bool isEpilogueOp(::mlir::Operation *op);
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

@@ -15,7 +15,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -203,17 +202,15 @@ static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
 
 /// The result of a conv with an epilogue: the accumulator rounded to the
 /// result's element type and mapped by the epilogue in one parallel pass over
-/// the rows, in place where the types agree. With `maxWidth`, vectors of
-/// consecutive channels of at most that many lanes (`channels` must then be
-/// static; vectorChunks); without, one element per parallel item (the GPU's
-/// form). Operands of the
-/// wrong size are reported and not read: the result is then the rounded
-/// accumulator.
+/// the rows, in place where the types agree: a row a vector per entry of
+/// `chunks` (consecutive channels; vectorChunks), or, with no chunks, one
+/// element per parallel item (the GPU's form). Operands of the wrong size
+/// are reported and not read: the result is then the rounded accumulator.
 static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
                                 Location loc, Value acc, Value rows,
                                 Value channels, MemRefType resultType,
                                 const EpilogueBuffers &epilogue,
-                                std::optional<int64_t> maxWidth) {
+                                ArrayRef<int64_t> chunks) {
   Type elementType = resultType.getElementType();
   auto accType = cast<MemRefType>(acc.getType());
   Value result = acc;
@@ -225,9 +222,7 @@ static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
         ValueRange{rows, channels});
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   auto emitPass = [&](OpBuilder &pb, bool apply) {
-    if (maxWidth) {
-      SmallVector<int64_t> chunks =
-          vectorChunks(*getConstantIntValue(channels), *maxWidth);
+    if (!chunks.empty()) {
       markKernel(
           scf::ParallelOp::create(
               pb, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
@@ -549,7 +544,7 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
     if (epilogue)
       return finishWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
                                 resultBufferType(op.getOutFeatures()), epilogue,
-                                /*width=*/std::nullopt);
+                                /*chunks=*/{});
     return finish(ctx, b, loc, acc, rows, channelsOut,
                   resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
   }
@@ -589,14 +584,15 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   if (epilogue) {
     // Rows are final only once the walk is over: the last offset that
     // updates a row is not known where the row is updated.
-    std::optional<int64_t> maxWidth;
+    SmallVector<int64_t> chunks;
     if (staticChannelsOut)
-      maxWidth = ctx.getVectorRegisters().chunkLanes(
-          accType.getIntOrFloatBitWidth(), kPairsPerGroup);
-    return finishWithEpilogue(
-        ctx, b, loc, acc, rows,
-        maxWidth ? indexConst(b, loc, *staticChannelsOut) : channelsOut,
-        resultBufferType(op.getOutFeatures()), epilogue, maxWidth);
+      chunks =
+          vectorChunks(*staticChannelsOut,
+                       ctx.getVectorRegisters().chunkLanes(
+                           accType.getIntOrFloatBitWidth(), kPairsPerGroup));
+    return finishWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
+                              resultBufferType(op.getOutFeatures()), epilogue,
+                              chunks);
   }
   return finish(ctx, b, loc, acc, rows, channelsOut,
                 resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
