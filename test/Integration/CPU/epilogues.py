@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fused epilogues against the reference: each function of
 Inputs/epilogues.mlir runs with spconv-run (on the CPU with and without
---fuse-epilogues, and on the GPU emulator); its conv runs with spconv-ref
+--fuse-epilogues, and on the GPU emulator with its race check, as the
+implicit GEMM and as the pair-per-thread form); its conv runs with spconv-ref
 (the naive reference) and its element-wise ops in numpy, written from their
 definitions. The CPU's fused and unfused results must be bit for bit equal:
 the epilogue rounds the sum once and applies the same ops in the same order.
@@ -19,7 +20,9 @@ import numpy as np
 GRID = (16, 16, 8)
 TARGETS = [("cpu", ["--target", "cpu"]),
            ("cpu-unfused", ["--target", "cpu", "--fuse-epilogues=false"]),
-           ("gpu-emulator", ["--target", "gpu-emulator"])]
+           ("gpu-emulator", ["--target", "gpu-emulator", "--gpu-race-check"]),
+           ("gpu-emulator-gather", ["--target", "gpu-emulator", "--gpu-race-check",
+                                    "--gpu-conv=gather-scatter"])]
 
 
 def run(args, expect_failure=False):
