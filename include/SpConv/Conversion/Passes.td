@@ -43,14 +43,18 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
       identity), and the counting pass keeps one byte per probe saying
       whether it hit, so the writing pass probes only the hits; the home
       slots of a site's probes are prefetched before the first search;
-    * regular and transposed: compute every input's valid outputs per
-      offset, unique their keys through the runtime (which gives the sorted
-      output sites and, through the inverse map, each pair's output row).
+    * regular: enumerate every input's output box: per dimension, the
+      offsets that pair form an arithmetic progression between two bounds,
+      so the passes visit only the pairs, whatever the kernel volume;
+    * transposed: compute every input's output per offset;
+    * regular and transposed then unique the candidate output keys through
+      the runtime (which gives the sorted output sites and, through the
+      inverse map, each pair's output row).
 
-    Both count pairs per block of `block-size` sites first and then write
-    them, site by site with every offset unrolled, so the rulebook is compact
-    (one entry per pair) and its order is deterministic: by offset, then by
-    input row.
+    All count pairs per block of `block-size` sites first and then write
+    them, site by site (every offset unrolled where they test offsets), so
+    the rulebook is compact (one entry per pair) and its order is
+    deterministic: by offset, then by input row.
 
     The compute loops over offsets in order and, within an offset, over
     pairs in parallel (on the CPU, in chunks of about `chunk-bytes` of

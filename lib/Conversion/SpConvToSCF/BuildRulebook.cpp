@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuildStatus.h"
+#include "OutputBox.h"
 #include "PairCounts.h"
 #include "SpConvToSCF.h"
 
@@ -110,6 +111,16 @@ private:
                         BlockRange blockRange, const SubmSearchPlan &plan,
                         PairCounts &counts, Value pairIn, Value pairOut,
                         Value candidateKeys);
+
+  /// The two passes of a regular conv: each site enumerates its output box
+  /// (OutputBox), so both do work proportional to the pairs, not to the
+  /// kernel volume. They count and write the same pairs, in the same slots,
+  /// as the passes that test every offset.
+  void countPairsInBoxes(OpBuilder &b, Location loc, Value coords, Value blocks,
+                         BlockRange blockRange, PairCounts &counts);
+  void writePairsInBoxes(OpBuilder &b, Location loc, Value coords, Value blocks,
+                         BlockRange blockRange, PairCounts &counts,
+                         Value pairIn, Value candidateKeys);
 
   LoweringContext &ctx;
   RulebookType type;
@@ -307,7 +318,10 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
         indexConst(nb, nloc, searchedIndex));
   };
 
-  if (!unrolled)
+  bool boxes = geometry.getKind() == ConvKind::Regular;
+  if (boxes)
+    countPairsInBoxes(b, loc, coords, blocks, blockRange, counts);
+  else if (!unrolled)
     countPairsLooped(b, loc, coords, blocks, blockRange, plan, counts);
   else
     markKernel(
@@ -391,7 +405,10 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                    Value slot) {
     memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
   };
-  if (!unrolled)
+  if (boxes)
+    writePairsInBoxes(b, loc, coords, writeBlocks, blockRange, counts, pairIn,
+                      candidateKeys);
+  else if (!unrolled)
     writePairsLooped(b, loc, coords, writeBlocks, blockRange, plan, counts,
                      pairIn, pairOut, candidateKeys);
   else
@@ -615,6 +632,106 @@ void RulebookBuilder::writePairsLooped(OpBuilder &b, Location loc, Value coords,
   };
   forEachBlockAndOffset(b, loc, blocks, blockRange, plan, "write_pairs",
                         writeOffset, writeCentre);
+}
+
+void RulebookBuilder::countPairsInBoxes(OpBuilder &b, Location loc,
+                                        Value coords, Value blocks,
+                                        BlockRange blockRange,
+                                        PairCounts &counts) {
+  OutputBox box(geometry, outShape);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value offsets = indexConst(b, loc, volume);
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            Value block = ivs[0];
+            auto [start, end] = blockRange(nb, nloc, block);
+            scf::ForOp::create(
+                nb, nloc, zero, offsets, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
+                  counts.store(fb, floc, i32Const(fb, floc, 0), offset, block);
+                  scf::YieldOp::create(fb, floc);
+                });
+            scf::ForOp::create(
+                nb, nloc, start, end, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
+                  auto [batch, spatial] = loadSite(fb, floc, coords, row);
+                  box.forEachPair(
+                      fb, floc, batch, spatial,
+                      [&](OpBuilder &pb, Location ploc, Value offset, Value) {
+                        counts.increment(pb, ploc, offset, block);
+                      });
+                  scf::YieldOp::create(fb, floc);
+                });
+          }),
+      "count_pairs");
+}
+
+void RulebookBuilder::writePairsInBoxes(OpBuilder &b, Location loc,
+                                        Value coords, Value blocks,
+                                        BlockRange blockRange,
+                                        PairCounts &counts, Value pairIn,
+                                        Value candidateKeys) {
+  OutputBox box(geometry, outShape);
+  Type i32 = b.getI32Type(), index = b.getIndexType();
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value offsets = indexConst(b, loc, volume);
+  // A site reaches at most one output per offset, so with one site per
+  // block (the GPU's threads) each pair goes to its (offset, block)'s first
+  // slot. Larger blocks keep the next free slot of each (offset, block).
+  bool oneSitePerBlock = ctx.getBlockSize() == 1;
+  Value cursors = oneSitePerBlock
+                      ? Value()
+                      : alloc1d(b, loc, index,
+                                arith::MulIOp::create(b, loc, blocks, offsets));
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            Value block = ivs[0];
+            auto [start, end] = blockRange(nb, nloc, block);
+            if (cursors)
+              scf::ForOp::create(
+                  nb, nloc, zero, offsets, one, ValueRange{},
+                  [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
+                    memref::StoreOp::create(
+                        fb, floc, counts.firstSlot(fb, floc, offset, block),
+                        cursors,
+                        ValueRange{counts.index(fb, floc, offset, block)});
+                    scf::YieldOp::create(fb, floc);
+                  });
+            scf::ForOp::create(
+                nb, nloc, start, end, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
+                  auto [batch, spatial] = loadSite(fb, floc, coords, row);
+                  Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+                  box.forEachPair(
+                      fb, floc, batch, spatial,
+                      [&](OpBuilder &pb, Location ploc, Value offset,
+                          Value key) {
+                        Value slot;
+                        if (cursors) {
+                          Value at = counts.index(pb, ploc, offset, block);
+                          slot = memref::LoadOp::create(pb, ploc, cursors,
+                                                        ValueRange{at});
+                          memref::StoreOp::create(
+                              pb, ploc,
+                              arith::AddIOp::create(pb, ploc, slot,
+                                                    indexConst(pb, ploc, 1)),
+                              cursors, ValueRange{at});
+                        } else {
+                          slot = counts.firstSlot(pb, ploc, offset, block);
+                        }
+                        memref::StoreOp::create(pb, ploc, rowI32, pairIn,
+                                                ValueRange{slot});
+                        memref::StoreOp::create(pb, ploc, key, candidateKeys,
+                                                ValueRange{slot});
+                      });
+                  scf::YieldOp::create(fb, floc);
+                });
+          }),
+      "write_pairs");
 }
 
 FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,

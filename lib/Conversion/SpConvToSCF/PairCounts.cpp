@@ -34,6 +34,15 @@ void PairCounts::store(OpBuilder &b, Location loc, Value count, Value offset,
                           counts, ValueRange{index(b, loc, offset, block)});
 }
 
+void PairCounts::increment(OpBuilder &b, Location loc, Value offset,
+                           Value block) {
+  Value at = index(b, loc, offset, block);
+  Value count = memref::LoadOp::create(b, loc, counts, ValueRange{at});
+  memref::StoreOp::create(
+      b, loc, arith::AddIOp::create(b, loc, count, i64Const(b, loc, 1)), counts,
+      ValueRange{at});
+}
+
 Value PairCounts::scan(LoweringContext &ctx, OpBuilder &b, Location loc,
                        const BuildStatus &status) {
   return callRuntime(

@@ -34,6 +34,9 @@ public:
              Value block) {
     store(b, loc, count, indexConst(b, loc, offset), block);
   }
+  /// Adds one pair to the count of `offset` in `block` (counts that were
+  /// stored first).
+  void increment(OpBuilder &b, Location loc, Value offset, Value block);
 
   /// Turns the counts into first slots (the runtime's deferred exclusive
   /// scan) and writes the total into `status`'s PairTotal. Returns whether
@@ -52,9 +55,10 @@ public:
   /// `valid`.
   Value buildOffsets(OpBuilder &b, Location loc, Value valid, Value total);
 
-private:
+  /// Where the count of (`offset`, `block`) is: `offset * blocks + block`.
   Value index(OpBuilder &b, Location loc, Value offset, Value block);
 
+private:
   int64_t volume;
   Value blocks, counts;
 };

@@ -2,6 +2,7 @@
 // default subm builder.
 // RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash" -split-input-file | FileCheck %s
 // RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash block-size=64" -split-input-file | FileCheck %s --check-prefix=BLOCK
+// RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash block-size=1" -split-input-file | FileCheck %s --check-prefix=ONE
 
 // A subm build becomes a call of a builder specialised for its geometry;
 // the result coordinates are the input's.
@@ -122,23 +123,55 @@ func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tens
 
 // -----
 
-// Regular: each input's outputs per offset ((x + p - j*d) / s, exact and in
-// the output grid), then the runtime uniques the candidate keys (keys below
-// 2^33: batch 2^31 - 1 x 4 output sites): the sorted output sites, read
-// back (the build's second size), and each pair's output row from the
-// inverse map; a kernel writes the output coordinates.
+// Regular: each input enumerates its output box instead of testing every
+// offset. Per dimension the offsets that pair are j == (x + p) (mod s) with
+// (x + p - j) / s in the grid: j from lo (x + p - 6 >= ... clamped at 0) to
+// min(1, x + p), step s = 2, so the count and write passes loop over the
+// pairs only, counting in (and writing from) memory per (offset, block).
+// Then the runtime uniques the candidate keys (keys below 2^33: batch
+// 2^31 - 1 x 4 output sites): the sorted output sites, read back (the
+// build's second size), and each pair's output row from the inverse map; a
+// kernel writes the output coordinates.
 // CHECK-LABEL: func.func @regular
 // CHECK: %[[R:.*]]:4 = call @spconv_build_regular_k2_s2_p0_d1_g9(
 // CHECK: bufferization.to_tensor %[[R]]#0 restrict writable : memref<?x2xi32> to tensor<?x2xi32>
 // CHECK-LABEL: func.func private @spconv_build_regular_k2_s2_p0_d1_g9
 // CHECK-SAME: -> (memref<?x2xi32>, memref<?xi32>, memref<?xi32>, memref<3xindex>)
+// CHECK: call @spconv_rt_memref_hash_build_deferred
+// CHECK: %[[COUNTS:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
 // CHECK: scf.parallel
-// CHECK: arith.remsi %{{.*}}, %{{.*}} : i64
-// CHECK: arith.divsi
-// CHECK: arith.constant 4 : i64
+// CHECK: memref.store %{{.*}}, %[[COUNTS]]
+// CHECK: %[[BATCH:.*]] = arith.extsi
+// CHECK: %[[X:.*]] = arith.extsi
+// CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %[[X]] : i64
+// CHECK: %[[LO:.*]] = arith.maxsi
+// CHECK: %[[RESIDUE:.*]] = arith.remsi %[[X]], %{{.*}} : i64
+// CHECK: %[[SKIP:.*]] = arith.remsi
+// CHECK: %[[FIRST:.*]] = arith.addi %[[LO]], %{{.*}} : i64
+// CHECK: %[[END:.*]] = arith.addi %[[HI]], %{{.*}} : i64
+// CHECK: %[[FIRST_INDEX:.*]] = arith.index_cast %[[FIRST]] : i64 to index
+// CHECK: %[[END_INDEX:.*]] = arith.index_cast %[[END]] : i64 to index
+// CHECK: %[[BATCH_OK:.*]] = arith.cmpi sge, %[[BATCH]]
+// CHECK: %[[LAST:.*]] = arith.select %[[BATCH_OK]], %[[END_INDEX]]
+// CHECK: scf.for %[[J:.*]] = %[[FIRST_INDEX]] to %[[LAST]] step %c2
+// CHECK: %[[COUNT:.*]] = memref.load %[[COUNTS]]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[COUNT]]
+// CHECK: memref.store %[[NEXT]], %[[COUNTS]]
+// CHECK: } {spconv.kernel = "count_pairs"}
 // CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: call @spconv_rt_memref_exclusive_scan_i64_deferred
 // CHECK: memref.copy
+// CHECK: %[[CURSORS:.*]] = memref.alloc(%{{.*}}) : memref<?xindex>
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
+// CHECK: %[[O:.*]] = arith.divui
+// CHECK: %[[KEY:.*]] = arith.addi %{{.*}}, %[[O]] : i64
+// CHECK: %[[SLOT:.*]] = memref.load %[[CURSORS]]
+// CHECK: memref.store %{{.*}}, %[[CURSORS]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[SLOT]]] : memref<?xi32>
+// CHECK: memref.store %[[KEY]], %{{.*}}[%[[SLOT]]] : memref<?xi64>
+// CHECK: } {spconv.kernel = "write_pairs"}
 // CHECK: arith.constant 33 : i64
 // CHECK: call @spconv_rt_memref_unique_deferred
 // CHECK: memref.copy
@@ -146,6 +179,17 @@ func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tens
 // CHECK: arith.remui %{{.*}}, %{{.*}} : i64
 // CHECK: arith.divui
 // CHECK: } {spconv.kernel = "delinearize"}
+// With one site per block (the GPU's threads), a site's pair at an offset
+// is its (offset, block)'s only one: it goes to the first slot, no cursors.
+// ONE-LABEL: func.func private @spconv_build_regular_k2_s2_p0_d1_g9
+// ONE: call @spconv_rt_memref_exclusive_scan_i64_deferred
+// ONE-NOT: memref<?xindex>
+// ONE: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
+// ONE: %[[FIRST:.*]] = memref.load %{{.*}} : memref<?xi64>
+// ONE: %[[SLOT:.*]] = arith.index_cast %[[FIRST]] : i64 to index
+// ONE: memref.store %{{.*}}, %{{.*}}[%[[SLOT]]] : memref<?xi32>
+// ONE: memref.store %{{.*}}, %{{.*}}[%[[SLOT]]] : memref<?xi64>
+// ONE: } {spconv.kernel = "write_pairs"}
 func.func @regular(%c: tensor<?x2xi32, #spconv.grid<[9]>>) -> tensor<?x2xi32, #spconv.grid<[4]>> {
   %rb, %oc = spconv.build_rulebook %c
       : tensor<?x2xi32, #spconv.grid<[9]>>

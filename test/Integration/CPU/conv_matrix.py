@@ -455,6 +455,10 @@ def cases():
     c.append(Case("regular_3d_k2_s2_b3", "regular", None, [2, 2, 2], stride=[2, 2, 2], grid=[8, 8, 8], batch=3, sites=150))
     c.append(Case("regular_3d_k311_s211", "regular", None, [3, 1, 1], stride=[2, 1, 1], grid=[7, 6, 6], sites=90, cin=6, cout=9))
     c.append(Case("regular_3d_k5_s1_p2", "regular", None, [5, 5, 5], padding=[2, 2, 2], grid=[6, 6, 6], sites=40))
+    # Dilations sharing a factor with the stride (gcd 2 and 3; the pairing
+    # offsets repeat every s / gcd), and a stride whose period is 3.
+    c.append(Case("regular_3d_k3_gcd", "regular", None, [3, 3, 3], stride=[2, 4, 3], dilation=[2, 2, 3], padding=[1, 2, 0], grid=[11, 13, 12], sites=120))
+    c.append(Case("regular_2d_k4_s4_d6", "regular", None, [4, 4], stride=[4, 6], dilation=[6, 4], padding=[3, 1], grid=[30, 26], sites=80))
     c.append(Case("regular_4d_k2_s2_d3", "regular", None, [2, 2, 2, 2], stride=[2, 1, 2, 1], dilation=[3, 1, 1, 2], grid=[7, 5, 6, 5], sites=120))
     c.append(Case("regular_3d_f16", "regular", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[8, 8, 8], sites=100, dtype="f16"))
     c.append(Case("regular_3d_empty", "regular", None, [3, 3, 3], stride=[2, 2, 2], grid=[8, 8, 8], sites=0))
