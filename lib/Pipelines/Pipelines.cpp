@@ -67,7 +67,12 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
   if (openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Buffers come from the runtime's cache of freed blocks
+  // (runtime/lib/CPU/Memory.cpp), not straight from malloc: glibc would give
+  // large ones back to the kernel and every call fault them in again.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

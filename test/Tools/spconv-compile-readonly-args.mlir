@@ -4,7 +4,7 @@
 // argument tensor goes to a copy, never into the caller's buffer (which
 // bufferization would otherwise reuse, then clone for the result).
 // CHECK-LABEL: define internal {{.*}} @overwrite.body(
-// CHECK: call ptr @malloc(
+// CHECK: call ptr @_mlir_memref_to_llvm_alloc(
 // CHECK: call void @llvm.memcpy
 // CHECK: store float 7.000000e+00
 // CHECK-LABEL: define void @overwrite(

@@ -85,7 +85,7 @@
 // SYMS-NOT: {{.}}
 // UNDEF-DAG: U __kmpc_fork_call
 // UNDEF-DAG: U _mlir_ciface_spconv_rt_memref_sort_pairs_bits
-// UNDEF-DAG: U malloc
+// UNDEF-DAG: U _mlir_memref_to_llvm_alloc
 
 // ONE: #ifndef SPCONV_AOT_ONE_H
 // ONE-NOT: block

@@ -228,6 +228,30 @@ SPCONV_RT_EXPORT int spconv_rt_set_num_threads(int32_t numThreads);
 SPCONV_RT_EXPORT int spconv_rt_get_num_threads(int32_t *numThreads);
 
 /*===----------------------------------------------------------------------===*
+ * Buffers
+ *===----------------------------------------------------------------------===*/
+
+/* The allocation entry points of CPU code compiled by spconv-mlir (MLIR's
+ * generic memref allocation functions) and of the runtime's scratch memory.
+ * A freed block of 64 KiB or more is kept, up to a limit, and handed out
+ * again to a request it fits with at most 2x slack, so repeated calls of a
+ * compiled function do not fault in fresh pages for every buffer. Blocks
+ * are malloc blocks: a buffer that a compiled function returns is freed
+ * with free(). */
+SPCONV_RT_EXPORT void *_mlir_memref_to_llvm_alloc(size_t bytes);
+SPCONV_RT_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                          size_t bytes);
+SPCONV_RT_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
+
+/* The most bytes the cache keeps (process-wide; default 1 GiB, or
+ * $SPCONV_RT_BUFFER_CACHE_BYTES). Blocks above a lower limit are freed at
+ * once; 0 frees them all and caches nothing. */
+SPCONV_RT_EXPORT int spconv_rt_set_buffer_cache_limit(int64_t bytes);
+/* The blocks the cache holds now and their bytes. */
+SPCONV_RT_EXPORT int spconv_rt_get_buffer_cache_stats(int64_t *numBlocks,
+                                                      int64_t *bytes);
+
+/*===----------------------------------------------------------------------===*
  * Profiling (called by code compiled with the spconv-profile pass)
  *===----------------------------------------------------------------------===*/
 

@@ -79,16 +79,21 @@ inline std::pair<int64_t, int64_t> splitRange(int64_t n, int parts, int tid) {
 }
 
 /// Heap array that reports allocation failure instead of throwing.
+/// Memory.cpp's cached allocation (any power-of-two `alignment`); null on
+/// failure. freeBuffer takes blocks of allocateBuffer or malloc.
+void *allocateBuffer(size_t bytes, size_t alignment);
+void freeBuffer(void *ptr);
+
 template <typename T> class Buffer {
 public:
   Buffer() = default;
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
-  ~Buffer() { std::free(ptr); }
+  ~Buffer() { freeBuffer(ptr); }
 
   /// Allocates `n` uninitialised elements; false (and an error) on failure.
   bool allocate(int64_t n, const char *what) {
-    std::free(ptr);
+    freeBuffer(ptr);
     ptr = nullptr;
     if (n == 0)
       n = 1;
@@ -97,7 +102,8 @@ public:
                what, static_cast<long long>(n));
       return false;
     }
-    ptr = static_cast<T *>(std::malloc(static_cast<size_t>(n) * sizeof(T)));
+    ptr = static_cast<T *>(
+        allocateBuffer(static_cast<size_t>(n) * sizeof(T), alignof(T)));
     if (!ptr) {
       setError(SPCONV_RT_ERR_OUT_OF_MEMORY,
                "%s: cannot allocate %lld bytes of scratch memory", what,
