@@ -354,6 +354,11 @@ def baselines(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
     sgemm = metrics(sgemm_run.stdout)
     dense = metrics(run([tool("dense-gemm")] + common +
                         ["--max-bytes", str(opts.dense_max_bytes)], env=BLAS_ENV).stdout)
+    # The floor of a sorted-key subm rulebook: counting its pairs by merging
+    # the sorted keys with themselves, shifted (no sort, no writes).
+    merge = metrics(run([tool("merge-join-count"), "--coords", workload.coords,
+                         "--grid", ",".join(map(str, workload.grid)), "--kernel", str(k),
+                         "--threads", str(threads), "--repeat", str(opts.calls - 1)]).stdout)
     v1m = metrics(v1.stdout)
     note_blas("spconv-v1-cpu", v1.stdout)
     note_blas("sgemm-roofline", sgemm_run.stdout)
@@ -364,7 +369,8 @@ def baselines(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
             "sgemm_best_ms": sgemm["gemm_best_ms_last"],
             "sgemm_first_ms": sgemm["gemm_best_ms_first"],
             "dense_ms": dense["dense_gemm_ms_last"], "dense_first_ms": dense["dense_gemm_ms_first"],
-            "dense_projected": dense["dense_projected"], "dense_volume": dense["dense_volume"]}
+            "dense_projected": dense["dense_projected"], "dense_volume": dense["dense_volume"],
+            "merge_join_ms": merge["merge_ms_last"]}
 
 
 def spconv2(opts, workload, cin, cout, k, threads, inputs, out_dir=None):
@@ -1054,6 +1060,9 @@ def goals(sweep_rows, grid_rows, fits=(), network_rows=()):
                 r = k3[0]
                 found.append(("subm 3x3x3 rulebook: v1 rulebook / ours build", where,
                               ratio(r["v1_rulebook_ms"], r["build_ms"]), ">= 5x", True))
+                found.append(("subm 3x3x3 rulebook: ours build / merge-join count of its pairs",
+                              where, ratio(r["build_ms"], r["merge_join_ms"]), "<= 1.25x",
+                              False))
             if goal:
                 r = goal[0]
                 found.append(("subm 64->64 end to end: v1 total / ours e2e", where,

@@ -32,7 +32,7 @@ print("one site count: %.2f %.2f" % (one[0]["e2e_ms_exponent"], one[0]["rss_mib_
 sweep = [{"workload": "lidar_2000", "threads": 1, "cin": 64, "cout": 64, "k": 3,
           "pairs": 100, "build_ms": 0.0, "compute_ms": 0.0, "e2e_ms": 0.0,
           "gflops": run.ratio(2.0 * 100 * 64 * 64, 0.0) * 1e-6, "rss_mib": 5.0,
-          "v1_rulebook_ms": 1.0, "v1_conv_ms": 0.0, "v1_total_ms": 0.0,
+          "v1_rulebook_ms": 1.0, "merge_join_ms": 0.0, "v1_conv_ms": 0.0, "v1_total_ms": 0.0,
           "v1_conv_gflops": float("nan"), "v1_rss_mib": 5.0, "sgemm_best_ms": 0.0,
           "sgemm_best_gflops": 0.0, "dense_ms": 0.0, "dense_gflops": 0.0,
           "dense_projected": False, "first_ms": 0.0, "compile_ms": 0.0,

@@ -31,11 +31,14 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
       every neighbour by merging: a neighbour's key is the site's key plus
       a constant per offset, so one pointer per row of offsets (offsets
       that differ only in the last dimension) walks the sorted keys as the
-      sites advance, started by a binary search per block; out-of-grid
-      neighbours are ruled out from coordinates decoded from the key. With
-      an odd kernel only the offsets below the centre are searched (each hit
-      is also the reversed pair of the mirrored offset, and the centre is
-      the identity);
+      sites advance, started by a binary search per block. Keys are those of
+      the grid padded by the kernel's reach, so neighbours need no bounds
+      check (where padded keys would overflow int64, out-of-grid neighbours
+      are ruled out from coordinates decoded from the key). The merge runs
+      once, in the counting pass, which leaves each site's neighbour rows in
+      a transient buffer for the writing pass. With an odd kernel only the
+      offsets below the centre are searched (each hit is also the reversed
+      pair of the mirrored offset, and the centre is the identity);
     * subm, `subm-search=hash`: probe every site's neighbours in the input
       table, inline (the layout a GPU kernel would probe); with an odd
       kernel only the offsets below the centre are searched (each hit is

@@ -117,12 +117,31 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
 
+  // Keys over the grid padded by the kernel's reach on each side, where
+  // they fit int64 (they do unless the grid and a dynamic batch are
+  // huge): a neighbour's key is then the site's plus a constant that never
+  // wraps into another row, so no neighbour needs a bounds check. Otherwise
+  // the keys are the grid's and each neighbour is checked against the
+  // site's coordinates, decoded from its key.
+  int64_t batchSize = effectiveBatchSize(grid, {*checkedProduct(shape)});
+  SmallVector<int64_t> below(rank), padded(rank);
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t padding = geometry.getPadding()[d];
+    int64_t reach = (geometry.getKernel()[d] - 1) * geometry.getDilation()[d];
+    below[d] = std::max<int64_t>(padding, 0);
+    padded[d] = shape[d] + below[d] + std::max<int64_t>(reach - padding, 0);
+  }
+  SmallVector<int64_t> paddedVolume(padded);
+  paddedVolume.push_back(batchSize);
+  bool paddedKeys = succeeded(checkedProduct(paddedVolume));
+  ArrayRef<int64_t> keyShape = paddedKeys ? ArrayRef(padded) : shape;
+
   // The offsets to search, with their key deltas and coordinate shifts.
   SubmSearchPlan plan(geometry, /*subm=*/true);
   bool symmetric = plan.symmetric;
   SmallVector<int64_t> strides(rank, 1);
   for (int d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
+    strides[d] = strides[d + 1] * keyShape[d + 1];
   SmallVector<SearchedOffset> searched;
   for (int64_t offset : plan.searched) {
     SearchedOffset s{offset, 0, SmallVector<int64_t>(rank)};
@@ -168,26 +187,44 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
 
   // Keys, by a kernel (sites outside the grid recorded in the status and
   // keyed past the last valid key); then sorted, carrying their rows.
-  int64_t batchSize = effectiveBatchSize(grid, {*checkedProduct(shape)});
   BuildStatus status(b, loc);
   Value keys = linearizeSites(b, loc, coords, n, shape, batchSize, status);
   Value sorted = alloc1d(b, loc, i64, n);
   Value rows = alloc1d(b, loc, i32, n);
-  markKernel(scf::ParallelOp::create(
-                 b, loc, ValueRange{zero}, ValueRange{n}, ValueRange{one},
-                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-                   memref::StoreOp::create(
-                       pb, ploc, memref::LoadOp::create(pb, ploc, keys, ivs),
-                       sorted, ivs);
-                   memref::StoreOp::create(
-                       pb, ploc,
-                       arith::IndexCastOp::create(pb, ploc, i32, ivs[0]), rows,
-                       ivs);
-                 }),
-             "load_keys");
+  int64_t gridKeys = batchSize * *checkedProduct(shape);
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{n}, ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value key = memref::LoadOp::create(pb, ploc, keys, ivs);
+            if (paddedKeys) {
+              // The grid key's coordinates, moved into the padded grid; a
+              // site outside the grid stays past every valid key.
+              SmallVector<Value> x(rank);
+              Value rest = key;
+              for (int d = rank - 1; d >= 0; --d) {
+                Value extent = i64Const(pb, ploc, shape[d]);
+                x[d] = arith::AddIOp::create(
+                    pb, ploc, arith::RemUIOp::create(pb, ploc, rest, extent),
+                    i64Const(pb, ploc, below[d]));
+                rest = arith::DivUIOp::create(pb, ploc, rest, extent);
+              }
+              Value inside =
+                  arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::slt,
+                                        key, i64Const(pb, ploc, gridKeys));
+              key = arith::SelectOp::create(
+                  pb, ploc, inside, linearKey(pb, ploc, rest, x, padded),
+                  i64Const(pb, ploc, batchSize * *checkedProduct(padded)));
+            }
+            memref::StoreOp::create(pb, ploc, key, sorted, ivs);
+            memref::StoreOp::create(
+                pb, ploc, arith::IndexCastOp::create(pb, ploc, i32, ivs[0]),
+                rows, ivs);
+          }),
+      "load_keys");
   Value sortedOk = callRuntime(
       ctx, b, loc, "spconv_rt_memref_sort_pairs_bits",
-      {sorted, rows, i64Const(b, loc, siteKeyBits(shape, batchSize))});
+      {sorted, rows, i64Const(b, loc, siteKeyBits(keyShape, batchSize))});
   Value sites = arith::SelectOp::create(b, loc, sortedOk, n, zero);
 
   // Repeated sites are neighbours once sorted (stable, so in row order):
@@ -246,10 +283,10 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
         nb, nloc, start, end, one, iterArgs,
         [&](OpBuilder &fb, Location floc, Value q, ValueRange iter) {
           Value key = memref::LoadOp::create(fb, floc, sorted, q);
-          // The site's coordinates, decoded from its key.
+          // Unpadded keys: the site's coordinates, decoded from its key.
           SmallVector<Value> x(rank);
           Value rest = key;
-          for (int d = rank - 1; d >= 0; --d) {
+          for (int d = rank - 1; d >= 0 && !paddedKeys; --d) {
             Value extent = i64Const(fb, floc, shape[d]);
             x[d] = arith::RemSIOp::create(fb, floc, rest, extent);
             rest = arith::DivSIOp::create(fb, floc, rest, extent);
@@ -265,7 +302,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
               const SearchedOffset &s = searched[k];
               Value valid =
                   arith::ConstantOp::create(fb, floc, fb.getBoolAttr(true));
-              for (unsigned d = 0; d < rank; ++d) {
+              for (unsigned d = 0; d < rank && !paddedKeys; ++d) {
                 if (s.shift[d] == 0)
                   continue;
                 Value moved = arith::AddIOp::create(
@@ -310,21 +347,46 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
         });
   };
 
-  // Pass 1: count.
+  // Pass 1: merge and count. The merge is most of a build, so it runs once:
+  // each site's neighbour row at every searched offset (-1 for none) goes
+  // to a transient buffer, `numSearched` i32 per site, which the writing
+  // pass streams through.
+  Value searchedCount = indexConst(b, loc, numSearched);
+  Value neighbours =
+      alloc1d(b, loc, i32, arith::MulIOp::create(b, loc, sites, searchedCount));
+  auto neighbourIndex = [&](OpBuilder &nb, Location nloc, Value q, int64_t k) {
+    return arith::AddIOp::create(
+        nb, nloc, arith::MulIOp::create(nb, nloc, q, searchedCount),
+        indexConst(nb, nloc, k));
+  };
   markKernel(
       scf::ParallelOp::create(
           b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
           [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
             SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+            Value last = arith::SubIOp::create(nb, nloc, sites, one);
             auto loop = mergeBlock(
                 nb, nloc, ivs[0], zeros,
-                [&](OpBuilder &fb, Location floc, Value, ArrayRef<Value> found,
-                    ArrayRef<Value>, ValueRange counters) {
+                [&](OpBuilder &fb, Location floc, Value q,
+                    ArrayRef<Value> found, ArrayRef<Value> positions,
+                    ValueRange counters) {
                   SmallVector<Value> next;
-                  for (auto [hit, counter] : llvm::zip_equal(found, counters))
+                  for (int64_t k = 0; k < numSearched; ++k) {
+                    // A position past the end is never a hit: clamp the
+                    // load, select -1.
+                    Value row = memref::LoadOp::create(
+                        fb, floc, rows,
+                        ValueRange{arith::MinUIOp::create(fb, floc,
+                                                          positions[k], last)});
+                    memref::StoreOp::create(
+                        fb, floc,
+                        arith::SelectOp::create(fb, floc, found[k], row,
+                                                i32Const(fb, floc, -1)),
+                        neighbours, ValueRange{neighbourIndex(fb, floc, q, k)});
                     next.push_back(arith::AddIOp::create(
-                        fb, floc, counter,
-                        arith::ExtUIOp::create(fb, floc, i32, hit)));
+                        fb, floc, counters[k],
+                        arith::ExtUIOp::create(fb, floc, i32, found[k])));
+                  }
                   return next;
                 });
             Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
@@ -355,7 +417,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   Value valid = pairs.valid, total = pairs.total;
   Value writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
 
-  // Pass 2: write, with the same merge.
+  // Pass 2: write the pairs the merge found.
   Value pairIn = alloc1d(b, loc, i32, total);
   Value pairOut = alloc1d(b, loc, i32, total);
   markKernel(
@@ -373,34 +435,39 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
                 symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0])
                           : Value();
             Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
+            Value end = arith::MinUIOp::create(
+                nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize),
+                sites);
             SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-            mergeBlock(nb, nloc, ivs[0], zeros,
-                       [&](OpBuilder &fb, Location floc, Value q,
-                           ArrayRef<Value> found, ArrayRef<Value> positions,
-                           ValueRange written) {
-                         Value row = memref::LoadOp::create(fb, floc, rows, q);
-                         SmallVector<Value> next;
-                         for (int64_t k = 0; k < numSearched; ++k) {
-                           next.push_back(writePairIfFound(
-                               fb, floc, found[k], first[k], written[k],
-                               [&](OpBuilder &tb, Location tloc, Value slot) {
-                                 Value neighbour = memref::LoadOp::create(
-                                     tb, tloc, rows, positions[k]);
-                                 Value other = symmetric
-                                                   ? arith::AddIOp::create(
-                                                         tb, tloc, mirrored[k],
-                                                         written[k])
-                                                   : Value();
-                                 storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
-                                                other, neighbour, row);
-                               }));
-                         }
-                         // The centre: every site feeds itself.
-                         if (symmetric)
-                           storeCentrePair(fb, floc, pairIn, pairOut,
-                                           centreSlot, q, start, row);
-                         return next;
-                       });
+            scf::ForOp::create(
+                nb, nloc, start, end, one, zeros,
+                [&](OpBuilder &fb, Location floc, Value q, ValueRange written) {
+                  Value row = memref::LoadOp::create(fb, floc, rows, q);
+                  SmallVector<Value> next;
+                  for (int64_t k = 0; k < numSearched; ++k) {
+                    Value neighbour = memref::LoadOp::create(
+                        fb, floc, neighbours,
+                        ValueRange{neighbourIndex(fb, floc, q, k)});
+                    Value found = arith::CmpIOp::create(
+                        fb, floc, arith::CmpIPredicate::sge, neighbour,
+                        i32Const(fb, floc, 0));
+                    next.push_back(writePairIfFound(
+                        fb, floc, found, first[k], written[k],
+                        [&](OpBuilder &tb, Location tloc, Value slot) {
+                          Value other =
+                              symmetric ? arith::AddIOp::create(
+                                              tb, tloc, mirrored[k], written[k])
+                                        : Value();
+                          storeSubmPairs(tb, tloc, pairIn, pairOut, slot, other,
+                                         neighbour, row);
+                        }));
+                  }
+                  // The centre: every site feeds itself.
+                  if (symmetric)
+                    storeCentrePair(fb, floc, pairIn, pairOut, centreSlot, q,
+                                    start, row);
+                  scf::YieldOp::create(fb, floc, next);
+                });
           }),
       "write_pairs");
 

@@ -59,7 +59,7 @@ class Case:
     def __init__(self, name, op, dims, kernel, stride=None, padding=None,
                  dilation=None, output_padding=None, batch=1, sites=40,
                  cin=3, cout=5, dtype="f32", bias=False, seed=0,
-                 grid=None, mode=None, dynamic_channels=False):
+                 grid=None, mode=None, dynamic_channels=False, fixed_sites=None):
         rank = len(kernel)
         self.name = name
         self.op = op  # subm, regular, transposed, inverse, realign, pool
@@ -81,6 +81,8 @@ class Case:
         self.mode = mode
         # Channel counts left dynamic in the types (the scalar compute path).
         self.dynamic_channels = dynamic_channels
+        # Given sites (rows of batch, coordinates) instead of random ones.
+        self.fixed_sites = fixed_sites
 
     # -- shapes -------------------------------------------------------------
     def out_grid(self, kind):
@@ -233,6 +235,8 @@ class Case:
         return np.float16 if self.dtype == "f16" else np.float32
 
     def random_sites(self, rng, grid, count):
+        if self.fixed_sites is not None:
+            return np.array(self.fixed_sites, dtype=np.int32)
         volume = self.batch * int(np.prod(grid))
         count = min(count, volume)
         keys = rng.choice(volume, size=count, replace=False)
@@ -445,6 +449,14 @@ def cases():
     # fragments per warp, epilogue in four passes), partial in rows.
     c.append(Case("subm_3d_bf16_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=280, cin=24, cout=64, dtype="bf16", bias=True))
     c.append(Case("subm_3d_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=270, cin=33, cout=64, bias=True))
+    # A grid too large for the sorted builder's padded keys (2 x the padded
+    # volume overflows int64): it keeps the grid's keys and checks every
+    # neighbour against the site's coordinates. Sites at the ends of rows,
+    # whose grid keys are consecutive across the row boundary.
+    big = 2147483647
+    c.append(Case("subm_2d_unpadded_keys", "subm", None, [3, 3], grid=[big, big], fixed_sites=[
+        [0, 5, big - 1], [0, 6, 0], [0, 5, big - 2], [0, 6, 1], [0, 4, big - 1], [0, 7, 0],
+        [1, 0, 0], [0, big - 1, big - 1], [1, 0, 1], [0, big - 1, big - 2]], bias=True))
     c.append(Case("subm_3d_empty", "subm", None, [3, 3, 3], grid=[5, 5, 5], sites=0))
     c.append(Case("subm_3d_dynamic_channels", "subm", None, [3, 3, 3], grid=[6, 6, 6], sites=80, bias=True, dynamic_channels=True))
     c.append(Case("regular_2d_dynamic_channels_f16", "regular", None, [3, 3], stride=[2, 2], grid=[9, 9], sites=40, dtype="f16", dynamic_channels=True))
