@@ -96,8 +96,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Matmuls (pointwise subm convs) become vectorized row loops; the rest
   // (element-wise ops a conv's epilogue did not take) affine loops whose
   // outermost parallel dimension runs on threads.
-  pm.addNestedPass<func::FuncOp>(
-      createSpConvMatmulToRowLoopsPass({options.vectorBits}));
+  pm.addNestedPass<func::FuncOp>(createSpConvMatmulToRowLoopsPass(
+      {options.vectorBits, options.vectorRegisters}));
   // Concatenations copy into strided column views: parallel loops, not
   // the runner library's element-by-element memrefCopy.
   pm.addNestedPass<func::FuncOp>(createSpConvGPUStridedCopiesPass());

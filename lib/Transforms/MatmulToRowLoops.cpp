@@ -41,10 +41,65 @@ bool hasContiguousRows(MemRefType type) {
          strides.back() == 1;
 }
 
+/// Rows whose updates share each weight vector load, as the rulebook
+/// convolution groups its pairs: one accumulator chain per row hides the
+/// FMA latency, and a weight load serves every row of the group.
+constexpr int64_t kRowsPerGroup = 8;
+
+/// out[rows[r], :] += lhs[rows[r], :] @ rhs: each chunk of the output
+/// columns is held in registers for every row of the group (one or two
+/// registers per row, as many as `registers` leave room for), accumulating
+/// a broadcast input channel times a weight row per step, in input-channel
+/// order.
+void emitRowUpdates(OpBuilder &b, Location loc,
+                    const VectorRegisters &registers, int64_t columns,
+                    ValueRange rows, Value lhs, Value rhs, Value out) {
+  Type element = cast<MemRefType>(out.getType()).getElementType();
+  // A chunk wider than a register must be whole registers: LLVM splits a
+  // ragged one (19 lanes) into pieces that spill with eight rows live.
+  int64_t registerLanes = registers.bits / 32;
+  SmallVector<int64_t> chunks = vectorChunks(
+      columns, registers.chunkLanes(32, static_cast<int64_t>(rows.size())));
+  if (llvm::any_of(chunks, [&](int64_t width) {
+        return width > registerLanes && width % registerLanes != 0;
+      }))
+    chunks = vectorChunks(columns, registerLanes);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value depth = memref::DimOp::create(b, loc, lhs, 1);
+  int64_t start = 0;
+  for (int64_t width : chunks) {
+    auto chunkType = VectorType::get({width}, element);
+    Value column = arith::ConstantIndexOp::create(b, loc, start);
+    start += width;
+    SmallVector<Value> initial;
+    for (Value row : rows)
+      initial.push_back(vector::LoadOp::create(b, loc, chunkType, out,
+                                               ValueRange{row, column}));
+    auto sums = scf::ForOp::create(
+        b, loc, zero, depth, one, initial,
+        [&](OpBuilder &fb, Location floc, Value k, ValueRange partial) {
+          Value w = vector::LoadOp::create(fb, floc, chunkType, rhs,
+                                           ValueRange{k, column});
+          SmallVector<Value> next;
+          for (auto [row, sum] : llvm::zip_equal(rows, partial)) {
+            Value a = memref::LoadOp::create(fb, floc, lhs, ValueRange{row, k});
+            next.push_back(vector::FMAOp::create(
+                fb, floc, vector::BroadcastOp::create(fb, floc, chunkType, a),
+                w, sum));
+          }
+          scf::YieldOp::create(fb, floc, next);
+        });
+    for (auto [row, sum] : llvm::zip_equal(rows, sums.getResults()))
+      vector::StoreOp::create(b, loc, sum, out, ValueRange{row, column});
+  }
+}
 
 struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
-  MatmulToRowLoops(MLIRContext *context, int64_t vectorBits)
-      : OpRewritePattern(context), vectorBits(vectorBits) {}
+  MatmulToRowLoops(MLIRContext *context, int64_t vectorBits,
+                   int64_t vectorRegisters)
+      : OpRewritePattern(context), vectorBits(vectorBits),
+        vectorRegisters(vectorRegisters) {}
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -69,45 +124,35 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
 
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
-    // One register per chunk: a row's chunks are live one at a time.
-    SmallVector<int64_t> chunks = vectorChunks(columns, vectorBits / 32);
+    VectorRegisters registers{vectorBits, vectorRegisters};
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value group = arith::ConstantIndexOp::create(rewriter, loc, kRowsPerGroup);
     Value rows = memref::DimOp::create(rewriter, loc, out, 0);
-    Value depth = memref::DimOp::create(rewriter, loc, lhs, 1);
+    Value groups = arith::DivUIOp::create(rewriter, loc, rows, group);
+    // Whole groups of rows, then the rows left over one by one.
     scf::ParallelOp::create(
-        rewriter, loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
+        rewriter, loc, ValueRange{zero}, ValueRange{groups}, ValueRange{one},
         [&](OpBuilder &b, Location ploc, ValueRange ivs) {
-          Value row = ivs[0];
-          int64_t start = 0;
-          for (int64_t width : chunks) {
-            auto chunkType = VectorType::get({width}, element);
-            Value column = arith::ConstantIndexOp::create(b, ploc, start);
-            start += width;
-            Value initial = vector::LoadOp::create(b, ploc, chunkType, out,
-                                                   ValueRange{row, column});
-            auto sum = scf::ForOp::create(
-                b, ploc, zero, depth, one, ValueRange{initial},
-                [&](OpBuilder &fb, Location floc, Value k, ValueRange acc) {
-                  Value a =
-                      memref::LoadOp::create(fb, floc, lhs, ValueRange{row, k});
-                  Value w = vector::LoadOp::create(fb, floc, chunkType, rhs,
-                                                   ValueRange{k, column});
-                  Value next = vector::FMAOp::create(
-                      fb, floc,
-                      vector::BroadcastOp::create(fb, floc, chunkType, a), w,
-                      acc[0]);
-                  scf::YieldOp::create(fb, floc, next);
-                });
-            vector::StoreOp::create(b, ploc, sum.getResult(0), out,
-                                    ValueRange{row, column});
-          }
+          Value first = arith::MulIOp::create(b, ploc, ivs[0], group);
+          SmallVector<Value> members;
+          for (int64_t r = 0; r < kRowsPerGroup; ++r)
+            members.push_back(arith::AddIOp::create(
+                b, ploc, first, arith::ConstantIndexOp::create(b, ploc, r)));
+          emitRowUpdates(b, ploc, registers, columns, members, lhs, rhs, out);
+        });
+    scf::ParallelOp::create(
+        rewriter, loc,
+        ValueRange{arith::MulIOp::create(rewriter, loc, groups, group)},
+        ValueRange{rows}, ValueRange{one},
+        [&](OpBuilder &b, Location ploc, ValueRange ivs) {
+          emitRowUpdates(b, ploc, registers, columns, ivs[0], lhs, rhs, out);
         });
     rewriter.eraseOp(op);
     return success();
   }
 
-  int64_t vectorBits;
+  int64_t vectorBits, vectorRegisters;
 };
 
 struct SpConvMatmulToRowLoopsPass
@@ -121,8 +166,14 @@ struct SpConvMatmulToRowLoopsPass
           << vectorBits.getValue();
       return signalPassFailure();
     }
+    if (vectorRegisters < 4) {
+      getOperation().emitError("spconv-matmul-to-row-loops: vector-registers "
+                               "must be at least 4, got ")
+          << vectorRegisters.getValue();
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatmulToRowLoops>(&getContext(), vectorBits);
+    patterns.add<MatmulToRowLoops>(&getContext(), vectorBits, vectorRegisters);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

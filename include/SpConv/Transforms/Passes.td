@@ -156,16 +156,21 @@ def SpConvMatmulToRowLoopsPass
     A pointwise subm conv canonicalizes to `linalg.matmul` of the features
     `[N x Cin]` by the weight `[Cin x Cout]`. This pass lowers such a matmul
     (f32, after bufferization, a static number of output columns, rows
-    contiguous in the weight and the output) to a parallel loop over output
-    rows; each row keeps chunks of its output in vector registers (the
-    widest of at most one register's lanes, `vector-bits / 32`, that divides
-    the column count) and adds one broadcast input channel times a weight
-    row per step, in input-channel order. Other matmuls are left to linalg's
-    own lowering.
+    contiguous in the weight and the output) to a parallel loop over groups
+    of 8 output rows, then one over the rows left over. A group keeps a chunk
+    of each of its rows' outputs in vector registers (one or two registers
+    per row, as many as `vector-registers` leave room for, in chunks that
+    divide the column count) and adds one broadcast input channel times a
+    weight row per step, in input-channel order: eight independent FMA
+    chains, and one weight load serving eight rows, as in the rulebook
+    convolution's row update. Other matmuls are left to linalg's own
+    lowering.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
-           "Bits of one vector register of the target (128, 256 or 512)">
+           "Bits of one vector register of the target (128, 256 or 512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"32",
+           "Architectural vector registers of the target (at least 4)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

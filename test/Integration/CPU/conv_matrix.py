@@ -437,6 +437,11 @@ def cases():
     c.append(Case("subm_3d_k313_b2", "subm", None, [3, 1, 3], grid=[6, 7, 8], batch=2, sites=100))
     c.append(Case("subm_3d_k2", "subm", None, [2, 2, 2], grid=[6, 6, 6], sites=80))
     c.append(Case("subm_3d_k1", "subm", None, [1, 1, 1], grid=[6, 6, 6], bias=True))
+    # Pointwise convs are matmuls in groups of 8 rows, then the rest: 45
+    # rows (5 groups and 5 left over, 19 columns as 16 + 3), and 5 rows
+    # (none in a group).
+    c.append(Case("subm_3d_k1_tail", "subm", None, [1, 1, 1], grid=[6, 6, 6], sites=45, cin=7, cout=19, bias=True))
+    c.append(Case("subm_3d_k1_few", "subm", None, [1, 1, 1], grid=[6, 6, 6], sites=5, cin=9, cout=24))
     c.append(Case("subm_4d_k3_d3", "subm", None, [3, 3, 3, 3], dilation=[1, 3, 1, 2], grid=[5, 6, 5, 6], sites=150))
     c.append(Case("subm_3d_f16", "subm", None, [3, 3, 3], grid=[7, 7, 7], sites=100, dtype="f16", bias=True))
     # Tensor-core tiles: bf16 (as tf32 fragments); f16 with several
