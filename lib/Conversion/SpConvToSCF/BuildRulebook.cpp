@@ -116,6 +116,16 @@ private:
   /// (OutputBox), so both do work proportional to the pairs, not to the
   /// kernel volume. They count and write the same pairs, in the same slots,
   /// as the passes that test every offset.
+  using BlockOffsetBody =
+      function_ref<void(OpBuilder &, Location, Value block, Value offset)>;
+  using BoxPairBody = function_ref<void(OpBuilder &, Location, Value block,
+                                        Value row, Value offset, Value key)>;
+  /// Parallel over blocks of sites: `perOffset` (if any) for each kernel
+  /// offset of the block, then `perPair` for each pair of each of its sites,
+  /// in site order, a site's pairs in offset order.
+  void forEachPairInBoxes(OpBuilder &b, Location loc, Value coords,
+                          Value blocks, BlockRange blockRange, StringRef role,
+                          BlockOffsetBody perOffset, BoxPairBody perPair);
   void countPairsInBoxes(OpBuilder &b, Location loc, Value coords, Value blocks,
                          BlockRange blockRange, PairCounts &counts);
   void writePairsInBoxes(OpBuilder &b, Location loc, Value coords, Value blocks,
@@ -634,38 +644,53 @@ void RulebookBuilder::writePairsLooped(OpBuilder &b, Location loc, Value coords,
                         writeOffset, writeCentre);
 }
 
-void RulebookBuilder::countPairsInBoxes(OpBuilder &b, Location loc,
-                                        Value coords, Value blocks,
-                                        BlockRange blockRange,
-                                        PairCounts &counts) {
+void RulebookBuilder::forEachPairInBoxes(OpBuilder &b, Location loc,
+                                         Value coords, Value blocks,
+                                         BlockRange blockRange, StringRef role,
+                                         BlockOffsetBody perOffset,
+                                         BoxPairBody perPair) {
   OutputBox box(geometry, outShape);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value offsets = indexConst(b, loc, volume);
   markKernel(
       scf::ParallelOp::create(
           b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
           [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
             Value block = ivs[0];
             auto [start, end] = blockRange(nb, nloc, block);
-            scf::ForOp::create(
-                nb, nloc, zero, offsets, one, ValueRange{},
-                [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
-                  counts.store(fb, floc, i32Const(fb, floc, 0), offset, block);
-                  scf::YieldOp::create(fb, floc);
-                });
+            if (perOffset)
+              scf::ForOp::create(
+                  nb, nloc, zero, indexConst(nb, nloc, volume), one,
+                  ValueRange{},
+                  [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
+                    perOffset(fb, floc, block, offset);
+                    scf::YieldOp::create(fb, floc);
+                  });
             scf::ForOp::create(
                 nb, nloc, start, end, one, ValueRange{},
                 [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
                   auto [batch, spatial] = loadSite(fb, floc, coords, row);
-                  box.forEachPair(
-                      fb, floc, batch, spatial,
-                      [&](OpBuilder &pb, Location ploc, Value offset, Value) {
-                        counts.increment(pb, ploc, offset, block);
-                      });
+                  box.forEachPair(fb, floc, batch, spatial,
+                                  [&](OpBuilder &pb, Location ploc,
+                                      Value offset, Value key) {
+                                    perPair(pb, ploc, block, row, offset, key);
+                                  });
                   scf::YieldOp::create(fb, floc);
                 });
           }),
-      "count_pairs");
+      role);
+}
+
+void RulebookBuilder::countPairsInBoxes(OpBuilder &b, Location loc,
+                                        Value coords, Value blocks,
+                                        BlockRange blockRange,
+                                        PairCounts &counts) {
+  forEachPairInBoxes(
+      b, loc, coords, blocks, blockRange, "count_pairs",
+      [&](OpBuilder &fb, Location floc, Value block, Value offset) {
+        counts.store(fb, floc, i32Const(fb, floc, 0), offset, block);
+      },
+      [&](OpBuilder &pb, Location ploc, Value block, Value, Value offset,
+          Value) { counts.increment(pb, ploc, offset, block); });
 }
 
 void RulebookBuilder::writePairsInBoxes(OpBuilder &b, Location loc,
@@ -673,65 +698,44 @@ void RulebookBuilder::writePairsInBoxes(OpBuilder &b, Location loc,
                                         BlockRange blockRange,
                                         PairCounts &counts, Value pairIn,
                                         Value candidateKeys) {
-  OutputBox box(geometry, outShape);
   Type i32 = b.getI32Type(), index = b.getIndexType();
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value offsets = indexConst(b, loc, volume);
   // A site reaches at most one output per offset, so with one site per
   // block (the GPU's threads) each pair goes to its (offset, block)'s first
   // slot. Larger blocks keep the next free slot of each (offset, block).
   bool oneSitePerBlock = ctx.getBlockSize() == 1;
-  Value cursors = oneSitePerBlock
-                      ? Value()
-                      : alloc1d(b, loc, index,
-                                arith::MulIOp::create(b, loc, blocks, offsets));
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            Value block = ivs[0];
-            auto [start, end] = blockRange(nb, nloc, block);
-            if (cursors)
-              scf::ForOp::create(
-                  nb, nloc, zero, offsets, one, ValueRange{},
-                  [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
-                    memref::StoreOp::create(
-                        fb, floc, counts.firstSlot(fb, floc, offset, block),
-                        cursors,
-                        ValueRange{counts.index(fb, floc, offset, block)});
-                    scf::YieldOp::create(fb, floc);
-                  });
-            scf::ForOp::create(
-                nb, nloc, start, end, one, ValueRange{},
-                [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
-                  auto [batch, spatial] = loadSite(fb, floc, coords, row);
-                  Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
-                  box.forEachPair(
-                      fb, floc, batch, spatial,
-                      [&](OpBuilder &pb, Location ploc, Value offset,
-                          Value key) {
-                        Value slot;
-                        if (cursors) {
-                          Value at = counts.index(pb, ploc, offset, block);
-                          slot = memref::LoadOp::create(pb, ploc, cursors,
-                                                        ValueRange{at});
-                          memref::StoreOp::create(
-                              pb, ploc,
-                              arith::AddIOp::create(pb, ploc, slot,
-                                                    indexConst(pb, ploc, 1)),
-                              cursors, ValueRange{at});
-                        } else {
-                          slot = counts.firstSlot(pb, ploc, offset, block);
-                        }
-                        memref::StoreOp::create(pb, ploc, rowI32, pairIn,
-                                                ValueRange{slot});
-                        memref::StoreOp::create(pb, ploc, key, candidateKeys,
-                                                ValueRange{slot});
-                      });
-                  scf::YieldOp::create(fb, floc);
-                });
-          }),
-      "write_pairs");
+  Value cursors =
+      oneSitePerBlock
+          ? Value()
+          : alloc1d(b, loc, index,
+                    arith::MulIOp::create(b, loc, blocks,
+                                          indexConst(b, loc, volume)));
+  auto startCursor = [&](OpBuilder &fb, Location floc, Value block,
+                         Value offset) {
+    memref::StoreOp::create(fb, floc, counts.firstSlot(fb, floc, offset, block),
+                            cursors,
+                            ValueRange{counts.index(fb, floc, offset, block)});
+  };
+  auto writePair = [&](OpBuilder &pb, Location ploc, Value block, Value row,
+                       Value offset, Value key) {
+    Value slot;
+    if (cursors) {
+      Value at = counts.index(pb, ploc, offset, block);
+      slot = memref::LoadOp::create(pb, ploc, cursors, ValueRange{at});
+      memref::StoreOp::create(
+          pb, ploc,
+          arith::AddIOp::create(pb, ploc, slot, indexConst(pb, ploc, 1)),
+          cursors, ValueRange{at});
+    } else {
+      slot = counts.firstSlot(pb, ploc, offset, block);
+    }
+    memref::StoreOp::create(pb, ploc,
+                            arith::IndexCastOp::create(pb, ploc, i32, row),
+                            pairIn, ValueRange{slot});
+    memref::StoreOp::create(pb, ploc, key, candidateKeys, ValueRange{slot});
+  };
+  forEachPairInBoxes(b, loc, coords, blocks, blockRange, "write_pairs",
+                     cursors ? BlockOffsetBody(startCursor) : BlockOffsetBody(),
+                     writePair);
 }
 
 FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
