@@ -55,15 +55,9 @@ void emitRowUpdates(OpBuilder &b, Location loc,
                     const VectorRegisters &registers, int64_t columns,
                     ValueRange rows, Value lhs, Value rhs, Value out) {
   Type element = cast<MemRefType>(out.getType()).getElementType();
-  // A chunk wider than a register must be whole registers: LLVM splits a
-  // ragged one (19 lanes) into pieces that spill with eight rows live.
-  int64_t registerLanes = registers.bits / 32;
-  SmallVector<int64_t> chunks = vectorChunks(
-      columns, registers.chunkLanes(32, static_cast<int64_t>(rows.size())));
-  if (llvm::any_of(chunks, [&](int64_t width) {
-        return width > registerLanes && width % registerLanes != 0;
-      }))
-    chunks = vectorChunks(columns, registerLanes);
+  SmallVector<int64_t> chunks =
+      rowChunks(columns, registers, /*elementBits=*/32,
+                static_cast<int64_t>(rows.size()));
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value depth = memref::DimOp::create(b, loc, lhs, 1);

@@ -69,6 +69,26 @@ struct VectorRegisters {
   }
 };
 
+/// The chunks of a `channels`-wide row of `elementBits` elements when
+/// `liveRows` rows are held in `registers` at once (chunkLanes' widths). A
+/// chunk wider than one register is a whole number of registers: LLVM
+/// splits a ragged multi-register vector (vector<24xf32> or vector<19xf32>
+/// on 16-lane registers) into pieces that spill once several rows are live,
+/// which made a 16 -> 48 conv 7x slower than a 16 -> 64 one. Such rows are
+/// chunked by single registers instead (48 = 3 x 16, 19 = 16 + 3).
+inline llvm::SmallVector<int64_t> rowChunks(int64_t channels,
+                                            const VectorRegisters &registers,
+                                            int64_t elementBits,
+                                            int64_t liveRows) {
+  int64_t registerLanes = std::max<int64_t>(1, registers.bits / elementBits);
+  llvm::SmallVector<int64_t> chunks =
+      vectorChunks(channels, registers.chunkLanes(elementBits, liveRows));
+  for (int64_t width : chunks)
+    if (width > registerLanes && width % registerLanes != 0)
+      return vectorChunks(channels, registerLanes);
+  return chunks;
+}
+
 /// The register file of a target with the LLVM subtarget features `has`
 /// answers for (x86: avx512f, avx, sse2; AArch64: neon). Unknown targets get
 /// 16 registers of 128 bits.

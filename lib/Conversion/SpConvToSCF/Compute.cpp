@@ -303,9 +303,9 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc,
                                 ArrayRef<Value> srcs, Value weight,
                                 Value offset, Value channelsIn,
                                 int64_t channelsOut, Type accType) {
-  SmallVector<int64_t> chunks = vectorChunks(
-      channelsOut, registers.chunkLanes(accType.getIntOrFloatBitWidth(),
-                                        static_cast<int64_t>(dsts.size())));
+  SmallVector<int64_t> chunks =
+      rowChunks(channelsOut, registers, accType.getIntOrFloatBitWidth(),
+                static_cast<int64_t>(dsts.size()));
   Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   int64_t start = 0;
@@ -586,10 +586,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
     // updates a row is not known where the row is updated.
     SmallVector<int64_t> chunks;
     if (staticChannelsOut)
-      chunks =
-          vectorChunks(*staticChannelsOut,
-                       ctx.getVectorRegisters().chunkLanes(
-                           accType.getIntOrFloatBitWidth(), kPairsPerGroup));
+      chunks = rowChunks(*staticChannelsOut, ctx.getVectorRegisters(),
+                         accType.getIntOrFloatBitWidth(), kPairsPerGroup);
     return finishWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
                               resultBufferType(op.getOutFeatures()), epilogue,
                               chunks);

@@ -440,6 +440,9 @@ def cases():
     # Pointwise convs are matmuls in groups of 8 rows, then the rest: 45
     # rows (5 groups and 5 left over, 19 columns as 16 + 3), and 5 rows
     # (none in a group).
+    # 48 output channels: chunks of whole registers (3 x 16 lanes on
+    # AVX-512), not two ragged vector<24xf32>.
+    c.append(Case("subm_3d_c48", "subm", None, [3, 3, 3], grid=[8, 8, 8], sites=150, cin=6, cout=48, bias=True))
     c.append(Case("subm_3d_k1_tail", "subm", None, [1, 1, 1], grid=[6, 6, 6], sites=45, cin=7, cout=19, bias=True))
     c.append(Case("subm_3d_k1_few", "subm", None, [1, 1, 1], grid=[6, 6, 6], sites=5, cin=9, cout=24))
     c.append(Case("subm_4d_k3_d3", "subm", None, [3, 3, 3, 3], dilation=[1, 3, 1, 2], grid=[5, 6, 5, 6], sites=150))
