@@ -67,8 +67,10 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     static number of output channels, pairs are taken in groups of 8 whose
     row updates keep chunks of their output rows in vector registers
     (broadcast-FMA per input channel, chunks that divide the channel count,
-    so no masking), each weight vector load serving the whole group. `f16` and `bf16`
-    accumulate in `f32`.
+    so no masking, and that are whole registers where wider than one: 48
+    channels are three 16-lane chunks on AVX-512, not two ragged 24-lane
+    ones), each weight vector load serving the whole group. `f16` and
+    `bf16` accumulate in `f32`.
 
     With `target=gpu` the loops are shaped for one GPU thread per item
     (see `spconv-parallel-loops-to-gpu`) and no prefetch hints are emitted.
