@@ -70,8 +70,9 @@ private:
   std::pair<Value, SmallVector<Value>> loadSite(OpBuilder &b, Location loc,
                                                 Value coords, Value row);
   /// For input site `site` and kernel offset `offset`: the key of the paired
-  /// site (the neighbour for subm, the output otherwise) or -1 if that site
-  /// is outside the grid.
+  /// site (the neighbour for subm, the output of a transposed or inverse
+  /// conv) or -1 if that site is outside the grid. (Regular convs enumerate
+  /// their output boxes, OutputBox.h.)
   Value pairedKey(OpBuilder &b, Location loc, const Site &site, Value offset);
   Value pairedKey(OpBuilder &b, Location loc, const Site &site,
                   int64_t offset) {
@@ -185,18 +186,8 @@ Value RulebookBuilder::pairedKey(OpBuilder &b, Location loc, const Site &site,
       // x - kernel/2 * d + j * d: the padding is kernel/2 * d.
       o = arith::AddIOp::create(b, loc, x, shift(d));
       break;
-    case ConvKind::Regular: {
-      // x = o * s - p + j * d  <=>  o = (x + p - j * d) / s, exactly.
-      Value t = arith::SubIOp::create(b, loc, x, shift(d));
-      andValid(cmp(arith::CmpIPredicate::sge, t, 0));
-      if (s != 1) {
-        Value rem = arith::RemSIOp::create(b, loc, t, i64Const(b, loc, s));
-        andValid(cmp(arith::CmpIPredicate::eq, rem, 0));
-        t = arith::DivSIOp::create(b, loc, t, i64Const(b, loc, s));
-      }
-      o = t;
-      break;
-    }
+    case ConvKind::Regular:
+      llvm_unreachable("regular builders enumerate output boxes instead");
     case ConvKind::Transposed:
     case ConvKind::Inverse: {
       // o = x * s - p + j * d.
