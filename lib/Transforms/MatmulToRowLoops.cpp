@@ -11,8 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConv/Transforms/Passes.h"
 #include "SpConv/Support/VectorWidth.h"
+#include "SpConv/Transforms/Passes.h"
+#include "SpConv/Transforms/RowUpdate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -46,47 +47,23 @@ bool hasContiguousRows(MemRefType type) {
 /// FMA latency, and a weight load serves every row of the group.
 constexpr int64_t kRowsPerGroup = 8;
 
-/// out[rows[r], :] += lhs[rows[r], :] @ rhs: each chunk of the output
-/// columns is held in registers for every row of the group (one or two
-/// registers per row, as many as `registers` leave room for), accumulating
-/// a broadcast input channel times a weight row per step, in input-channel
-/// order.
+/// out[rows[r], :] += lhs[rows[r], :] @ rhs, in registers (RowUpdate.h).
 void emitRowUpdates(OpBuilder &b, Location loc,
                     const VectorRegisters &registers, int64_t columns,
                     ValueRange rows, Value lhs, Value rhs, Value out) {
-  Type element = cast<MemRefType>(out.getType()).getElementType();
-  SmallVector<int64_t> chunks =
-      rowChunks(columns, registers, /*elementBits=*/32,
-                static_cast<int64_t>(rows.size()));
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value depth = memref::DimOp::create(b, loc, lhs, 1);
-  int64_t start = 0;
-  for (int64_t width : chunks) {
-    auto chunkType = VectorType::get({width}, element);
-    Value column = arith::ConstantIndexOp::create(b, loc, start);
-    start += width;
-    SmallVector<Value> initial;
-    for (Value row : rows)
-      initial.push_back(vector::LoadOp::create(b, loc, chunkType, out,
-                                               ValueRange{row, column}));
-    auto sums = scf::ForOp::create(
-        b, loc, zero, depth, one, initial,
-        [&](OpBuilder &fb, Location floc, Value k, ValueRange partial) {
-          Value w = vector::LoadOp::create(fb, floc, chunkType, rhs,
-                                           ValueRange{k, column});
-          SmallVector<Value> next;
-          for (auto [row, sum] : llvm::zip_equal(rows, partial)) {
-            Value a = memref::LoadOp::create(fb, floc, lhs, ValueRange{row, k});
-            next.push_back(vector::FMAOp::create(
-                fb, floc, vector::BroadcastOp::create(fb, floc, chunkType, a),
-                w, sum));
-          }
-          scf::YieldOp::create(fb, floc, next);
-        });
-    for (auto [row, sum] : llvm::zip_equal(rows, sums.getResults()))
-      vector::StoreOp::create(b, loc, sum, out, ValueRange{row, column});
-  }
+  emitVectorRowUpdates(
+      b, loc, registers, out, rows, rows, memref::DimOp::create(b, loc, lhs, 1),
+      columns,
+      [&](OpBuilder &fb, Location floc, Value k, Value column, int64_t width) {
+        return vector::LoadOp::create(
+            fb, floc,
+            VectorType::get({width},
+                            cast<MemRefType>(rhs.getType()).getElementType()),
+            rhs, ValueRange{k, column});
+      },
+      [&](OpBuilder &fb, Location floc, Value row, Value k) {
+        return memref::LoadOp::create(fb, floc, lhs, ValueRange{row, k});
+      });
 }
 
 struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {

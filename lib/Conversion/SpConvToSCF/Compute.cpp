@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpConv/Support/VectorWidth.h"
+#include "SpConv/Transforms/RowUpdate.h"
 #include "SpConvToSCF.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -303,39 +304,21 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc,
                                 ArrayRef<Value> srcs, Value weight,
                                 Value offset, Value channelsIn,
                                 int64_t channelsOut, Type accType) {
-  SmallVector<int64_t> chunks =
-      rowChunks(channelsOut, registers, accType.getIntOrFloatBitWidth(),
-                static_cast<int64_t>(dsts.size()));
   Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  int64_t start = 0;
-  for (int64_t width : chunks) {
-    auto accVector = VectorType::get({width}, accType);
-    auto weightVector = VectorType::get({width}, weightElement);
-    Value column = indexConst(b, loc, start);
-    start += width;
-    SmallVector<Value> initial;
-    for (Value dst : dsts)
-      initial.push_back(vector::LoadOp::create(b, loc, accVector, acc,
-                                               ValueRange{dst, column}));
-    auto sums = scf::ForOp::create(
-        b, loc, zero, channelsIn, one, initial,
-        [&](OpBuilder &fb, Location floc, Value ci, ValueRange partial) {
-          Value w = vector::LoadOp::create(fb, floc, weightVector, weight,
-                                           ValueRange{offset, ci, column});
-          if (weightElement != accType)
-            w = arith::ExtFOp::create(fb, floc, accVector, w);
-          SmallVector<Value> next;
-          for (auto [src, sum] : llvm::zip_equal(srcs, partial)) {
-            Value x = loadAs(fb, floc, features, {src, ci}, accType);
-            Value xs = vector::BroadcastOp::create(fb, floc, accVector, x);
-            next.push_back(vector::FMAOp::create(fb, floc, xs, w, sum));
-          }
-          scf::YieldOp::create(fb, floc, next);
-        });
-    for (auto [dst, sum] : llvm::zip_equal(dsts, sums.getResults()))
-      vector::StoreOp::create(b, loc, sum, acc, ValueRange{dst, column});
-  }
+  emitVectorRowUpdates(
+      b, loc, registers, acc, dsts, srcs, channelsIn, channelsOut,
+      [&](OpBuilder &fb, Location floc, Value ci, Value column, int64_t width) {
+        Value w = vector::LoadOp::create(
+            fb, floc, VectorType::get({width}, weightElement), weight,
+            ValueRange{offset, ci, column});
+        if (weightElement != accType)
+          w = arith::ExtFOp::create(fb, floc, VectorType::get({width}, accType),
+                                    w);
+        return w;
+      },
+      [&](OpBuilder &fb, Location floc, Value src, Value ci) {
+        return loadAs(fb, floc, features, {src, ci}, accType);
+      });
 }
 
 /// acc[dst, co] += features[src, :] . weight[offset, :, co], one scalar
