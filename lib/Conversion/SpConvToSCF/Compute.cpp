@@ -204,7 +204,7 @@ static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
 /// The result of a conv with an epilogue: the accumulator rounded to the
 /// result's element type and mapped by the epilogue in one parallel pass over
 /// the rows, in place where the types agree: a row a vector per entry of
-/// `chunks` (consecutive channels; vectorChunks), or, with no chunks, one
+/// `chunks` (consecutive channels; rowChunks), or, with no chunks, one
 /// element per parallel item (the GPU's form). Operands of the wrong size
 /// are reported and not read: the result is then the rounded accumulator.
 static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
