@@ -274,12 +274,21 @@ TEST(MemRef, ReportSizeMismatchNamesOpLineAndBothSizes) {
   EXPECT_STREQ(spconv_rt_last_error(),
                "spconv.unfold: 0 window positions, but its result has the "
                "static number of columns 36");
-  // Every check has a sentence; an unknown one is named as such.
+  EXPECT_EQ(_mlir_ciface_spconv_rt_report_size_mismatch(
+                SPCONV_RT_SIZE_CONCAT_ROWS, 5, 7, 40),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(spconv_rt_last_error(),
+               "tensor.concat at line 40: 5 rows in an operand, but another "
+               "operand has 7");
+  // Every check has a sentence, which names an op; an unknown one is named
+  // as such.
   for (int64_t what = SPCONV_RT_SIZE_SORT_UNIQUE_COUNT;
-       what <= SPCONV_RT_SIZE_FOLD_ROWS_MULTIPLE; ++what) {
+       what <= SPCONV_RT_SIZE_CONCAT_ROWS; ++what) {
     spconv_rt_report_size_mismatch(what, 1, 2, 3);
-    EXPECT_EQ(std::string(spconv_rt_last_error()).rfind("spconv.", 0), 0u)
-        << what << ": " << spconv_rt_last_error();
+    std::string message = spconv_rt_last_error();
+    EXPECT_TRUE(message.rfind("spconv.", 0) == 0 ||
+                message.rfind("tensor.", 0) == 0)
+        << what << ": " << message;
   }
   EXPECT_EQ(spconv_rt_report_size_mismatch(99, 1, 2, 3),
             SPCONV_RT_ERR_INVALID_ARGUMENT);

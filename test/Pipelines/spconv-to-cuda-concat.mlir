@@ -1,16 +1,21 @@
 // A concatenation on the CUDA pipeline: its parts are copied into column
 // ranges of the result by kernels (spconv-gpu-strided-copies), so every
-// buffer but the result is device memory and the host waits only before
-// returning. (As host copies into strided views they needed managed
-// buffers and a wait before each.)
+// buffer is device memory and the host waits only before returning. (As
+// host copies into strided views they needed managed buffers and a wait
+// before each.) A part whose rows differ from the first's is reported and
+// its columns zeroed by a kernel too.
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa" -mlir-print-ir-after=spconv-gpu-stream-order -o /dev/null 2>&1 | FileCheck %s
 
 // CHECK-LABEL: func.func @concat
+// CHECK-NOT: host_shared
 // CHECK-NOT: memref.copy
 // CHECK-NOT: spconv_rt_cuda_stream_synchronize
 // CHECK: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_strided_copy
 // CHECK-NOT: spconv_rt_cuda_stream_synchronize
 // CHECK: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_strided_copy
+// CHECK: call @spconv_rt_report_size_mismatch
+// CHECK-NOT: spconv_rt_cuda_stream_synchronize
+// CHECK: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_zero_columns
 // CHECK-NOT: memref.copy
 // CHECK: call @spconv_rt_cuda_stream_synchronize
 // CHECK-NEXT: return

@@ -103,6 +103,15 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     another dialect that takes or yields one is reported, as are the
     high-level ops that `spconv-decompose` should have removed.
 
+    A `tensor.concat` of rank-2 features along their channels (dynamic
+    rows, static channels) becomes one buffer: a conv whose only user
+    (shape queries aside) it is, in the same block, writes its rows
+    straight into its columns (a strided `memref.subview`; the first such
+    conv allocates the buffer), and the other operands are copied in.
+    Every operand's rows are checked against the buffer's (a mismatch is
+    reported and its columns are zero). Other concatenations are left to
+    bufferization.
+
     The lowering allocates with `memref.alloc` and frees nothing itself:
     run `buffer-deallocation-pipeline` after bufferization, as the
     `spconv-to-cpu` pipeline does.

@@ -163,14 +163,10 @@ static void forEachPair(OpBuilder &b, Location loc,
       });
 }
 
-/// A `rows x channels` buffer of `type` filled by `init(row, channel)`.
-static Value
-allocRows(OpBuilder &b, Location loc, Value rows, Value channels, Type type,
-          function_ref<Value(OpBuilder &, Location, Value, Value)> init) {
-  auto bufferType =
-      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, type);
-  Value buffer =
-      memref::AllocOp::create(b, loc, bufferType, ValueRange{rows, channels});
+/// Fills the `rows x channels` `buffer` with `init(row, channel)`.
+static void
+fillRows(OpBuilder &b, Location loc, Value buffer, Value rows, Value channels,
+         function_ref<Value(OpBuilder &, Location, Value, Value)> init) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   markKernel(scf::ParallelOp::create(
                  b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
@@ -180,14 +176,34 @@ allocRows(OpBuilder &b, Location loc, Value rows, Value channels, Type type,
                        pb, ploc, init(pb, ploc, ivs[0], ivs[1]), buffer, ivs);
                  }),
              "init_rows");
+}
+
+/// A `rows x channels` buffer of `type` filled by `init(row, channel)`.
+static Value
+allocRows(OpBuilder &b, Location loc, Value rows, Value channels, Type type,
+          function_ref<Value(OpBuilder &, Location, Value, Value)> init) {
+  auto bufferType =
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, type);
+  Value buffer =
+      memref::AllocOp::create(b, loc, bufferType, ValueRange{rows, channels});
+  fillRows(b, loc, buffer, rows, channels, init);
   return buffer;
 }
 
-/// Converts an accumulator buffer to the result's element type and shape.
+/// Converts an accumulator buffer to the result's element type and shape,
+/// in `destination` where given (which has the result's rows).
 static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
                     Value rows, Value channels, MemRefType resultType,
-                    SizeCheck what) {
+                    SizeCheck what, Value destination) {
   Type elementType = resultType.getElementType();
+  if (destination) {
+    if (acc != destination)
+      fillRows(b, loc, destination, rows, channels,
+               [&](OpBuilder &pb, Location ploc, Value r, Value c) {
+                 return loadAs(pb, ploc, acc, {r, c}, elementType);
+               });
+    return destination;
+  }
   Value result;
   if (cast<MemRefType>(acc.getType()).getElementType() == elementType) {
     result = acc;
@@ -207,15 +223,18 @@ static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
 /// `chunks` (consecutive channels; rowChunks), or, with no chunks, one
 /// element per parallel item (the GPU's form). Operands of the wrong size
 /// are reported and not read: the result is then the rounded accumulator.
+/// The result is `destination` where given.
 static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
                                 Location loc, Value acc, Value rows,
                                 Value channels, MemRefType resultType,
                                 const EpilogueBuffers &epilogue,
-                                ArrayRef<int64_t> chunks) {
+                                ArrayRef<int64_t> chunks, Value destination) {
   Type elementType = resultType.getElementType();
   auto accType = cast<MemRefType>(acc.getType());
   Value result = acc;
-  if (accType.getElementType() != elementType)
+  if (destination)
+    result = destination;
+  else if (accType.getElementType() != elementType)
     result = memref::AllocOp::create(
         b, loc,
         MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
@@ -269,6 +288,8 @@ static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
     OpBuilder eb(guard.elseBlock()->getTerminator());
     emitPass(eb, /*apply=*/false);
   }
+  if (destination)
+    return destination;
   return castToChecked(ctx, b, loc, result, resultType, SizeCheck::ConvRows);
 }
 
@@ -409,7 +430,8 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
                                    RulebookConvOp op,
                                    const RulebookBuffers &rulebook,
                                    Value features, Value weight, Value bias,
-                                   const EpilogueBuffers &epilogue) {
+                                   const EpilogueBuffers &epilogue,
+                                   Value destination) {
   Location loc = op.getLoc();
   bool inverse = op.getInverse();
   int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
@@ -427,11 +449,15 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
   operands.channelsOut = weightType.getDimSize(2);
   operands.accType = accumulatorType(elementType);
   Value channelsOut = indexConst(b, loc, operands.channelsOut);
-  operands.result = memref::AllocOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic, operands.channelsOut},
-                      elementType),
-      ValueRange{rows});
+  operands.result =
+      destination
+          ? destination
+          : memref::AllocOp::create(
+                b, loc,
+                MemRefType::get({ShapedType::kDynamic, operands.channelsOut},
+                                elementType),
+                ValueRange{rows})
+                .getResult();
   // The table and schedule depend on the rulebook only: built before the
   // first conv that uses it, shared by the later ones.
   if (ArrayRef<Value> shared = ctx.lookupDerived(op.getRulebook(), inverse, op);
@@ -481,6 +507,8 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
             memref::StoreOp::create(pb, ploc, value, operands.result, ivs);
           }),
       "init_rows");
+  if (destination)
+    return destination;
   return castToChecked(ctx, b, loc, operands.result,
                        resultBufferType(op.getOutFeatures()),
                        SizeCheck::ConvRows);
@@ -490,7 +518,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                   RulebookConvOp op,
                                   const RulebookBuffers &rulebook,
                                   Value features, Value weight, Value bias,
-                                  const EpilogueBuffers &epilogue) {
+                                  const EpilogueBuffers &epilogue,
+                                  Value destination) {
   Location loc = op.getLoc();
   bool inverse = op.getInverse();
   int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
@@ -506,16 +535,22 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
       ctx.getGPUConv() == GPUConv::ImplicitGemm &&
       !weightType.isDynamicDim(1) && !weightType.isDynamicDim(2))
     return lowerImplicitGemmConv(ctx, b, op, rulebook, features, weight, bias,
-                                 epilogue);
+                                 epilogue, destination);
 
-  Value acc = allocRows(b, loc, rows, channelsOut, accType,
-                        [&](OpBuilder &pb, Location ploc, Value, Value c) {
-                          if (bias)
-                            return loadAs(pb, ploc, bias, c, accType);
-                          return arith::ConstantOp::create(
-                                     pb, ploc, pb.getZeroAttr(accType))
-                              .getResult();
-                        });
+  auto initialValue = [&](OpBuilder &pb, Location ploc, Value, Value c) {
+    if (bias)
+      return loadAs(pb, ploc, bias, c, accType);
+    return arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType))
+        .getResult();
+  };
+  // The sums accumulate in the destination where they have its type.
+  Value acc;
+  if (destination && accType == elementType) {
+    acc = destination;
+    fillRows(b, loc, acc, rows, channelsOut, initialValue);
+  } else {
+    acc = allocRows(b, loc, rows, channelsOut, accType, initialValue);
+  }
   std::string role =
       computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
   OpBuilder pairs = guardFeatureRows(ctx, b, loc, features,
@@ -527,9 +562,10 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
     if (epilogue)
       return finishWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
                                 resultBufferType(op.getOutFeatures()), epilogue,
-                                /*chunks=*/{});
+                                /*chunks=*/{}, destination);
     return finish(ctx, b, loc, acc, rows, channelsOut,
-                  resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
+                  resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows,
+                  destination);
   }
   std::optional<int64_t> staticChannelsOut;
   if (!weightType.isDynamicDim(2))
@@ -573,10 +609,11 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                          accType.getIntOrFloatBitWidth(), kPairsPerGroup);
     return finishWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
                               resultBufferType(op.getOutFeatures()), epilogue,
-                              chunks);
+                              chunks, destination);
   }
   return finish(ctx, b, loc, acc, rows, channelsOut,
-                resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows);
+                resultBufferType(op.getOutFeatures()), SizeCheck::ConvRows,
+                destination);
 }
 
 Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
@@ -675,5 +712,6 @@ Value lowering::lowerRulebookPool(LoweringContext &ctx, OpBuilder &b,
         "average");
   }
   return finish(ctx, b, loc, acc, rows, channels,
-                resultBufferType(op.getOutFeatures()), SizeCheck::PoolRows);
+                resultBufferType(op.getOutFeatures()), SizeCheck::PoolRows,
+                /*destination=*/Value());
 }

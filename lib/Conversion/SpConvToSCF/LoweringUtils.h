@@ -141,6 +141,22 @@ public:
     derived[{rulebook, key}] = std::move(buffers);
   }
 
+  /// The concatenations whose rulebook-conv operands write their rows into
+  /// the concatenation's buffer (Concat.cpp).
+  struct ConcatPlan {
+    struct Slot {
+      Operation *concat = nullptr; ///< the conv's only user
+      unsigned operand = 0;        ///< the conv's result's position in it
+    };
+    struct Buffer {
+      Value buffer; ///< created where the first of its convs is lowered
+      SmallVector<bool> inPlace; ///< per operand: written into the buffer
+    };
+    DenseMap<Operation *, Slot> slots;     ///< per conv
+    DenseMap<Operation *, Buffer> buffers; ///< per concatenation
+  };
+  ConcatPlan &getConcatPlan() { return concatPlan; }
+
 private:
   ModuleOp module;
   int64_t blockSize;
@@ -152,6 +168,7 @@ private:
   GPUConv gpuConv;
   GPUMatmul gpuMatmul;
   DenseMap<std::pair<Value, unsigned>, DerivedBuffers> derived;
+  ConcatPlan concatPlan;
 };
 
 //===----------------------------------------------------------------------===//
@@ -231,6 +248,7 @@ enum class SizeCheck : int64_t {
   PoolRows = 16,
   EpilogueRows = 17,
   EpilogueChannels = 18,
+  ConcatRows = 19,
 };
 
 /// The source line of `loc` (its first file location), or 0 when it has

@@ -168,12 +168,36 @@ struct RulebookConvLowering : SpConvOpLowering<RulebookConvOp> {
     for (ValueRange operand : adaptor.getEpilogueOperands())
       epilogue.operands.push_back(
           toBuffer(rewriter, loc, single(operand), /*contiguous=*/true));
+    RulebookBuffers rulebook =
+        RulebookBuffers::fromValues(adaptor.getRulebook());
+    Value destination =
+        concatDestination(ctx, rewriter, loc, op,
+                          op.getInverse() ? rulebook.numIn : rulebook.numOut);
     Value result = lowerRulebookConv(
-        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
+        ctx, rewriter, op, rulebook,
         toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
         toOperandBuffer(rewriter, loc, single(adaptor.getWeight())), bias,
-        epilogue);
+        epilogue, destination);
     replaceWithTensors(rewriter, op, result);
+    return success();
+  }
+};
+
+/// A concatenation of features along their channels (Concat.cpp): the
+/// operands that their convs did not write into its buffer are copied in.
+struct ConcatLowering : SpConvOpLowering<tensor::ConcatOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(tensor::ConcatOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!lowersConcat(ctx, op))
+      return failure();
+    SmallVector<Value> operands;
+    for (ValueRange operand : adaptor.getInputs())
+      operands.push_back(toBuffer(rewriter, op.getLoc(), single(operand),
+                                  /*contiguous=*/false));
+    replaceWithTensors(rewriter, op, lowerConcat(ctx, rewriter, op, operands));
     return success();
   }
 };
@@ -398,6 +422,7 @@ void ConvertSpConvToSCFPass::runOnOperation() {
           .Case("tf32", GPUMatmul::TF32)
           .Case("fma", GPUMatmul::FMA)
           .Default(GPUMatmul::TensorCores));
+  planConcatDestinations(ctx);
   MLIRContext *context = &getContext();
 
   ConversionTarget conversionTarget(*context);
@@ -410,11 +435,16 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   // that no pattern below converts is reported as illegal.
   conversionTarget.markUnknownOpDynamicallyLegal(
       [&](Operation *op) { return converter.isLegal(op); });
+  // Concatenations of features are ConcatLowering's (their operands'
+  // rows checked); the others bufferize as usual.
+  conversionTarget.addDynamicallyLegalOp<tensor::ConcatOp>(
+      [&](tensor::ConcatOp op) { return !lowersConcat(ctx, op); });
 
   RewritePatternSet patterns(context);
-  patterns.add<BuildRulebookLowering, RulebookConvLowering,
-               RulebookPoolLowering, HashBuildLowering, HashLookupLowering>(
-      converter, ctx);
+  patterns
+      .add<BuildRulebookLowering, RulebookConvLowering, RulebookPoolLowering,
+           HashBuildLowering, HashLookupLowering, ConcatLowering>(converter,
+                                                                  ctx);
   patterns.add<TensorOpLowering<LinearizeOp>, TensorOpLowering<DelinearizeOp>,
                TensorOpLowering<SortUniqueOp>, TensorOpLowering<GatherRowsOp>>(
       converter, ctx, lowerPrimitive);

@@ -13,6 +13,8 @@
 
 #include "LoweringUtils.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 namespace mlir::spconv::lowering {
 
 /// What `spconv.build_rulebook` lowers to.
@@ -53,11 +55,33 @@ Value applyEpilogue(OpBuilder &b, Location loc, const EpilogueBuffers &epilogue,
                     Value value, Value row, Value column);
 
 /// Gather, GEMM per offset and scatter-add, then the epilogue; returns the
-/// result buffer.
+/// result buffer: `destination` where given (a view of the conv's rows in a
+/// concatenation's buffer, concatDestination), else a buffer of its own.
 Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
                         const RulebookBuffers &rulebook, Value features,
                         Value weight, Value bias,
-                        const EpilogueBuffers &epilogue);
+                        const EpilogueBuffers &epilogue, Value destination);
+
+/// Records (Concat.cpp) the concatenations of rank-2 features along their
+/// channels (dynamic rows, static channels), whose buffers the lowering
+/// allocates, and each rulebook conv whose only user is one of them, in its
+/// block: it will write its rows into the concatenation's buffer.
+void planConcatDestinations(LoweringContext &ctx);
+
+/// The view of its concatenation's buffer that `op` (with `rows` output
+/// rows, index) writes its result into, creating the buffer for the first
+/// such conv; null where `op` writes a buffer of its own.
+Value concatDestination(LoweringContext &ctx, OpBuilder &b, Location loc,
+                        RulebookConvOp op, Value rows);
+
+/// Whether `op` is a concatenation that lowerConcat lowers.
+bool lowersConcat(LoweringContext &ctx, tensor::ConcatOp op);
+
+/// The buffer of `op` (allocated here if no conv wrote into it) with the
+/// operands that no conv wrote in place copied into their columns, each
+/// checked to have the buffer's rows (`operands`: its operands as buffers).
+Value lowerConcat(LoweringContext &ctx, OpBuilder &b, tensor::ConcatOp op,
+                  ValueRange operands);
 
 /// Max or average pooling over a rulebook; returns the result buffer.
 /// How a GPU implicit-GEMM tile multiplies.

@@ -142,6 +142,9 @@ enum SpConvRtSizeCheck {
   /* spconv.rulebook_conv: extent of an epilogue operand's last dimension vs
    * output channels. */
   SPCONV_RT_SIZE_EPILOGUE_CHANNELS = 18,
+  /* tensor.concat along the channels: rows of an operand vs those of the
+   * operand that sized its buffer. */
+  SPCONV_RT_SIZE_CONCAT_ROWS = 19,
 };
 
 /* Records "<op> at line <line>: <actual> <things> but <the static size>

@@ -136,6 +136,8 @@ SizeCheckText sizeCheckText(int64_t what) {
     return {"spconv.rulebook_conv",
             "channels in an epilogue operand, but its result has output "
             "channels:"};
+  case SPCONV_RT_SIZE_CONCAT_ROWS:
+    return {"tensor.concat", "rows in an operand, but another operand has"};
   default:
     return {nullptr, nullptr};
   }

@@ -80,6 +80,18 @@ class Check:
         run(args)
         return [np.load(os.path.join(self.work, out, "out%d.npy" % i)) for i in (0, 1)]
 
+    def expect_report(self, entry, inputs, label, keyword, skip=()):
+        """Runs `entry` on each target but `skip`, which must fail; prints
+        the line of its error naming `keyword`."""
+        for name, target in TARGETS:
+            if name in skip:
+                continue
+            failed = self.spconv_run(entry, inputs, target,
+                                     "%s-%s" % (label.replace(" ", "-"), name),
+                                     expect_failure=True)
+            message = [line for line in failed.stderr.splitlines() if keyword in line]
+            print("%s on %s: %s" % (label, name, message[0] if message else failed.stderr))
+
     def compare(self, entry, outputs, expected, rtol, atol):
         """Each target's outputs against `expected`; fused == unfused."""
         results = {}
@@ -133,13 +145,8 @@ def main():
     # A residual with a row too few is reported, not read. (Unfused, the
     # add is upstream linalg's, which assumes operands of one shape.)
     short = inputs[:-1] + [check.save("short.npy", residual[:-1])]
-    for name, target in TARGETS:
-        if name == "cpu-unfused":
-            continue
-        failed = check.spconv_run("subm_bn_residual_leaky", short, target,
-                                  "short-" + name, expect_failure=True)
-        message = [line for line in failed.stderr.splitlines() if "epilogue" in line]
-        print("short residual on %s: %s" % (name, message[0] if message else failed.stderr))
+    check.expect_report("subm_bn_residual_leaky", short, "short residual",
+                        "epilogue", skip=("cpu-unfused",))
 
     # relu(regular conv), 5 channels.
     w5 = check.save("w5.npy", rng.standard_normal((8, 8, 5)).astype(f32))
@@ -156,6 +163,39 @@ def main():
     check.compare("subm_relu_f16", [c, x16, w16], [np.maximum(y16, np.float16(0))],
                   rtol=1e-2, atol=1e-2)
 
+    # Concatenations: convs write their rows into the joint buffer's
+    # columns; the other operands are copied in.
+    wa = check.save("wa.npy", rng.standard_normal((27, 8, 16)).astype(f32))
+    ba = check.save("ba.npy", rng.standard_normal(16).astype(f32))
+    wb = check.save("wb.npy", rng.standard_normal((27, 8, 5)).astype(f32))
+    wc = check.save("wc.npy", rng.standard_normal((27, 8, 3)).astype(f32))
+    _, ya = check.reference_conv("subm", "3,3,3", c, x, wa, ba, "ref-cat-a")
+    _, yb = check.reference_conv("subm", "3,3,3", c, x, wb, None, "ref-cat-b")
+    _, yc = check.reference_conv("subm", "3,3,3", c, x, wc, None, "ref-cat-c")
+    joint = np.concatenate([np.maximum(ya, 0), np.load(x), yc, yb], axis=1)
+    check.compare("concat_in_place", [c, x, wa, ba, wb, wc], [joint, yc],
+                  rtol=1e-4, atol=1e-4)
+
+    skip16 = rng.standard_normal((n, 4)).astype(np.float16)
+    inputs16 = [c, x16, w16, check.save("skip16.npy", skip16)]
+    check.compare("concat_f16", inputs16,
+                  [np.concatenate([y16, skip16], axis=1)], rtol=1e-2, atol=1e-2)
+
+    # An operand with a row too few is reported; nothing is written past
+    # the joint buffer.
+    short16 = inputs16[:-1] + [check.save("short16.npy", skip16[:-1])]
+    check.expect_report("concat_f16", short16, "short concat operand", "concat")
+
+    # Two convs into one buffer; then the second on a site set with a site
+    # fewer, which it reports.
+    _, y1 = check.reference_conv("subm", "3,3,3", c, x, wa, None, "ref-cat-1")
+    _, y2 = check.reference_conv("subm", "3,3,3", c, x, wb, None, "ref-cat-2")
+    check.compare("concat_two_site_sets", [c, x, c, x, wa, wb],
+                  [np.concatenate([y1, y2], axis=1)], rtol=1e-4, atol=1e-4)
+    fewer = [c, x, check.save("c2.npy", coords[1:]),
+             check.save("x2.npy", np.load(x)[1:]), wa, wb]
+    check.expect_report("concat_two_site_sets", fewer,
+                        "site sets of different sizes", "concat")
 
 if __name__ == "__main__":
     main()
