@@ -65,6 +65,12 @@ private:
   using Site = std::pair<Value, SmallVector<Value>>;
   using BlockRange =
       function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value)>;
+  using BlockBody = function_ref<void(OpBuilder &, Location, Value block,
+                                      Value start, Value end)>;
+  /// Parallel over `blocks` blocks of sites, a kernel named `role`:
+  /// body(block, its first site, the end of its sites) (`blockRange`).
+  void forEachBlock(OpBuilder &b, Location loc, Value blocks,
+                    BlockRange blockRange, StringRef role, BlockBody body);
 
   /// The (i64) batch and spatial coordinates of input row `row`.
   std::pair<Value, SmallVector<Value>> loadSite(OpBuilder &b, Location loc,
@@ -97,8 +103,6 @@ private:
   /// passes (which keep one counter per offset and visit each site once).
   using OffsetBody = function_ref<void(OpBuilder &, Location, Value block,
                                        Value start, Value end, Value offset)>;
-  using BlockBody = function_ref<void(OpBuilder &, Location, Value block,
-                                      Value start, Value end)>;
   /// Parallel over blocks of sites: `perOffset` for each searched offset in
   /// order, then, for a symmetric subm kernel, `perBlock` (the centre).
   void forEachBlockAndOffset(OpBuilder &b, Location loc, Value blocks,
@@ -325,69 +329,63 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   else if (!unrolled)
     countPairsLooped(b, loc, coords, blocks, blockRange, plan, counts);
   else
-    markKernel(
-        scf::ParallelOp::create(
-            b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-            [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-              auto [start, end] = blockRange(nb, nloc, ivs[0]);
-              // Site by site (its coordinates loaded once), all searched
-              // offsets unrolled, one counter per offset.
-              SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
-              auto count = scf::ForOp::create(
-                  nb, nloc, start, end, one, zeros,
-                  [&](OpBuilder &fb, Location floc, Value row,
-                      ValueRange counters) {
-                    auto site = loadSite(fb, floc, coords, row);
-                    // The probes of one site are independent: start fetching
-                    // all their home slots before the first search waits on one
-                    // (a CPU hint: a GPU thread's loads are already in flight
-                    // together).
-                    if (subm && ctx.getTarget() == LoopTarget::CPU)
-                      for (int64_t offset : searched) {
-                        Value key = pairedKey(fb, floc, site, offset);
-                        Value home = arith::IndexCastOp::create(
-                            fb, floc, index,
-                            hashHomeSlot(
-                                fb, floc,
-                                arith::MaxSIOp::create(fb, floc, key,
-                                                       i64Const(fb, floc, 0)),
-                                tableMask));
-                        memref::PrefetchOp::create(fb, floc, table.keys,
-                                                   ValueRange{home},
-                                                   /*isWrite=*/false,
-                                                   /*localityHint=*/3,
-                                                   /*isDataCache=*/true);
-                      }
-                    SmallVector<Value> next;
-                    for (auto [searchedIndex, offset] :
-                         llvm::enumerate(searched)) {
-                      Value found = findPair(fb, floc, site, offset).first;
-                      if (subm)
-                        memref::StoreOp::create(
-                            fb, floc,
-                            arith::ExtUIOp::create(fb, floc, fb.getI8Type(),
-                                                   found),
-                            hits,
-                            ValueRange{hitIndex(fb, floc, searchedIndex, row)});
-                      next.push_back(arith::AddIOp::create(
-                          fb, floc, counters[searchedIndex],
-                          arith::ExtUIOp::create(fb, floc, i32, found)));
-                    }
-                    scf::YieldOp::create(fb, floc, next);
-                  });
-              for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-                Value counted = count.getResult(searchedIndex);
-                counts.store(nb, nloc, counted, offset, ivs[0]);
-                if (symmetric)
-                  counts.store(nb, nloc, counted, plan.mirror(offset), ivs[0]);
-              }
-              if (symmetric) {
-                Value size = arith::IndexCastOp::create(
-                    nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
-                counts.store(nb, nloc, size, plan.centre, ivs[0]);
-              }
-            }),
-        "count_pairs");
+    forEachBlock(
+        b, loc, blocks, blockRange, "count_pairs",
+        [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+          // Site by site (its coordinates loaded once), all searched
+          // offsets unrolled, one counter per offset.
+          SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+          auto count = scf::ForOp::create(
+              nb, nloc, start, end, one, zeros,
+              [&](OpBuilder &fb, Location floc, Value row,
+                  ValueRange counters) {
+                auto site = loadSite(fb, floc, coords, row);
+                // The probes of one site are independent: start fetching
+                // all their home slots before the first search waits on one
+                // (a CPU hint: a GPU thread's loads are already in flight
+                // together).
+                if (subm && ctx.getTarget() == LoopTarget::CPU)
+                  for (int64_t offset : searched) {
+                    Value key = pairedKey(fb, floc, site, offset);
+                    Value home = arith::IndexCastOp::create(
+                        fb, floc, index,
+                        hashHomeSlot(fb, floc,
+                                     arith::MaxSIOp::create(
+                                         fb, floc, key, i64Const(fb, floc, 0)),
+                                     tableMask));
+                    memref::PrefetchOp::create(fb, floc, table.keys,
+                                               ValueRange{home},
+                                               /*isWrite=*/false,
+                                               /*localityHint=*/3,
+                                               /*isDataCache=*/true);
+                  }
+                SmallVector<Value> next;
+                for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
+                  Value found = findPair(fb, floc, site, offset).first;
+                  if (subm)
+                    memref::StoreOp::create(
+                        fb, floc,
+                        arith::ExtUIOp::create(fb, floc, fb.getI8Type(), found),
+                        hits,
+                        ValueRange{hitIndex(fb, floc, searchedIndex, row)});
+                  next.push_back(arith::AddIOp::create(
+                      fb, floc, counters[searchedIndex],
+                      arith::ExtUIOp::create(fb, floc, i32, found)));
+                }
+                scf::YieldOp::create(fb, floc, next);
+              });
+          for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
+            Value counted = count.getResult(searchedIndex);
+            counts.store(nb, nloc, counted, offset, block);
+            if (symmetric)
+              counts.store(nb, nloc, counted, plan.mirror(offset), block);
+          }
+          if (symmetric) {
+            Value size = arith::IndexCastOp::create(
+                nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
+            counts.store(nb, nloc, size, plan.centre, block);
+          }
+        });
 
   Value scanned = counts.scan(ctx, b, loc, status);
 
@@ -413,75 +411,67 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
     writePairsLooped(b, loc, coords, writeBlocks, blockRange, plan, counts,
                      pairIn, pairOut, candidateKeys);
   else
-    markKernel(
-        scf::ParallelOp::create(
-            b, loc, ValueRange{zero}, ValueRange{writeBlocks}, ValueRange{one},
-            [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-              auto [start, end] = blockRange(nb, nloc, ivs[0]);
-              SmallVector<Value> first, firstMirrored;
-              for (int64_t offset : searched) {
-                first.push_back(counts.firstSlot(nb, nloc, offset, ivs[0]));
+    forEachBlock(
+        b, loc, writeBlocks, blockRange, "write_pairs",
+        [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+          SmallVector<Value> first, firstMirrored;
+          for (int64_t offset : searched) {
+            first.push_back(counts.firstSlot(nb, nloc, offset, block));
+            if (symmetric)
+              firstMirrored.push_back(
+                  counts.firstSlot(nb, nloc, plan.mirror(offset), block));
+          }
+          Value firstCentre =
+              symmetric ? counts.firstSlot(nb, nloc, plan.centre, block)
+                        : Value();
+          // `written[k]`: this block's pairs at searched offset k so far.
+          SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
+          scf::ForOp::create(
+              nb, nloc, start, end, one, zeros,
+              [&](OpBuilder &fb, Location floc, Value row, ValueRange written) {
+                auto site = loadSite(fb, floc, coords, row);
+                Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+                SmallVector<Value> next;
+                for (auto [k, offset] : llvm::enumerate(searched)) {
+                  Value found, partner;
+                  if (subm) {
+                    Value hit = memref::LoadOp::create(
+                        fb, floc, hits, ValueRange{hitIndex(fb, floc, k, row)});
+                    found =
+                        arith::TruncIOp::create(fb, floc, fb.getI1Type(), hit);
+                  } else {
+                    std::tie(found, partner) = findPair(fb, floc, site, offset);
+                  }
+                  next.push_back(writePairIfFound(
+                      fb, floc, found, first[k], written[k],
+                      [&](OpBuilder &tb, Location tloc, Value slot) {
+                        // Subm probes again, only for the pairs that exist.
+                        if (subm)
+                          partner = memref::LoadOp::create(
+                              tb, tloc, table.values,
+                              ValueRange{
+                                  findPair(tb, tloc, site, offset).second});
+                        if (subm) {
+                          Value mirrored =
+                              symmetric
+                                  ? arith::AddIOp::create(
+                                        tb, tloc, firstMirrored[k], written[k])
+                                  : Value();
+                          storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
+                                         mirrored, partner, rowI32);
+                        } else {
+                          store(tb, tloc, rowI32, pairIn, slot);
+                          store(tb, tloc, partner, candidateKeys, slot);
+                        }
+                      }));
+                }
+                // The centre: every site feeds itself.
                 if (symmetric)
-                  firstMirrored.push_back(
-                      counts.firstSlot(nb, nloc, plan.mirror(offset), ivs[0]));
-              }
-              Value firstCentre =
-                  symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0])
-                            : Value();
-              // `written[k]`: this block's pairs at searched offset k so far.
-              SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-              scf::ForOp::create(
-                  nb, nloc, start, end, one, zeros,
-                  [&](OpBuilder &fb, Location floc, Value row,
-                      ValueRange written) {
-                    auto site = loadSite(fb, floc, coords, row);
-                    Value rowI32 =
-                        arith::IndexCastOp::create(fb, floc, i32, row);
-                    SmallVector<Value> next;
-                    for (auto [k, offset] : llvm::enumerate(searched)) {
-                      Value found, partner;
-                      if (subm) {
-                        Value hit = memref::LoadOp::create(
-                            fb, floc, hits,
-                            ValueRange{hitIndex(fb, floc, k, row)});
-                        found = arith::TruncIOp::create(fb, floc,
-                                                        fb.getI1Type(), hit);
-                      } else {
-                        std::tie(found, partner) =
-                            findPair(fb, floc, site, offset);
-                      }
-                      next.push_back(writePairIfFound(
-                          fb, floc, found, first[k], written[k],
-                          [&](OpBuilder &tb, Location tloc, Value slot) {
-                            // Subm probes again, only for the pairs that exist.
-                            if (subm)
-                              partner = memref::LoadOp::create(
-                                  tb, tloc, table.values,
-                                  ValueRange{
-                                      findPair(tb, tloc, site, offset).second});
-                            if (subm) {
-                              Value mirrored =
-                                  symmetric
-                                      ? arith::AddIOp::create(tb, tloc,
-                                                              firstMirrored[k],
-                                                              written[k])
-                                      : Value();
-                              storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
-                                             mirrored, partner, rowI32);
-                            } else {
-                              store(tb, tloc, rowI32, pairIn, slot);
-                              store(tb, tloc, partner, candidateKeys, slot);
-                            }
-                          }));
-                    }
-                    // The centre: every site feeds itself.
-                    if (symmetric)
-                      storeCentrePair(fb, floc, pairIn, pairOut, firstCentre,
-                                      row, start, rowI32);
-                    scf::YieldOp::create(fb, floc, next);
-                  });
-            }),
-        "write_pairs");
+                  storeCentrePair(fb, floc, pairIn, pairOut, firstCentre, row,
+                                  start, rowI32);
+                scf::YieldOp::create(fb, floc, next);
+              });
+        });
 
   SmallVector<Value> returned;
   if (!subm) {
@@ -524,22 +514,31 @@ void RulebookBuilder::forEachBlockAndOffset(OpBuilder &b, Location loc,
   // The searched offsets are 0, 1, ... (below the centre when symmetric).
   Value numSearched =
       indexConst(b, loc, static_cast<int64_t>(plan.searched.size()));
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            Value block = ivs[0];
-            auto [start, end] = blockRange(nb, nloc, block);
-            scf::ForOp::create(
-                nb, nloc, zero, numSearched, one, ValueRange{},
-                [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
-                  perOffset(ob, oloc, block, start, end, offset);
-                  scf::YieldOp::create(ob, oloc);
-                });
-            if (plan.symmetric)
-              perBlock(nb, nloc, block, start, end);
-          }),
-      role);
+  forEachBlock(
+      b, loc, blocks, blockRange, role,
+      [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+        scf::ForOp::create(
+            nb, nloc, zero, numSearched, one, ValueRange{},
+            [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
+              perOffset(ob, oloc, block, start, end, offset);
+              scf::YieldOp::create(ob, oloc);
+            });
+        if (plan.symmetric)
+          perBlock(nb, nloc, block, start, end);
+      });
+}
+
+void RulebookBuilder::forEachBlock(OpBuilder &b, Location loc, Value blocks,
+                                   BlockRange blockRange, StringRef role,
+                                   BlockBody body) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  markKernel(scf::ParallelOp::create(
+                 b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
+                 [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+                   auto [start, end] = blockRange(nb, nloc, ivs[0]);
+                   body(nb, nloc, ivs[0], start, end);
+                 }),
+             role);
 }
 
 void RulebookBuilder::countPairsLooped(OpBuilder &b, Location loc, Value coords,
@@ -642,33 +641,28 @@ void RulebookBuilder::forEachPairInBoxes(OpBuilder &b, Location loc,
                                          BoxPairBody perPair) {
   OutputBox box(geometry, outShape);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            Value block = ivs[0];
-            auto [start, end] = blockRange(nb, nloc, block);
-            if (perOffset)
-              scf::ForOp::create(
-                  nb, nloc, zero, indexConst(nb, nloc, volume), one,
-                  ValueRange{},
-                  [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
-                    perOffset(fb, floc, block, offset);
-                    scf::YieldOp::create(fb, floc);
+  forEachBlock(
+      b, loc, blocks, blockRange, role,
+      [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+        if (perOffset)
+          scf::ForOp::create(
+              nb, nloc, zero, indexConst(nb, nloc, volume), one, ValueRange{},
+              [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
+                perOffset(fb, floc, block, offset);
+                scf::YieldOp::create(fb, floc);
+              });
+        scf::ForOp::create(
+            nb, nloc, start, end, one, ValueRange{},
+            [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
+              auto [batch, spatial] = loadSite(fb, floc, coords, row);
+              box.forEachPair(
+                  fb, floc, batch, spatial,
+                  [&](OpBuilder &pb, Location ploc, Value offset, Value key) {
+                    perPair(pb, ploc, block, row, offset, key);
                   });
-            scf::ForOp::create(
-                nb, nloc, start, end, one, ValueRange{},
-                [&](OpBuilder &fb, Location floc, Value row, ValueRange) {
-                  auto [batch, spatial] = loadSite(fb, floc, coords, row);
-                  box.forEachPair(fb, floc, batch, spatial,
-                                  [&](OpBuilder &pb, Location ploc,
-                                      Value offset, Value key) {
-                                    perPair(pb, ploc, block, row, offset, key);
-                                  });
-                  scf::YieldOp::create(fb, floc);
-                });
-          }),
-      role);
+              scf::YieldOp::create(fb, floc);
+            });
+      });
 }
 
 void RulebookBuilder::countPairsInBoxes(OpBuilder &b, Location loc,
