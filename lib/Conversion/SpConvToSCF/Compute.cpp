@@ -190,29 +190,36 @@ allocRows(OpBuilder &b, Location loc, Value rows, Value channels, Type type,
   return buffer;
 }
 
+/// Where a conv's rows end up: `destination` where given, else the
+/// accumulator where it has the result's element type, else a new buffer.
+static Value resultRows(OpBuilder &b, Location loc, Value acc, Value rows,
+                        Value channels, Type elementType, Value destination) {
+  if (destination)
+    return destination;
+  if (cast<MemRefType>(acc.getType()).getElementType() == elementType)
+    return acc;
+  return memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                      elementType),
+      ValueRange{rows, channels});
+}
+
 /// Converts an accumulator buffer to the result's element type and shape,
 /// in `destination` where given (which has the result's rows).
 static Value finish(LoweringContext &ctx, OpBuilder &b, Location loc, Value acc,
                     Value rows, Value channels, MemRefType resultType,
                     SizeCheck what, Value destination) {
   Type elementType = resultType.getElementType();
-  if (destination) {
-    if (acc != destination)
-      fillRows(b, loc, destination, rows, channels,
-               [&](OpBuilder &pb, Location ploc, Value r, Value c) {
-                 return loadAs(pb, ploc, acc, {r, c}, elementType);
-               });
+  Value result =
+      resultRows(b, loc, acc, rows, channels, elementType, destination);
+  if (result != acc)
+    fillRows(b, loc, result, rows, channels,
+             [&](OpBuilder &pb, Location ploc, Value r, Value c) {
+               return loadAs(pb, ploc, acc, {r, c}, elementType);
+             });
+  if (destination)
     return destination;
-  }
-  Value result;
-  if (cast<MemRefType>(acc.getType()).getElementType() == elementType) {
-    result = acc;
-  } else {
-    result = allocRows(b, loc, rows, channels, elementType,
-                       [&](OpBuilder &pb, Location ploc, Value r, Value c) {
-                         return loadAs(pb, ploc, acc, {r, c}, elementType);
-                       });
-  }
   // A static result row count is checked against the rulebook's.
   return castToChecked(ctx, b, loc, result, resultType, what);
 }
@@ -231,15 +238,8 @@ static Value finishWithEpilogue(LoweringContext &ctx, OpBuilder &b,
                                 ArrayRef<int64_t> chunks, Value destination) {
   Type elementType = resultType.getElementType();
   auto accType = cast<MemRefType>(acc.getType());
-  Value result = acc;
-  if (destination)
-    result = destination;
-  else if (accType.getElementType() != elementType)
-    result = memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                        elementType),
-        ValueRange{rows, channels});
+  Value result =
+      resultRows(b, loc, acc, rows, channels, elementType, destination);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   auto emitPass = [&](OpBuilder &pb, bool apply) {
     if (!chunks.empty()) {

@@ -104,6 +104,18 @@ static void zeroColumns(OpBuilder &b, Location loc, Value slice) {
              "zero_columns");
 }
 
+/// Creates the buffer of `concat` with `rows` rows, nothing in it yet.
+static void createJointBuffer(OpBuilder &b, Location loc,
+                              tensor::ConcatOp concat,
+                              LoweringContext::ConcatPlan::Buffer &joint,
+                              Value rows) {
+  RankedTensorType type = concat.getResultType();
+  joint.buffer = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+      ValueRange{rows});
+  joint.inPlace.assign(concat.getInputs().size(), false);
+}
+
 Value lowering::concatDestination(LoweringContext &ctx, OpBuilder &b,
                                   Location loc, RulebookConvOp op, Value rows) {
   LoweringContext::ConcatPlan &plan = ctx.getConcatPlan();
@@ -118,11 +130,7 @@ Value lowering::concatDestination(LoweringContext &ctx, OpBuilder &b,
       cast<RankedTensorType>(op.getOutFeatures().getType()).getDimSize(1);
   if (!joint.buffer) {
     // The first conv sizes the buffer by its rows.
-    RankedTensorType type = concat.getResultType();
-    joint.buffer = memref::AllocOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-        ValueRange{rows});
-    joint.inPlace.assign(concat.getInputs().size(), false);
+    createJointBuffer(b, loc, concat, joint, rows);
     joint.inPlace[index] = true;
     return columnSlice(b, loc, joint.buffer, rows, column, channels);
   }
@@ -170,14 +178,10 @@ Value lowering::lowerConcat(LoweringContext &ctx, OpBuilder &b,
                             tensor::ConcatOp op, ValueRange operands) {
   Location loc = op.getLoc();
   LoweringContext::ConcatPlan::Buffer &joint = ctx.getConcatPlan().buffers[op];
-  if (!joint.buffer) {
-    // No conv wrote into it: sized by the first operand.
-    RankedTensorType type = op.getResultType();
-    joint.buffer = memref::AllocOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-        ValueRange{memref::DimOp::create(b, loc, operands.front(), 0)});
-    joint.inPlace.assign(operands.size(), false);
-  }
+  // No conv wrote into it: sized by the first operand.
+  if (!joint.buffer)
+    createJointBuffer(b, loc, op, joint,
+                      memref::DimOp::create(b, loc, operands.front(), 0));
   Value jointRows = memref::DimOp::create(b, loc, joint.buffer, 0);
   for (auto [index, operand] : llvm::enumerate(operands)) {
     if (joint.inPlace[index])
