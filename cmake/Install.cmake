@@ -109,3 +109,20 @@ install(FILES
   ${PROJECT_BINARY_DIR}/cmake/SpConvConfig.cmake
   ${PROJECT_BINARY_DIR}/cmake/SpConvConfigVersion.cmake
   DESTINATION ${SPCONV_CMAKE_PACKAGE_DIR})
+
+# The Python front end (python/spconv_mlir, docs/Python.md): the package,
+# and _install.py, which tells it where the prefix is relative to itself, so
+# it finds the installed spconv-compile and runtime without configuration.
+set(SPCONV_PYTHON_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/python3/site-packages"
+  CACHE STRING "Where cmake --install puts the spconv_mlir Python package (relative to the prefix)")
+install(DIRECTORY python/spconv_mlir
+  DESTINATION ${SPCONV_PYTHON_INSTALL_DIR}
+  FILES_MATCHING PATTERN "*.py"
+  PATTERN "__pycache__" EXCLUDE)
+file(RELATIVE_PATH SPCONV_PYTHON_TO_PREFIX
+  "/prefix/${SPCONV_PYTHON_INSTALL_DIR}/spconv_mlir" "/prefix")
+file(WRITE ${PROJECT_BINARY_DIR}/python/_install.py
+  "# Written by cmake --install: the install prefix, relative to this package.\n"
+  "PREFIX = \"${SPCONV_PYTHON_TO_PREFIX}\"\n")
+install(FILES ${PROJECT_BINARY_DIR}/python/_install.py
+  DESTINATION ${SPCONV_PYTHON_INSTALL_DIR}/spconv_mlir)

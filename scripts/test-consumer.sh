@@ -4,7 +4,8 @@
 # examples/consumer against it with find_package(SpConv): its own opt tool,
 # a C program on the C API, a C program linking a network compiled ahead of
 # time by the installed spconv-compile against the installed runtime, and
-# Debian's mlir-opt with the installed plugin. Then configures the consumer
+# Debian's mlir-opt with the installed plugin; the installed Python package
+# compiles and runs a network with them. Then configures the consumer
 # with spconv-mlir through add_subdirectory (configuration only: building the
 # compiler a second time would double the suite's time) and checks that it
 # brings the SpConv:: targets and none of the project's tests.
@@ -22,6 +23,14 @@ cmake -G Ninja -S "$root/examples/consumer" -B "$work/consumer" \
 ninja -C "$work/consumer" -j "$jobs" > "$work/build.log" \
   || { cat "$work/build.log"; exit 1; }
 ctest --test-dir "$work/consumer" --output-on-failure
+
+# The installed Python package finds the installed compiler and runtime by
+# itself (its _install.py), with nothing on PATH or in SPCONV_MLIR_PREFIX.
+if [[ -x "$work/prefix/bin/spconv-compile" ]]; then
+  env -u SPCONV_MLIR_PREFIX PATH=/usr/bin:/bin SPCONV_MLIR_CACHE_DIR="$work/pycache" \
+    PYTHONPATH="$work/prefix/lib/python3/site-packages" \
+    /usr/bin/python3 "$root/test/Python/installed_package.py" "$work/prefix"
+fi
 
 cmake -G Ninja -S "$root/examples/consumer" -B "$work/subdir" \
   -DCMAKE_BUILD_TYPE=Release -DSPCONV_SOURCE_DIR="$root" \

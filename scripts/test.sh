@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Builds spconv-mlir and runs every test: the lit suite (dialect, passes,
-# examples, execution), a bounded slice of the fuzzer (test/Fuzz), the C++
-# unit tests (ctest), an outside project built against the installed package
-# (scripts/test-consumer.sh) and the runtime under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
+# examples, execution, the Python front end), a bounded slice of the fuzzer
+# (test/Fuzz), the C++ unit tests (ctest), an outside project built against
+# the installed package (scripts/test-consumer.sh), the Python package
+# pip-installed and against spconv 2.x (scripts/test-python.sh) and the
+# runtime under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SPCONV_BUILD_DIR:-$root/build}
 
 "$root/scripts/build.sh"
+
+# Best effort: spconv 2.x and torch, for the Python front end's tests.
+echo "== Python test dependencies: spconv 2.x, torch (scripts/test-python.sh --install)"
+"$root/scripts/test-python.sh" --install
 
 echo "== lit: ninja check-spconv"
 ninja -C "$build" check-spconv
@@ -26,6 +31,9 @@ ctest --test-dir "$build" --output-on-failure -j 2
 
 echo "== consumer: install, then build examples/consumer against the package"
 "$root/scripts/test-consumer.sh"
+
+echo "== Python front end: pip install ./python, and against spconv 2.x"
+"$root/scripts/test-python.sh"
 
 if [[ -x "$root/scripts/test-runtime-sanitizers.sh" ]]; then
   echo "== runtime under ASan + UBSan"

@@ -68,9 +68,11 @@ class Features:
         name = getattr(func, "__name__", str(func))
         handler = functional.TORCH_FUNCTIONS.get(name)
         if handler is None:
+            graph = current_graph()
             raise UnsupportedError(
-                "torch.%s on sparse features is not supported by spconv_mlir; "
-                "supported: %s" % (name, ", ".join(sorted(functional.TORCH_FUNCTIONS))))
+                "%s: torch.%s on sparse features is not supported by spconv_mlir; "
+                "supported: %s" % (graph.where() if graph else "forward", name, ", ".join(
+                    sorted(n for n in functional.TORCH_FUNCTIONS if not n.startswith("_")))))
         return handler(*args, **kwargs)
 
 
