@@ -94,12 +94,10 @@ def _to_numpy(desc, dtype, owner):
 
 
 class Entry:
-    """The compiled `forward` with its argument and result kinds.
+    """The compiled `forward`; `results` lists (rank, numpy dtype) of each
+    result."""
 
-    `arg_ranks`: the rank of each argument; `results`: (rank, numpy dtype)
-    of each result."""
-
-    def __init__(self, library_path, symbol, arg_ranks, results):
+    def __init__(self, library_path, symbol, results):
         try:
             self.library = ctypes.CDLL(library_path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:

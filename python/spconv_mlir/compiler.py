@@ -7,14 +7,13 @@ transposed convs, as DESIGN.md defines) and their features.
 """
 import ctypes
 import math
-import os
 
 import numpy as np
 
 from . import abi
 from . import graph as g
 from .emit import ELEMENT_TYPES, Emitter
-from .errors import InputError, ModelError, ToolchainError, UnsupportedError
+from .errors import InputError, ModelError, UnsupportedError
 from .nn import Module
 from .toolchain import build_library, find_toolchain
 
@@ -157,8 +156,7 @@ class CompiledNetwork:
         results = []
         for _ in graph.outputs:
             results += [(2, np.int32), (2, self.dtype)]
-        self.entry = abi.Entry(library, "forward", [2, 2] + [len(p.shape) for p in self.params],
-                               results)
+        self.entry = abi.Entry(library, "forward", results)
         if num_threads is not None:
             self.set_num_threads(num_threads)
         self.reload_weights()
@@ -168,12 +166,10 @@ class CompiledNetwork:
         count = int(count)
         if count <= 0:
             raise ModelError("num_threads must be positive, got %d" % count)
-        try:
-            omp = ctypes.CDLL(None).omp_set_num_threads
-        except AttributeError:
-            omp = None
+        # The library links libomp unless compiled with --openmp=false.
+        omp = getattr(self.entry.library, "omp_set_num_threads", None)
         if omp is not None:
-            omp(count)
+            omp(ctypes.c_int(count))
         self.entry.runtime.lib.spconv_rt_set_num_threads(count)
 
     def reload_weights(self):

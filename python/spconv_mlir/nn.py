@@ -167,6 +167,28 @@ def _tuple(value, ndim, what, layer):
     return out
 
 
+def _set_window(module, layer, kernel_size, stride, padding, dilation):
+    """Sets and checks a conv's or pool's window, one entry per dimension."""
+    n = module.ndim
+    module.kernel_size = _tuple(kernel_size, n, "kernel_size", layer)
+    module.stride = _tuple(stride, n, "stride", layer)
+    module.padding = _tuple(padding, n, "padding", layer)
+    module.dilation = _tuple(dilation, n, "dilation", layer)
+    for what in ("kernel_size", "stride", "dilation"):
+        if min(getattr(module, what)) <= 0:
+            raise ModelError("%s: %s must be positive, got %s"
+                             % (layer, what, list(getattr(module, what))))
+    if min(module.padding) < 0:
+        raise ModelError("%s: padding must not be negative, got %s"
+                         % (layer, list(module.padding)))
+
+
+def _regular_grid(grid, k, s, p, d):
+    """The output grid of a regular conv (DESIGN.md)."""
+    return [(i + 2 * p_ - d_ * (k_ - 1) - 1) // s_ + 1 for i, k_, s_, p_, d_ in
+            zip(grid, k, s, p, d)]
+
+
 def _check_sparse(x, layer):
     if not isinstance(x, g.TracedSparseTensor):
         raise ModelError("%s takes a sparse tensor, got %s; feature layers "
@@ -290,19 +312,9 @@ class SparseConvolution(Module):
                              "out_channels=%d" % (layer, in_channels, out_channels))
         n = self.ndim
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size = _tuple(kernel_size, n, "kernel_size", layer)
-        self.stride = _tuple(stride, n, "stride", layer)
-        self.padding = _tuple(padding, n, "padding", layer)
-        self.dilation = _tuple(dilation, n, "dilation", layer)
+        _set_window(self, layer, kernel_size, stride, padding, dilation)
         self.output_padding = _tuple(output_padding, n, "output_padding", layer)
         self.indice_key = indice_key
-        for what in ("kernel_size", "stride", "dilation"):
-            if min(getattr(self, what)) <= 0:
-                raise ModelError("%s: %s must be positive, got %s"
-                                 % (layer, what, list(getattr(self, what))))
-        if min(self.padding) < 0:
-            raise ModelError("%s: padding must not be negative, got %s"
-                             % (layer, list(self.padding)))
         if self.kind == "subm" and max(self.stride) != 1:
             raise ModelError("%s: a submanifold conv has stride 1 (its output sites are "
                              "its input sites), got stride=%s; use SparseConv%dd to "
@@ -381,8 +393,7 @@ class SparseConvolution(Module):
             out = [(i - 1) * s_ - 2 * p_ + d_ * (k_ - 1) + op_ + 1
                    for i, k_, s_, p_, d_, op_ in zip(grid, k, s, p, d, op)]
         else:
-            out = [(i + 2 * p_ - d_ * (k_ - 1) - 1) // s_ + 1
-                   for i, k_, s_, p_, d_ in zip(grid, k, s, p, d)]
+            out = _regular_grid(grid, k, s, p, d)
         if min(out) <= 0:
             raise ModelError("%s: kernel %s, stride %s, padding %s, dilation %s on the "
                              "grid %s give the empty output grid %s" %
@@ -461,16 +472,9 @@ class SparsePool(Module):
         if unused:
             raise UnsupportedError("%s: argument(s) %s are not supported by spconv_mlir"
                                    % (layer, ", ".join(sorted(unused))))
-        n = self.ndim
-        self.kernel_size = _tuple(kernel_size, n, "kernel_size", layer)
-        self.stride = _tuple(stride if stride is not None else kernel_size, n, "stride", layer)
-        self.padding = _tuple(padding, n, "padding", layer)
-        self.dilation = _tuple(dilation, n, "dilation", layer)
+        _set_window(self, layer, kernel_size, kernel_size if stride is None else stride,
+                    padding, dilation)
         self.indice_key = indice_key
-        for what in ("kernel_size", "stride", "dilation"):
-            if min(getattr(self, what)) <= 0:
-                raise ModelError("%s: %s must be positive, got %s"
-                                 % (layer, what, list(getattr(self, what))))
 
     def extra_repr(self):
         return "kernel_size=%s, stride=%s" % (list(self.kernel_size), list(self.stride))
@@ -485,8 +489,8 @@ class SparsePool(Module):
         if x.features.channels is None:
             raise ModelError("%s: pooling the network input needs its channels; pass "
                              "in_channels= to compile()" % layer)
-        grid = [(i + 2 * p - d * (k - 1) - 1) // s + 1 for i, k, s, p, d in
-                zip(x.coords.grid, self.kernel_size, self.stride, self.padding, self.dilation)]
+        grid = _regular_grid(x.coords.grid, self.kernel_size, self.stride, self.padding,
+                             self.dilation)
         if min(grid) <= 0:
             raise ModelError("%s: kernel %s, stride %s on the grid %s give the empty "
                              "output grid %s" % (layer, list(self.kernel_size),

@@ -6,15 +6,14 @@ import numpy as np
 
 import spconv_mlir
 import spconv_mlir.nn as spconv
+from sites import random_sites
 
 grid = [10, 9, 8]
 model = spconv.SparseSequential(
     spconv.SubMConv3d(4, 16, 3, bias=False), spconv.BatchNorm1d(16), spconv.ReLU(),
     spconv.SparseConv3d(16, 8, 3, stride=2, padding=1), spconv.ReLU())
 rng = np.random.default_rng(4)
-keys = rng.choice(np.prod(grid), 200, replace=False)
-idx = np.zeros((200, 4), np.int32)
-idx[:, 1:] = np.stack(np.unravel_index(keys, grid), 1)
+idx = random_sites(rng, grid, 200)
 feat = rng.normal(size=(200, 4)).astype(np.float32)
 
 net = spconv_mlir.compile(model, grid=grid, target="cuda")

@@ -14,16 +14,10 @@ import numpy as np
 
 import spconv_mlir
 import spconv_mlir.nn as spconv
-from spconv_mlir.functional import cat, leaky_relu, relu
+from spconv_mlir.functional import cat, relu
 
 from reference import Reference, compare
-
-
-def random_sites(rng, grid, n, batch=1):
-    dims = [batch] + list(grid)
-    keys = rng.choice(int(np.prod(dims)), size=n, replace=False)
-    coords = np.stack(np.unravel_index(keys, dims), axis=1).astype(np.int32)
-    return coords
+from sites import random_sites
 
 
 def randomize_batchnorms(model, rng):

@@ -16,6 +16,7 @@ import numpy as np
 
 import spconv_mlir
 import spconv_mlir.nn as spconv
+from sites import random_sites  # beside this script
 
 parser = argparse.ArgumentParser()
 parser.add_argument("package_prefix")
@@ -32,9 +33,7 @@ if os.path.realpath(toolchain.prefix) != tools:
 
 grid = [6, 5, 4]
 rng = np.random.default_rng(1)
-keys = rng.choice(np.prod(grid), 40, replace=False)
-indices = np.zeros((40, 4), np.int32)
-indices[:, 1:] = np.stack(np.unravel_index(keys, grid), 1)
+indices = random_sites(rng, grid, 40)
 features = rng.normal(size=(40, 3)).astype(np.float32)
 model = spconv.SparseSequential(spconv.SubMConv3d(3, 5, 3), spconv.ReLU())
 out = spconv_mlir.compile(model, grid=grid)(indices, features)

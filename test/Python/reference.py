@@ -8,21 +8,13 @@ compiled network's outputs are compared with these.
 """
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-
-def run(args):
-    result = subprocess.run(args, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit("%s failed:\n%s%s" % (" ".join(args), result.stdout, result.stderr))
-    return result.stdout
-
-
-def csv(values):
-    return ",".join(str(int(v)) for v in values)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                "Integration", "CPU"))
+from networks import csv, run  # noqa: E402
 
 
 def spconv2_matrix(module):

@@ -25,6 +25,7 @@ import spconv
 import spconv.pytorch as sp
 
 import spconv_mlir
+from sites import random_sites
 
 SPCONV_IMPORTS = """import spconv.pytorch as spconv
 from torch.nn import BatchNorm1d, Module, ModuleList, ReLU
@@ -82,12 +83,6 @@ def compare(name, ours, theirs):
                  % (name, err, of.shape, tf.shape))
     print("match: %s (%d sites x %d, max difference %.1e of the scale)"
           % (name, len(oi), of.shape[1], err))
-
-
-def random_sites(rng, grid, n, batch):
-    dims = [batch] + list(grid)
-    keys = rng.choice(int(np.prod(dims)), size=n, replace=False)
-    return np.stack(np.unravel_index(keys, dims), axis=1).astype(np.int32)
 
 
 def check(name, ours_factory, theirs_factory, grid, indices, features, seed):

@@ -7,6 +7,7 @@ import torch
 import spconv_mlir
 import spconv_mlir.nn as spconv
 from spconv_mlir.functional import cat, relu
+from sites import random_sites
 
 
 class TorchStyle(spconv.Module):
@@ -40,9 +41,7 @@ print("with its statistics:", np.allclose(adopted.running_mean, np.linspace(-1, 
 
 grid = [7, 6, 5]
 rng = np.random.default_rng(2)
-keys = rng.choice(np.prod(grid), 60, replace=False)
-idx = np.zeros((60, 4), np.int32)
-idx[:, 1:] = np.stack(np.unravel_index(keys, grid), 1)
+idx = random_sites(rng, grid, 60)
 feat = rng.normal(size=(60, 3)).astype(np.float32)
 
 net = spconv_mlir.compile(model, grid=grid)

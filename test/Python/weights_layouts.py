@@ -14,6 +14,7 @@ import numpy as np
 
 import spconv_mlir
 import spconv_mlir.nn as spconv
+from sites import random_sites
 
 
 class Net(spconv.Module):
@@ -51,26 +52,29 @@ def true_matrices(model):
     return out
 
 
-def spconv1_state(model, mats):
+def row_major_state(model, mats, shape, entry):
+    """A state_dict whose conv weights have `shape(m)` and hold
+    `entry(W[j])` at each row-major kernel index j."""
     state = dict(model.state_dict())
     for name, m in model.named_modules():
         if name in mats:
-            w = np.zeros(tuple(m.kernel_size) + (m.in_channels, m.out_channels), np.float32)
+            w = np.zeros(shape(m), np.float32)
             for r, j in enumerate(offsets(m.kernel_size)):
-                w[j] = mats[name][r]
+                w[j] = entry(mats[name][r])
             state[name + ".weight"] = w
     return state
+
+
+def spconv1_state(model, mats):
+    """spconv 1.x (RSCK): k... x Cin x Cout."""
+    return row_major_state(model, mats, lambda m: tuple(m.kernel_size) + (
+        m.in_channels, m.out_channels), lambda w: w)
 
 
 def rskc_state(model, mats):
-    state = dict(model.state_dict())
-    for name, m in model.named_modules():
-        if name in mats:
-            w = np.zeros(tuple(m.kernel_size) + (m.out_channels, m.in_channels), np.float32)
-            for r, j in enumerate(offsets(m.kernel_size)):
-                w[j] = mats[name][r].T
-            state[name + ".weight"] = w
-    return state
+    """Early spconv 2.x (RSKC): k... x Cout x Cin."""
+    return row_major_state(model, mats, lambda m: tuple(m.kernel_size) + (
+        m.out_channels, m.in_channels), lambda w: w.T)
 
 
 def minkowski_state(model, mats):
@@ -108,9 +112,7 @@ def main():
             m.running_mean[:] = rng.normal(size=m.num_features)
             m.running_var[:] = rng.uniform(0.5, 2, m.num_features)
     mats = true_matrices(source)
-    keys = rng.choice(math.prod(grid), 150, replace=False)
-    indices = np.zeros((150, 4), np.int32)
-    indices[:, 1:] = np.stack(np.unravel_index(keys, grid), 1)
+    indices = random_sites(rng, grid, 150)
     features = rng.normal(size=(150, 3)).astype(np.float32)
 
     reference = spconv_mlir.compile(source, grid=grid)
