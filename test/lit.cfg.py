@@ -54,6 +54,13 @@ config.spconv_python = find_python_with_numpy()
 if config.spconv_python:
     config.substitutions.append(("%python", config.spconv_python))
 
+# Tests with a PyTorch oracle (autograd) or of torch tensors and layers need
+# torch (Debian's python3-torch; scripts/test-python.sh --install).
+import subprocess
+if config.spconv_python and subprocess.run(
+        [config.spconv_python, "-c", "import torch"], capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+
 tool_dirs = [config.spconv_tools_dir, config.llvm_tools_dir]
 tools = ["spconv-opt", "spconv-compile", "spconv-capi-test"]
 if config.spconv_enable_runtime:

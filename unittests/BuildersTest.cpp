@@ -182,6 +182,17 @@ TEST_F(BuildersTest, RulebookOpsInferResultTypes) {
   EXPECT_TRUE(succeeded(verify(pool)));
   EXPECT_EQ(pool.getOutFeatures().getType(),
             tensorType({ShapedType::kDynamic, 8}));
+  // The gradients: the weight gradient is K x Cin x Cout, forwards and
+  // read backwards (an inverse conv's: its features are the output sites').
+  auto weightGrad = RulebookWeightGradOp::create(
+      builder, loc, build.getRulebook(), args[1], conv.getOutFeatures());
+  EXPECT_TRUE(succeeded(verify(weightGrad)));
+  EXPECT_EQ(weightGrad.getWeightGrad().getType(), tensorType({8, 8, 4}));
+  auto inverseGrad = RulebookWeightGradOp::create(
+      builder, loc, build.getRulebook(), conv.getOutFeatures(), args[1],
+      /*inverse=*/true);
+  EXPECT_TRUE(succeeded(verify(inverseGrad)));
+  EXPECT_EQ(inverseGrad.getWeightGrad().getType(), tensorType({8, 4, 8}));
 
   // A geometry that does not fit the grid gives no rulebook type.
   EXPECT_FALSE(RulebookType::getChecked(

@@ -117,6 +117,18 @@ void RulebookConvOp::build(OpBuilder &builder, OperationState &state,
         /*epilogue_operands=*/ValueRange(), inverse);
 }
 
+void RulebookWeightGradOp::build(OpBuilder &builder, OperationState &state,
+                                 Value rulebook, Value features, Value outGrad,
+                                 bool inverse) {
+  auto type = dyn_cast<RulebookType>(rulebook.getType());
+  int64_t volume =
+      type ? type.getGeometry().getKernelVolume() : ShapedType::kDynamic;
+  Type weightGrad = RankedTensorType::get(
+      {volume, extentOf(features.getType(), 1), extentOf(outGrad.getType(), 1)},
+      getElementTypeOrSelf(features.getType()));
+  build(builder, state, weightGrad, rulebook, features, outGrad, inverse);
+}
+
 void RulebookPoolOp::build(OpBuilder &builder, OperationState &state,
                            PoolKind kind, Value rulebook, Value features) {
   Type outFeatures = featuresLike(features.getType(), ShapedType::kDynamic,

@@ -247,13 +247,27 @@ LogicalResult BuildRulebookOp::verify() {
 }
 
 LogicalResult RulebookConvOp::verify() {
+  return verifyWeight(*this, getRulebook().getType().getGeometry(),
+                      getFeatures(), getWeight(), getBias(), getOutFeatures());
+}
+
+LogicalResult RulebookWeightGradOp::verify() {
   GeometryAttr geometry = getRulebook().getType().getGeometry();
-  if (getInverse() && geometry.getKind() != ConvKind::Regular)
-    return emitOpError("can only invert the rulebook of a regular geometry, "
-                       "got ")
-           << stringifyConvKind(geometry.getKind());
-  return verifyWeight(*this, geometry, getFeatures(), getWeight(), getBias(),
-                      getOutFeatures());
+  ArrayRef<int64_t> w = tensorType(getWeightGrad()).getShape();
+  int64_t volume = geometry.getKernelVolume();
+  if (!ShapedType::isDynamic(w[0]) && w[0] != volume)
+    return emitOpError() << "weight gradient has " << w[0]
+                         << " kernel offsets but the kernel "
+                         << formatShape(geometry.getKernel()) << " has "
+                         << volume;
+  if (failed(verifySameExtent(*this, w[1], "weight gradient input channels",
+                              tensorType(getFeatures()).getDimSize(1),
+                              "feature channels")) ||
+      failed(verifySameExtent(*this, w[2], "weight gradient output channels",
+                              tensorType(getOutGrad()).getDimSize(1),
+                              "output gradient channels")))
+    return failure();
+  return verifyElementTypes(*this, {getFeatures(), getOutGrad(), getWeightGrad()});
 }
 
 /// The lowering applies an epilogue to vectors of elements: only ops that

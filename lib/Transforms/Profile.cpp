@@ -59,6 +59,10 @@ static std::string describe(Operation *op) {
        << rulebookOf(conv.getRulebook()).getGeometry() << " "
        << channels(conv.getFeatures()) << "->"
        << channels(conv.getOutFeatures());
+  } else if (auto grad = dyn_cast<RulebookWeightGradOp>(op)) {
+    os << (grad.getInverse() ? " inverse " : " ")
+       << rulebookOf(grad.getRulebook()).getGeometry() << " "
+       << channels(grad.getFeatures()) << "x" << channels(grad.getOutGrad());
   } else if (auto pool = dyn_cast<RulebookPoolOp>(op)) {
     os << " " << stringifyPoolKind(pool.getKind()) << " "
        << rulebookOf(pool.getRulebook()).getGeometry();
@@ -84,8 +88,8 @@ struct SpConvProfilePass
     module.walk([&](Operation *op) {
       // Matmuls on tensors are what canonicalization makes of pointwise
       // convs: they are layers too.
-      if (isa<BuildRulebookOp, RulebookConvOp, RulebookPoolOp, GatherRowsOp>(
-              op) ||
+      if (isa<BuildRulebookOp, RulebookConvOp, RulebookPoolOp,
+              RulebookWeightGradOp, GatherRowsOp>(op) ||
           (isa<linalg::MatmulOp>(op) && op->getNumResults() == 1))
         ops.push_back(op);
     });

@@ -244,9 +244,11 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [
 
     With `inverse`, the pairs are read backwards (`o -> x`): the input has
     one row per output site of the rulebook and the result one row per input
-    site. Only the rulebook of a `regular` geometry can be inverted. The
-    order in which contributions are summed is fixed by the lowering, so
-    results are deterministic.
+    site. Read backwards with the weights transposed (`K x Cout x Cin`), the
+    rulebook of any conv gives that conv's gradient with respect to its
+    input features; the rulebook of a `regular` conv read backwards is also
+    `spconv.inverse_conv`. The order in which contributions are summed is
+    fixed by the lowering, so results are deterministic.
 
     An optional `epilogue` maps every element of that sum, rounded to the
     result's element type, to the element stored: bias-free BatchNorm scale
@@ -359,6 +361,55 @@ def SpConv_RulebookPoolOp : SpConv_Op<"rulebook_pool", [Pure]> {
     // Infers the result type from the rulebook and the features.
     OpBuilder<(ins "::mlir::spconv::PoolKind":$kind,
                    "::mlir::Value":$rulebook, "::mlir::Value":$features)>
+  ];
+  let hasVerifier = 1;
+}
+
+def SpConv_RulebookWeightGradOp : SpConv_Op<"rulebook_weight_grad", [Pure]> {
+  let summary = "Weight gradient of a rulebook conv";
+  let description = [{
+    The gradient of `spconv.rulebook_conv` with respect to its weight: for
+    every kernel offset `j`, the sum over the rulebook's pairs of `j` of the
+    outer product of the input row and the output gradient row,
+
+    `weight_grad[j] = sum over pairs (x -> o, j) of features[x]^T (x) out_grad[o]`
+
+    a `K x Cin x Cout` tensor. `features` are the conv's input features (one
+    row per input site of the rulebook) and `out_grad` the gradient of the
+    loss with respect to its result (one row per output site). With
+    `inverse` the pairs are read backwards, as `spconv.rulebook_conv
+    inverse` reads them: `features` then has a row per output site and
+    `out_grad` one per input site. The gradient of the bias is the column
+    sum of `out_grad`, which needs no rulebook.
+
+    The sum over pairs is a reduction, not a scatter: each element of the
+    result is summed by one thread, pair by pair in the rulebook's order, so
+    results are deterministic (no float atomics).
+
+    Example:
+
+    ```mlir
+    %dw = spconv.rulebook_weight_grad %rb, %feats, %grad
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>,
+          tensor<?x16xf32>, tensor<?x32xf32> -> tensor<27x16x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_RulebookType:$rulebook,
+    SpConv_FeatureTensor:$features,
+    SpConv_FeatureTensor:$out_grad,
+    UnitAttr:$inverse
+  );
+  let results = (outs SpConv_WeightTensor:$weight_grad);
+  let assemblyFormat = [{
+    (`inverse` $inverse^)? $rulebook `,` $features `,` $out_grad attr-dict `:`
+    qualified(type($rulebook)) `,` type($features) `,` type($out_grad) `->`
+    type($weight_grad)
+  }];
+  let builders = [
+    // Infers the result type from the rulebook's kernel and the channels.
+    OpBuilder<(ins "::mlir::Value":$rulebook, "::mlir::Value":$features,
+                   "::mlir::Value":$out_grad, CArg<"bool", "false">:$inverse)>
   ];
   let hasVerifier = 1;
 }

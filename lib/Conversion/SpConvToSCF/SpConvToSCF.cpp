@@ -216,6 +216,22 @@ struct RulebookPoolLowering : SpConvOpLowering<RulebookPoolOp> {
   }
 };
 
+struct RulebookWeightGradLowering : SpConvOpLowering<RulebookWeightGradOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(RulebookWeightGradOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value result = lowerRulebookWeightGrad(
+        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
+        toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
+        toOperandBuffer(rewriter, loc, single(adaptor.getOutGrad())));
+    replaceWithTensors(rewriter, op, result);
+    return success();
+  }
+};
+
 struct HashBuildLowering : SpConvOpLowering<HashBuildOp> {
   using SpConvOpLowering::SpConvOpLowering;
 
@@ -443,8 +459,8 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   RewritePatternSet patterns(context);
   patterns
       .add<BuildRulebookLowering, RulebookConvLowering, RulebookPoolLowering,
-           HashBuildLowering, HashLookupLowering, ConcatLowering>(converter,
-                                                                  ctx);
+           RulebookWeightGradLowering, HashBuildLowering, HashLookupLowering,
+           ConcatLowering>(converter, ctx);
   patterns.add<TensorOpLowering<LinearizeOp>, TensorOpLowering<DelinearizeOp>,
                TensorOpLowering<SortUniqueOp>, TensorOpLowering<GatherRowsOp>>(
       converter, ctx, lowerPrimitive);

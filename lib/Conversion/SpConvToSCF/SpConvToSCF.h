@@ -62,6 +62,13 @@ Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
                         Value weight, Value bias,
                         const EpilogueBuffers &epilogue, Value destination);
 
+/// The weight gradient of a rulebook conv (WeightGrad.cpp): a `K x Cin x
+/// Cout` buffer, each element summed over its offset's pairs by one thread.
+Value lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
+                              RulebookWeightGradOp op,
+                              const RulebookBuffers &rulebook, Value features,
+                              Value outGrad);
+
 /// Records (Concat.cpp) the concatenations of rank-2 features along their
 /// channels (dynamic rows, static channels), whose buffers the lowering
 /// allocates, and each rulebook conv whose only user is one of them, in its

@@ -92,7 +92,7 @@ SPCONV_RT_EXPORT int spconv_rt_report_bad_index(int64_t position, int64_t value,
  * returns SPCONV_RT_ERR_INVALID_ARGUMENT. Lowered code calls it when the
  * features of a convolution or pooling do not have one row per site of the
  * coordinates they belong to (what: 0 input sites, 1 output sites of the
- * inverted convolution). */
+ * inverted convolution, 2 output sites: a gradient of a conv's output). */
 SPCONV_RT_EXPORT int spconv_rt_report_row_mismatch(int64_t rows,
                                                    int64_t expected,
                                                    int64_t what);

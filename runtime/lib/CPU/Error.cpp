@@ -63,7 +63,9 @@ int spconv_rt_report_row_mismatch(int64_t rows, int64_t expected,
       SPCONV_RT_ERR_INVALID_ARGUMENT,
       "features have %lld rows but there are %lld %s",
       static_cast<long long>(rows), static_cast<long long>(expected),
-      what == 0 ? "input sites" : "output sites of the inverted convolution");
+      what == 0   ? "input sites"
+      : what == 1 ? "output sites of the inverted convolution"
+                  : "output sites");
 }
 
 namespace {

@@ -341,11 +341,41 @@ func.func @build_no_grid(%c: tensor<?x4xi32>) {
 
 // -----
 
-func.func @rulebook_conv_inverse_subm(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
-                                      %f: tensor<?x4xf32>, %w: tensor<27x4x4xf32>) {
-  // expected-error @+1 {{'spconv.rulebook_conv' op can only invert the rulebook of a regular geometry, got subm}}
-  %0 = spconv.rulebook_conv inverse %rb, %f, %w
-      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<27x4x4xf32> -> tensor<?x4xf32>
+func.func @weight_grad_offsets(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                               %f: tensor<?x4xf32>, %g: tensor<?x8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_weight_grad' op weight gradient has 9 kernel offsets but the kernel [3, 3, 3] has 27}}
+  %0 = spconv.rulebook_weight_grad %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x8xf32> -> tensor<9x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @weight_grad_in_channels(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                                   %f: tensor<?x4xf32>, %g: tensor<?x8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_weight_grad' op weight gradient input channels (5) and feature channels (4) must agree}}
+  %0 = spconv.rulebook_weight_grad %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x8xf32> -> tensor<27x5x8xf32>
+  return
+}
+
+// -----
+
+func.func @weight_grad_out_channels(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                                    %f: tensor<?x4xf32>, %g: tensor<?x8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_weight_grad' op weight gradient output channels (7) and output gradient channels (8) must agree}}
+  %0 = spconv.rulebook_weight_grad %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x8xf32> -> tensor<27x4x7xf32>
+  return
+}
+
+// -----
+
+func.func @weight_grad_types(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                             %f: tensor<?x4xf32>, %g: tensor<?x8xf64>) {
+  // expected-error @+1 {{'spconv.rulebook_weight_grad' op features, weight, bias and results must share one element type, got 'f32' and 'f64'}}
+  %0 = spconv.rulebook_weight_grad %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x8xf64> -> tensor<27x4x8xf32>
   return
 }
 
