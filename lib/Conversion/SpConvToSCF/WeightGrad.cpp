@@ -6,9 +6,12 @@
 // features[x]^T (x) out_grad[o]`, a reduction with one writer per element,
 // summed in the rulebook's pair order: deterministic on every target, no
 // atomics.
-//  - CPU: one parallel loop over (offset, input channel); each iteration
-//    owns a row `weight_grad[j, ci, :]` and adds each pair's product into
-//    it, the inner loop over the output channels (vectorised by LLVM).
+//  - CPU: one parallel loop over (offset, block of input channels); each
+//    iteration owns rows `weight_grad[j, ci.., :]`, held in vector
+//    registers while it walks its offset's pairs: per pair one load of the
+//    gradient row and one FMA per row and register. The block is as many
+//    rows as fit the target's registers. Channel counts known only at run
+//    time take a scalar loop that adds into the result in memory.
 //  - GPU: one thread per element (offset, input channel, output channel),
 //    its sum in a register: K x Cin x Cout threads, neighbouring threads
 //    reading neighbouring channels of the same gradient row.
@@ -20,6 +23,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::spconv;
@@ -36,6 +40,18 @@ static std::pair<Value, Value> pairRows(OpBuilder &b, Location loc,
   if (inverse)
     std::swap(src, dst);
   return {src, dst};
+}
+
+/// The first and end pair of `offset`; an empty range where `ok` is false.
+static std::pair<Value, Value> pairRange(OpBuilder &b, Location loc,
+                                         const RulebookBuffers &rulebook,
+                                         Value offset, Value ok) {
+  Value begin = memref::LoadOp::create(b, loc, rulebook.offsets, offset);
+  Value end = memref::LoadOp::create(
+      b, loc, rulebook.offsets,
+      ValueRange{arith::AddIOp::create(b, loc, offset,
+                                       indexConst(b, loc, 1))});
+  return {begin, arith::SelectOp::create(b, loc, ok, end, begin)};
 }
 
 /// The GPU form: a thread per element, its sum in a register, rounded once
@@ -55,12 +71,7 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
           ValueRange{one, one, one},
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
             Value offset = ivs[0], ci = ivs[1], co = ivs[2];
-            Value begin =
-                memref::LoadOp::create(pb, ploc, rulebook.offsets, offset);
-            Value end = memref::LoadOp::create(
-                pb, ploc, rulebook.offsets,
-                ValueRange{arith::AddIOp::create(pb, ploc, offset, one)});
-            end = arith::SelectOp::create(pb, ploc, ok, end, begin);
+            auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
             Value start =
                 arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
             auto sum = scf::ForOp::create(
@@ -81,6 +92,160 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
                 pb, ploc,
                 convertScalar(pb, ploc, sum.getResult(0), elementType), result,
                 ValueRange{offset, ci, co});
+          }),
+      role);
+}
+
+/// Pairs whose rank-one updates share each load and store of a result
+/// row chunk in the CPU form.
+static constexpr int64_t kPairsPerUpdate = 4;
+
+/// `acc[offset, :, :] += sum over pairs of features[src]^T (x) grad[dst]`
+/// for the pairs `[first, first + count)` (`count` static): for every chunk
+/// of output channels, the pairs' gradient chunks stay in registers while
+/// each input channel's row chunk is loaded once, takes one FMA per pair,
+/// and is stored once.
+static void emitRankUpdate(OpBuilder &b, Location loc,
+                           const RulebookBuffers &rulebook, bool inverse,
+                           Value features, Value outGrad, Value acc,
+                           Value offset, Value first, int64_t count,
+                           int64_t channelsIn, ArrayRef<int64_t> chunks,
+                           Type accType) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Type elementType = cast<MemRefType>(outGrad.getType()).getElementType();
+  SmallVector<Value> srcs, dsts;
+  for (int64_t k = 0; k < count; ++k) {
+    Value pair = arith::AddIOp::create(b, loc, first, indexConst(b, loc, k));
+    auto [src, dst] = pairRows(b, loc, rulebook, inverse, pair);
+    srcs.push_back(src);
+    dsts.push_back(dst);
+  }
+  int64_t column = 0;
+  for (int64_t width : chunks) {
+    Value col = indexConst(b, loc, column);
+    auto chunkType = VectorType::get({width}, elementType);
+    auto accChunkType = VectorType::get({width}, accType);
+    SmallVector<Value> grads;
+    for (Value dst : dsts) {
+      Value g = vector::LoadOp::create(b, loc, chunkType, outGrad,
+                                       ValueRange{dst, col});
+      if (accType != elementType)
+        g = arith::ExtFOp::create(b, loc, accChunkType, g);
+      grads.push_back(g);
+    }
+    scf::ForOp::create(
+        b, loc, zero, indexConst(b, loc, channelsIn), one, ValueRange{},
+        [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
+          SmallVector<Value> at{offset, ci, col};
+          Value sum = vector::LoadOp::create(fb, floc, accChunkType, acc, at);
+          for (auto [src, g] : llvm::zip(srcs, grads)) {
+            Value a = loadAs(fb, floc, features, ValueRange{src, ci}, accType);
+            sum = vector::FMAOp::create(
+                fb, floc, vector::BroadcastOp::create(fb, floc, accChunkType, a),
+                g, sum);
+          }
+          vector::StoreOp::create(fb, floc, sum, acc, at);
+          scf::YieldOp::create(fb, floc);
+        });
+    column += width;
+  }
+}
+
+/// The CPU form for static channel counts: one iteration per kernel
+/// offset, whose `Cin x Cout` block of the result (small: it stays in
+/// cache) takes the rank-one updates of its pairs, `kPairsPerUpdate` at a
+/// time. Every pair's rows are read once per offset, not once per input
+/// channel.
+static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
+                              const RulebookBuffers &rulebook, bool inverse,
+                              int64_t volume, Value ok, Value features,
+                              Value outGrad, int64_t channelsIn,
+                              int64_t channelsOut, Value result,
+                              StringRef role) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Type elementType = cast<MemRefType>(result.getType()).getElementType();
+  Type accType = accumulatorType(elementType);
+  // 16-bit floats sum in f32, in a buffer of their own, then round once.
+  Value acc = result;
+  if (accType != elementType)
+    acc = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({volume, channelsIn, channelsOut}, accType));
+  // Chunks of whole registers, then the rest.
+  int64_t lanes = std::max<int64_t>(
+      1, ctx.getVectorRegisters().bits / accType.getIntOrFloatBitWidth());
+  SmallVector<int64_t> chunks(channelsOut / lanes, lanes);
+  if (channelsOut % lanes)
+    chunks.push_back(channelsOut % lanes);
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, volume)},
+          ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value offset = ivs[0];
+            // Zero this offset's block.
+            scf::ForOp::create(
+                pb, ploc, zero, indexConst(pb, ploc, channelsIn), one,
+                ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
+                  int64_t column = 0;
+                  for (int64_t width : chunks) {
+                    auto type = VectorType::get({width}, accType);
+                    Value zeros = arith::ConstantOp::create(
+                        fb, floc,
+                        DenseElementsAttr::get(type, fb.getZeroAttr(accType)));
+                    vector::StoreOp::create(
+                        fb, floc, zeros, acc,
+                        ValueRange{offset, ci, indexConst(fb, floc, column)});
+                    column += width;
+                  }
+                  scf::YieldOp::create(fb, floc);
+                });
+            auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
+            Value group = indexConst(pb, ploc, kPairsPerUpdate);
+            Value fullEnd = arith::SubIOp::create(
+                pb, ploc, end,
+                arith::RemUIOp::create(
+                    pb, ploc, arith::SubIOp::create(pb, ploc, end, begin),
+                    group));
+            scf::ForOp::create(
+                pb, ploc, begin, fullEnd, group, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value first, ValueRange) {
+                  emitRankUpdate(fb, floc, rulebook, inverse, features,
+                                 outGrad, acc, offset, first, kPairsPerUpdate,
+                                 channelsIn, chunks, accType);
+                  scf::YieldOp::create(fb, floc);
+                });
+            scf::ForOp::create(
+                pb, ploc, fullEnd, end, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value pair, ValueRange) {
+                  emitRankUpdate(fb, floc, rulebook, inverse, features,
+                                 outGrad, acc, offset, pair, 1, channelsIn,
+                                 chunks, accType);
+                  scf::YieldOp::create(fb, floc);
+                });
+            if (acc == result)
+              return;
+            scf::ForOp::create(
+                pb, ploc, zero, indexConst(pb, ploc, channelsIn), one,
+                ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
+                  int64_t column = 0;
+                  for (int64_t width : chunks) {
+                    SmallVector<Value> at{offset, ci,
+                                          indexConst(fb, floc, column)};
+                    Value sum = vector::LoadOp::create(
+                        fb, floc, VectorType::get({width}, accType), acc, at);
+                    vector::StoreOp::create(
+                        fb, floc,
+                        arith::TruncFOp::create(
+                            fb, floc, VectorType::get({width}, elementType),
+                            sum),
+                        result, at);
+                    column += width;
+                  }
+                  scf::YieldOp::create(fb, floc);
+                });
           }),
       role);
 }
@@ -123,6 +288,12 @@ Value lowering::lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
     emitElementPerThread(b, loc, rulebook, inverse, volume, ok, features,
                          outGrad, channelsIn, channelsOut, result, accType,
                          role);
+    return result;
+  }
+  int64_t staticIn = resultType.getDimSize(1), staticOut = resultType.getDimSize(2);
+  if (!ShapedType::isDynamic(staticIn) && !ShapedType::isDynamic(staticOut)) {
+    emitOffsetUpdates(ctx, b, loc, rulebook, inverse, volume, ok, features,
+                      outGrad, staticIn, staticOut, result, role);
     return result;
   }
   // 16-bit floats sum in f32, in a buffer of their own, then round once.

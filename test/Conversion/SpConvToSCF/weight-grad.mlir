@@ -23,10 +23,12 @@
 // GPU: arith.truncf %{{.*}} : f32 to f16
 // GPU: {spconv.kernel = "weight_grad_f16"}
 
-// The weight gradient: one parallel loop over (offset, input channel); each
-// iteration zeroes its row of the result and adds, pair by pair of its
-// offset in the rulebook's order, features[in, ci] * out_grad[out, :].
-// Both operands' rows are checked first (0: input sites, 2: output sites).
+// The weight gradient on the CPU: one parallel iteration per kernel offset
+// (both operands' rows checked first: 0 input sites, 2 output sites) zeroes
+// its 4 x 8 block, then takes its pairs four at a time: their gradient rows
+// stay in registers while each input channel's row of the block is loaded
+// once, takes one FMA per pair (the feature of that pair and channel,
+// broadcast) and is stored once; the last pairs go one at a time.
 // CHECK-LABEL: func.func @weight_grad
 // CHECK: %[[RB:.*]]:3 = call @spconv_build_subm_k3x3x3
 // CHECK: %[[G:.*]] = bufferization.to_buffer %{{.*}} : tensor<?x8xf32> to memref<?x8xf32>
@@ -40,24 +42,27 @@
 // CHECK: %[[OK:.*]] = arith.andi %[[XOK]], %[[GOK]] : i1
 // CHECK: %[[DW:.*]] = memref.alloc() : memref<27x4x8xf32>
 // CHECK: %[[K:.*]] = arith.constant 27 : index
-// CHECK: scf.parallel (%[[J:.*]], %[[CI:.*]]) = ({{.*}}) to (%[[K]], %{{.*}})
-// CHECK: scf.for %[[CO0:.*]] =
-// CHECK: memref.store %{{.*}}, %[[DW]][%[[J]], %[[CI]], %[[CO0]]]
-// CHECK: scf.if %[[OK]] {
+// CHECK: scf.parallel (%[[J:.*]]) = ({{.*}}) to (%[[K]])
+// CHECK: vector.store %{{.*}}, %[[DW]][%[[J]], %{{.*}}, %{{.*}}] : memref<27x4x8xf32>, vector<8xf32>
 // CHECK: %[[BEGIN:.*]] = memref.load %[[RB]]#2[%[[J]]] : memref<28xindex>
 // CHECK: %[[END:.*]] = memref.load %[[RB]]#2[%{{.*}}] : memref<28xindex>
-// CHECK: scf.for %[[P:.*]] = %[[BEGIN]] to %[[END]]
-// CHECK: %[[IN:.*]] = memref.load %[[RB]]#0[%[[P]]]
-// CHECK: %[[IN_I:.*]] = arith.index_cast %[[IN]]
-// CHECK: %[[OUT:.*]] = memref.load %[[RB]]#1[%[[P]]]
-// CHECK: %[[OUT_I:.*]] = arith.index_cast %[[OUT]]
-// CHECK: %[[A:.*]] = memref.load %[[X]][%[[IN_I]], %[[CI]]]
-// CHECK: scf.for %[[CO:.*]] =
-// CHECK: %[[B:.*]] = memref.load %[[G]][%[[OUT_I]], %[[CO]]]
-// CHECK: %[[AB:.*]] = arith.mulf %[[A]], %[[B]] : f32
-// CHECK: %[[OLD:.*]] = memref.load %[[DW]][%[[J]], %[[CI]], %[[CO]]]
-// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[AB]] : f32
-// CHECK: memref.store %[[NEW]], %[[DW]][%[[J]], %[[CI]], %[[CO]]]
+// CHECK: %[[LAST:.*]] = arith.select %[[OK]], %[[END]], %[[BEGIN]] : index
+// CHECK: %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK: %[[SPAN:.*]] = arith.subi %[[LAST]], %[[BEGIN]] : index
+// CHECK: %[[REM:.*]] = arith.remui %[[SPAN]], %[[FOUR]] : index
+// CHECK: %[[FULL:.*]] = arith.subi %[[LAST]], %[[REM]] : index
+// CHECK: scf.for %[[P:.*]] = %[[BEGIN]] to %[[FULL]] step %[[FOUR]] {
+// CHECK-COUNT-4: memref.load %[[RB]]#0
+// CHECK-COUNT-4: vector.load %[[G]][%{{.*}}, %{{.*}}] : memref<?x8xf32>, vector<8xf32>
+// CHECK: scf.for %[[CI:.*]] =
+// CHECK: %[[ROW:.*]] = vector.load %[[DW]][%[[J]], %[[CI]], %{{.*}}] : memref<27x4x8xf32>, vector<8xf32>
+// CHECK: %[[A:.*]] = memref.load %[[X]][%{{.*}}, %[[CI]]] : memref<?x4xf32>
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[A]] : f32 to vector<8xf32>
+// CHECK: %[[SUM:.*]] = vector.fma %[[SPLAT]], %{{.*}}, %[[ROW]] : vector<8xf32>
+// CHECK-COUNT-3: vector.fma
+// CHECK: vector.store %{{.*}}, %[[DW]][%[[J]], %[[CI]], %{{.*}}]
+// CHECK: scf.for %{{.*}} = %[[FULL]] to %[[LAST]]
+// CHECK: vector.fma
 // CHECK: } {spconv.kernel = "weight_grad_f32"}
 !g = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
 !subm = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
@@ -81,13 +86,13 @@ func.func @weight_grad(%c: !g, %x: tensor<?x4xf32>, %g: tensor<?x8xf32>) -> tens
 // CHECK: call @spconv_rt_report_row_mismatch({{.*}}, %[[C1]])
 // CHECK: %[[C0:.*]] = arith.constant 0 : i64
 // CHECK: call @spconv_rt_report_row_mismatch({{.*}}, %[[C0]])
-// CHECK: scf.parallel (%{{.*}}, %[[CI:.*]]) =
+// CHECK: scf.parallel
 // CHECK: %[[IN:.*]] = memref.load %[[RB]]#1
 // CHECK: %[[IN_I:.*]] = arith.index_cast %[[IN]]
 // CHECK: %[[OUT:.*]] = memref.load %[[RB]]#2
 // CHECK: %[[OUT_I:.*]] = arith.index_cast %[[OUT]]
-// CHECK: memref.load %[[Y]][%[[OUT_I]], %[[CI]]]
-// CHECK: memref.load %[[G]][%[[IN_I]], %{{.*}}]
+// CHECK: vector.load %[[G]][%[[IN_I]], %{{.*}}] : memref<?x4xf32>, vector<4xf32>
+// CHECK: memref.load %[[Y]][%[[OUT_I]], %{{.*}}]
 // CHECK: {spconv.kernel = "weight_grad_f32"}
 !f = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
 !c = tensor<?x4xi32, #spconv.grid<[4, 4, 4]>>
@@ -101,18 +106,17 @@ func.func @weight_grad_inverse(%fine: !f, %y: tensor<?x8xf32>, %g: tensor<?x4xf3
 
 // -----
 
-// f16 sums in f32, in a buffer of its own, and each finished row is rounded
-// into the f16 result.
+// f16 sums in f32, in a buffer of its own, and each finished block is
+// rounded into the f16 result.
 // CHECK-LABEL: func.func @weight_grad_f16
 // CHECK: %[[DW:.*]] = memref.alloc() : memref<27x4x8xf16>
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<27x4x8xf32>
 // CHECK: scf.parallel
-// CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: arith.mulf %{{.*}} : f32
-// CHECK: memref.store %{{.*}}, %[[ACC]]
-// CHECK: %[[SUM:.*]] = memref.load %[[ACC]]
-// CHECK: %[[ROUNDED:.*]] = arith.truncf %[[SUM]] : f32 to f16
-// CHECK: memref.store %[[ROUNDED]], %[[DW]]
+// CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: vector.fma %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[ACC]]
+// CHECK: %[[ROUNDED:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK: vector.store %[[ROUNDED]], %[[DW]]
 // CHECK: {spconv.kernel = "weight_grad_f16"}
 !g16 = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
 !subm16 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
@@ -121,4 +125,29 @@ func.func @weight_grad_f16(%c: !g16, %x: tensor<?x4xf16>, %g: tensor<?x8xf16>) -
   %dw = spconv.rulebook_weight_grad %rb, %x, %g
       : !subm16, tensor<?x4xf16>, tensor<?x8xf16> -> tensor<27x4x8xf16>
   return %dw : tensor<27x4x8xf16>
+}
+
+// -----
+
+// Channels known only at run time: a parallel loop over (offset, input
+// channel) whose iterations add each pair's product into their row of the
+// result, element by element.
+// CHECK-LABEL: func.func @weight_grad_dynamic
+// CHECK: %[[DW:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<27x?x?xf32>
+// CHECK: scf.parallel (%[[J:.*]], %[[CI:.*]]) =
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} =
+// CHECK: scf.for %[[CO:.*]] =
+// CHECK: arith.mulf
+// CHECK: memref.store %{{.*}}, %[[DW]][%[[J]], %[[CI]], %[[CO]]]
+// CHECK: {spconv.kernel = "weight_grad_f32"}
+// GPU-LABEL: func.func @weight_grad_dynamic
+// GPU: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) =
+!gd = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
+!submd = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @weight_grad_dynamic(%c: !gd, %x: tensor<?x?xf32>, %g: tensor<?x?xf32>) -> tensor<27x?x?xf32> {
+  %rb, %oc = spconv.build_rulebook %c : !gd -> !submd, !gd
+  %dw = spconv.rulebook_weight_grad %rb, %x, %g
+      : !submd, tensor<?x?xf32>, tensor<?x?xf32> -> tensor<27x?x?xf32>
+  return %dw : tensor<27x?x?xf32>
 }

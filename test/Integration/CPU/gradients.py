@@ -159,7 +159,8 @@ def main():
                    1e-5 if dtype == np.float32 else 1e-12)
         return sites, x, w, gout, expected
 
-    conv_case("subm_grads", "subm", 3, 1, 1, 1)
+    sites, x, w, gout, (dx, dw) = conv_case("subm_grads", "subm", 3, 1, 1, 1)
+    case.check("subm_weight_grad_dynamic", [sites, x, gout], [dw], 1e-5)
     conv_case("regular_grads", "regular", 3, 2, 1, 1)
     conv_case("transposed_grads", "transposed", 3, 2, 1, 1)
 

@@ -36,6 +36,15 @@ func.func @subm_grads(%c: !g, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>,
   return %dx, %dw : tensor<?x4xf32>, tensor<27x4x8xf32>
 }
 
+// The weight gradient with channels known only at run time.
+func.func @subm_weight_grad_dynamic(%c: !g, %x: tensor<?x?xf32>, %gout: tensor<?x?xf32>)
+    -> tensor<27x?x?xf32> {
+  %rb, %oc = spconv.build_rulebook %c : !g -> !subm, !g
+  %dw = spconv.rulebook_weight_grad %rb, %x, %gout
+      : !subm, tensor<?x?xf32>, tensor<?x?xf32> -> tensor<27x?x?xf32>
+  return %dw : tensor<27x?x?xf32>
+}
+
 // The same with a dilated kernel.
 func.func @subm_dilated_grads(%c: !g, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>,
                               %gout: tensor<?x8xf32>) -> (tensor<?x4xf32>, tensor<27x4x8xf32>) {
