@@ -182,8 +182,14 @@ TEST_F(BuildersTest, RulebookOpsInferResultTypes) {
   EXPECT_TRUE(succeeded(verify(pool)));
   EXPECT_EQ(pool.getOutFeatures().getType(),
             tensorType({ShapedType::kDynamic, 8}));
-  // The gradients: the weight gradient is K x Cin x Cout, forwards and
+  // The gradients: pooling's has the features' type; the weight gradient
+  // is K x Cin x Cout, forwards and
   // read backwards (an inverse conv's: its features are the output sites').
+  auto poolGrad = RulebookPoolGradOp::create(builder, loc, PoolKind::Max,
+                                             build.getRulebook(), args[1],
+                                             pool.getOutFeatures());
+  EXPECT_TRUE(succeeded(verify(poolGrad)));
+  EXPECT_EQ(poolGrad.getInGrad().getType(), args[1].getType());
   auto weightGrad = RulebookWeightGradOp::create(
       builder, loc, build.getRulebook(), args[1], conv.getOutFeatures());
   EXPECT_TRUE(succeeded(verify(weightGrad)));

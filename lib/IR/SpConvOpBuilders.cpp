@@ -117,6 +117,12 @@ void RulebookConvOp::build(OpBuilder &builder, OperationState &state,
         /*epilogue_operands=*/ValueRange(), inverse);
 }
 
+void RulebookPoolGradOp::build(OpBuilder &builder, OperationState &state,
+                               PoolKind kind, Value rulebook, Value features,
+                               Value outGrad) {
+  build(builder, state, features.getType(), kind, rulebook, features, outGrad);
+}
+
 void RulebookWeightGradOp::build(OpBuilder &builder, OperationState &state,
                                  Value rulebook, Value features, Value outGrad,
                                  bool inverse) {

@@ -251,6 +251,24 @@ LogicalResult RulebookConvOp::verify() {
                       getFeatures(), getWeight(), getBias(), getOutFeatures());
 }
 
+LogicalResult RulebookPoolGradOp::verify() {
+  GeometryAttr geometry = getRulebook().getType().getGeometry();
+  if (geometry.getKind() != ConvKind::Regular)
+    return emitOpError("pools over the rulebook of a regular geometry, got ")
+           << stringifyConvKind(geometry.getKind());
+  int64_t channels = tensorType(getFeatures()).getDimSize(1);
+  if (failed(verifySameExtent(*this, tensorType(getOutGrad()).getDimSize(1),
+                              "output gradient channels", channels,
+                              "feature channels")) ||
+      failed(verifySameExtent(*this, tensorType(getInGrad()).getDimSize(1),
+                              "result channels", channels,
+                              "feature channels")) ||
+      failed(verifySameRows(*this, getInGrad(), "result rows", getFeatures(),
+                            "feature rows")))
+    return failure();
+  return verifyElementTypes(*this, {getFeatures(), getOutGrad(), getInGrad()});
+}
+
 LogicalResult RulebookWeightGradOp::verify() {
   GeometryAttr geometry = getRulebook().getType().getGeometry();
   ArrayRef<int64_t> w = tensorType(getWeightGrad()).getShape();

@@ -63,6 +63,9 @@ static std::string describe(Operation *op) {
     os << (grad.getInverse() ? " inverse " : " ")
        << rulebookOf(grad.getRulebook()).getGeometry() << " "
        << channels(grad.getFeatures()) << "x" << channels(grad.getOutGrad());
+  } else if (auto poolGrad = dyn_cast<RulebookPoolGradOp>(op)) {
+    os << " " << stringifyPoolKind(poolGrad.getKind()) << " "
+       << rulebookOf(poolGrad.getRulebook()).getGeometry();
   } else if (auto pool = dyn_cast<RulebookPoolOp>(op)) {
     os << " " << stringifyPoolKind(pool.getKind()) << " "
        << rulebookOf(pool.getRulebook()).getGeometry();
@@ -89,7 +92,7 @@ struct SpConvProfilePass
       // Matmuls on tensors are what canonicalization makes of pointwise
       // convs: they are layers too.
       if (isa<BuildRulebookOp, RulebookConvOp, RulebookPoolOp,
-              RulebookWeightGradOp, GatherRowsOp>(op) ||
+              RulebookPoolGradOp, RulebookWeightGradOp, GatherRowsOp>(op) ||
           (isa<linalg::MatmulOp>(op) && op->getNumResults() == 1))
         ops.push_back(op);
     });

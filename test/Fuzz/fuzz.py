@@ -206,7 +206,8 @@ SMALL = [0, 1, 1, 2, 2, 3, 3, 4, 5, 7, -1]
 ELEMENT_TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64", "index",
                  "f80", "f128", "tf32", "f8E4M3FN", "f8E5M2", "complex<f32>"]
 SPCONV_OPS = ["conv", "inverse_conv", "pool", "build_rulebook", "rulebook_conv",
-              "rulebook_pool", "rulebook_weight_grad", "linearize", "delinearize", "sort_unique",
+              "rulebook_pool", "rulebook_pool_grad", "rulebook_weight_grad",
+              "linearize", "delinearize", "sort_unique",
               "hash_build", "hash_lookup", "gather_rows", "unfold", "fold",
               "segment_max"]
 KINDS = ["subm", "regular", "transposed", "inverse"]

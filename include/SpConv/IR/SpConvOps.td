@@ -365,6 +365,51 @@ def SpConv_RulebookPoolOp : SpConv_Op<"rulebook_pool", [Pure]> {
   let hasVerifier = 1;
 }
 
+def SpConv_RulebookPoolGradOp : SpConv_Op<"rulebook_pool_grad", [Pure]> {
+  let summary = "Gradient of max or average pooling over a rulebook";
+  let description = [{
+    The gradient of `spconv.rulebook_pool` with respect to its features:
+    one row per input site of the (`regular`) rulebook, given the pooled
+    features' gradient `out_grad` (one row per output site).
+
+    * `avg`: every input row receives, for each output it contributes to,
+      that output's gradient divided by the output's number of contributors.
+    * `max`: each output's gradient, channel by channel, goes to the input
+      that attains the maximum; where several do, to the one of the lowest
+      kernel offset (the first in the window's row-major order, as PyTorch's
+      max pooling). The maximum is recomputed from `features`, the pooling's
+      input, so the forward pass keeps no arg-max.
+
+    Sums follow the rulebook's order: deterministic, no atomics.
+
+    Example:
+
+    ```mlir
+    %dx = spconv.rulebook_pool_grad max %rb, %feats, %grad
+        : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[40, 40, 40]>>,
+          tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_PoolKind:$kind,
+    SpConv_RulebookType:$rulebook,
+    SpConv_FeatureTensor:$features,
+    SpConv_FeatureTensor:$out_grad
+  );
+  let results = (outs SpConv_FeatureTensor:$in_grad);
+  let assemblyFormat = [{
+    $kind $rulebook `,` $features `,` $out_grad attr-dict `:`
+    qualified(type($rulebook)) `,` type($features) `,` type($out_grad) `->`
+    type($in_grad)
+  }];
+  let builders = [
+    // The result has the features' type.
+    OpBuilder<(ins "::mlir::spconv::PoolKind":$kind, "::mlir::Value":$rulebook,
+                   "::mlir::Value":$features, "::mlir::Value":$out_grad)>
+  ];
+  let hasVerifier = 1;
+}
+
 def SpConv_RulebookWeightGradOp : SpConv_Op<"rulebook_weight_grad", [Pure]> {
   let summary = "Weight gradient of a rulebook conv";
   let description = [{

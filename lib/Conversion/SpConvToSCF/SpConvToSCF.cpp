@@ -232,6 +232,22 @@ struct RulebookWeightGradLowering : SpConvOpLowering<RulebookWeightGradOp> {
   }
 };
 
+struct RulebookPoolGradLowering : SpConvOpLowering<RulebookPoolGradOp> {
+  using SpConvOpLowering::SpConvOpLowering;
+
+  LogicalResult
+  matchAndRewrite(RulebookPoolGradOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value result = lowerRulebookPoolGrad(
+        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
+        toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
+        toOperandBuffer(rewriter, loc, single(adaptor.getOutGrad())));
+    replaceWithTensors(rewriter, op, result);
+    return success();
+  }
+};
+
 struct HashBuildLowering : SpConvOpLowering<HashBuildOp> {
   using SpConvOpLowering::SpConvOpLowering;
 
@@ -459,8 +475,9 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   RewritePatternSet patterns(context);
   patterns
       .add<BuildRulebookLowering, RulebookConvLowering, RulebookPoolLowering,
-           RulebookWeightGradLowering, HashBuildLowering, HashLookupLowering,
-           ConcatLowering>(converter, ctx);
+           RulebookWeightGradLowering, RulebookPoolGradLowering,
+           HashBuildLowering, HashLookupLowering, ConcatLowering>(converter,
+                                                                  ctx);
   patterns.add<TensorOpLowering<LinearizeOp>, TensorOpLowering<DelinearizeOp>,
                TensorOpLowering<SortUniqueOp>, TensorOpLowering<GatherRowsOp>>(
       converter, ctx, lowerPrimitive);

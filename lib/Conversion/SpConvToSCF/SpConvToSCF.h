@@ -62,6 +62,13 @@ Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
                         Value weight, Value bias,
                         const EpilogueBuffers &epilogue, Value destination);
 
+/// The gradient of pooling over a rulebook (PoolGrad.cpp): one row per
+/// input site.
+Value lowerRulebookPoolGrad(LoweringContext &ctx, OpBuilder &b,
+                            RulebookPoolGradOp op,
+                            const RulebookBuffers &rulebook, Value features,
+                            Value outGrad);
+
 /// The weight gradient of a rulebook conv (WeightGrad.cpp): a `K x Cin x
 /// Cout` buffer, each element summed over its offset's pairs by one thread.
 Value lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,

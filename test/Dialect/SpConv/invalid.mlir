@@ -341,6 +341,36 @@ func.func @build_no_grid(%c: tensor<?x4xi32>) {
 
 // -----
 
+func.func @pool_grad_subm(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                          %f: tensor<?x4xf32>, %g: tensor<?x4xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_pool_grad' op pools over the rulebook of a regular geometry, got subm}}
+  %0 = spconv.rulebook_pool_grad max %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_grad_channels(%rb: !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[8, 8, 8]>>,
+                              %f: tensor<?x4xf32>, %g: tensor<?x5xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_pool_grad' op output gradient channels (5) and feature channels (4) must agree}}
+  %0 = spconv.rulebook_pool_grad avg %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x5xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_grad_rows(%rb: !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[8, 8, 8]>>,
+                          %f: tensor<10x4xf32>, %g: tensor<?x4xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_pool_grad' op result rows (11) and feature rows (10) must agree}}
+  %0 = spconv.rulebook_pool_grad avg %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[8, 8, 8]>>, tensor<10x4xf32>, tensor<?x4xf32> -> tensor<11x4xf32>
+  return
+}
+
+// -----
+
 func.func @weight_grad_offsets(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
                                %f: tensor<?x4xf32>, %g: tensor<?x8xf32>) {
   // expected-error @+1 {{'spconv.rulebook_weight_grad' op weight gradient has 9 kernel offsets but the kernel [3, 3, 3] has 27}}

@@ -116,7 +116,7 @@ func.func @rulebooks(%c: !kitti, %f: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
 // conv).
 // CHECK-LABEL: func @gradients
 func.func @gradients(%c: !kitti, %f: tensor<?x16xf32>, %g: tensor<?x32xf32>,
-                     %wt: tensor<27x32x16xf32>) {
+                     %wt: tensor<27x32x16xf32>, %dxp: tensor<?x16xf32>) {
   %rb, %oc = spconv.build_rulebook %c
       : !kitti -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>, !kitti
   // CHECK: spconv.rulebook_conv inverse %{{.*}}, %{{.*}}, %{{.*}} : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>, tensor<?x32xf32>, tensor<27x32x16xf32> -> tensor<?x16xf32>
@@ -129,6 +129,14 @@ func.func @gradients(%c: !kitti, %f: tensor<?x16xf32>, %g: tensor<?x32xf32>,
         tensor<?x16xf32>, tensor<?x32xf32> -> tensor<27x16x32xf32>
   %down, %dc = spconv.build_rulebook %c
       : !kitti -> !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[41, 1600, 1408]>>, tensor<?x4xi32, #spconv.grid<[20, 800, 704]>>
+  // CHECK: spconv.rulebook_pool_grad max %{{.*}}, %{{.*}}, %{{.*}} : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  %dp = spconv.rulebook_pool_grad max %down, %f, %dxp
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
+  // CHECK: spconv.rulebook_pool_grad avg
+  %da = spconv.rulebook_pool_grad avg %down, %f, %dxp
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x16xf32>, tensor<?x16xf32> -> tensor<?x16xf32>
   // CHECK: spconv.rulebook_weight_grad inverse %{{.*}} -> tensor<8x32x16xf32>
   %dwi = spconv.rulebook_weight_grad inverse %down, %g, %f
       : !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[41, 1600, 1408]>>,
