@@ -36,37 +36,6 @@ struct ComputeShape {
 /// for j in offsets: parallel over the pairs of j, in groups of `groupSize`:
 /// body(j, src rows, dst rows) gets a full group, or one pair at a time for
 /// the last, partial group of an offset.
-/// The (source, destination) rows of `pair`.
-static std::pair<Value, Value> rowsOf(OpBuilder &b, Location loc,
-                                      const RulebookBuffers &rulebook,
-                                      bool inverse, Value pair) {
-  Type index = b.getIndexType();
-  Value in = loadAs(b, loc, rulebook.pairIn, pair, index);
-  Value out = loadAs(b, loc, rulebook.pairOut, pair, index);
-  if (inverse)
-    std::swap(in, out);
-  return {in, out};
-}
-
-/// for j in offsets: body(j, first pair of j, end of the pairs of j), in
-/// offset order.
-static void forEachOffset(
-    OpBuilder &b, Location loc, const RulebookBuffers &rulebook, int64_t volume,
-    function_ref<void(OpBuilder &, Location, Value, Value, Value)> body) {
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  scf::ForOp::create(
-      b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
-      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
-        Value begin =
-            memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
-        Value end = memref::LoadOp::create(
-            ob, oloc, rulebook.offsets,
-            ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
-        body(ob, oloc, offset, begin, end);
-        scf::YieldOp::create(ob, oloc);
-      });
-}
-
 /// How many chunks the pairs of `rows` sites with `bytesPerRow` bytes of
 /// features and accumulator per site are taken in: chunks of about
 /// `chunkBytes` (convert-spconv-to-scf's chunk-bytes), what one pass over the
@@ -100,7 +69,7 @@ static void forEachPair(OpBuilder &b, Location loc,
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value group = indexConst(b, loc, groupSize);
   auto rowsOf = [&](OpBuilder &pb, Location ploc, Value pair) {
-    return ::rowsOf(pb, ploc, rulebook, inverse, pair);
+    return pairRows(pb, ploc, rulebook, inverse, pair);
   };
   auto chunkLoop = scf::ForOp::create(b, loc, zero, chunks, one);
   OpBuilder cb(chunkLoop.getBody()->getTerminator());
@@ -396,7 +365,7 @@ static void emitPairChannelConv(OpBuilder &b, Location loc,
                 ob, oloc, ValueRange{begin, zero}, ValueRange{end, channelsOut},
                 ValueRange{one, one},
                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-                  auto [src, dst] = rowsOf(pb, ploc, rulebook, inverse, ivs[0]);
+                  auto [src, dst] = pairRows(pb, ploc, rulebook, inverse, ivs[0]);
                   emitDotUpdate(pb, ploc, acc, dst, ivs[1], features, src,
                                 weight, offset, channelsIn, accType);
                 }),

@@ -509,3 +509,32 @@ Type lowering::accumulatorType(Type elementType) {
     return Float32Type::get(elementType.getContext());
   return elementType;
 }
+
+std::pair<Value, Value> lowering::pairRows(OpBuilder &b, Location loc,
+                                           const RulebookBuffers &rulebook,
+                                           bool inverse, Value pair) {
+  Type index = b.getIndexType();
+  Value in = loadAs(b, loc, rulebook.pairIn, pair, index);
+  Value out = loadAs(b, loc, rulebook.pairOut, pair, index);
+  if (inverse)
+    std::swap(in, out);
+  return {in, out};
+}
+
+void lowering::forEachOffset(
+    OpBuilder &b, Location loc, const RulebookBuffers &rulebook,
+    int64_t volume,
+    function_ref<void(OpBuilder &, Location, Value, Value, Value)> body) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ForOp::create(
+      b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
+      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
+        Value begin =
+            memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
+        Value end = memref::LoadOp::create(
+            ob, oloc, rulebook.offsets,
+            ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
+        body(ob, oloc, offset, begin, end);
+        scf::YieldOp::create(ob, oloc);
+      });
+}

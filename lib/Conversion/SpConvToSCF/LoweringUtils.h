@@ -328,6 +328,19 @@ Value linearKey(OpBuilder &b, Location loc, Value batch,
 /// index fits the int32 coordinates).
 int64_t effectiveBatchSize(GridAttr grid, ArrayRef<int64_t> volumes);
 
+/// The (source, destination) rows of rulebook pair `pair`: (input, output),
+/// or (output, input) for a rulebook read backwards.
+std::pair<Value, Value> pairRows(OpBuilder &b, Location loc,
+                                 const RulebookBuffers &rulebook, bool inverse,
+                                 Value pair);
+
+/// for j in offsets: body(j, first pair of j, end of the pairs of j), in
+/// offset order.
+void forEachOffset(
+    OpBuilder &b, Location loc, const RulebookBuffers &rulebook,
+    int64_t volume,
+    function_ref<void(OpBuilder &, Location, Value, Value, Value)> body);
+
 /// Loads `memref[indices]` converted to `type` (float extension/truncation
 /// or integer cast as needed).
 Value loadAs(OpBuilder &b, Location loc, Value memref, ValueRange indices,

@@ -35,29 +35,20 @@ struct PairWalk {
   /// for j in offsets: parallel over the pairs of j: body(src, dst).
   void emit(OpBuilder &b, Location loc, StringRef role,
             function_ref<void(OpBuilder &, Location, Value, Value)> body) const {
-    Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-    scf::ForOp::create(
-        b, loc, zero, indexConst(b, loc, volume), one, ValueRange{},
-        [&](OpBuilder &ob, Location oloc, Value offset, ValueRange) {
-          Value begin =
-              memref::LoadOp::create(ob, oloc, rulebook.offsets, offset);
-          Value end = memref::LoadOp::create(
-              ob, oloc, rulebook.offsets,
-              ValueRange{arith::AddIOp::create(ob, oloc, offset, one)});
+    forEachOffset(
+        b, loc, rulebook, volume,
+        [&](OpBuilder &ob, Location oloc, Value, Value begin, Value end) {
           end = arith::SelectOp::create(ob, oloc, ok, end, begin);
-          markKernel(scf::ParallelOp::create(
-                         ob, oloc, ValueRange{begin}, ValueRange{end},
-                         ValueRange{one},
-                         [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-                           Type index = pb.getIndexType();
-                           Value src = loadAs(pb, ploc, rulebook.pairIn,
-                                              ivs[0], index);
-                           Value dst = loadAs(pb, ploc, rulebook.pairOut,
-                                              ivs[0], index);
-                           body(pb, ploc, src, dst);
-                         }),
-                     role);
-          scf::YieldOp::create(ob, oloc);
+          markKernel(
+              scf::ParallelOp::create(
+                  ob, oloc, ValueRange{begin}, ValueRange{end},
+                  ValueRange{indexConst(ob, oloc, 1)},
+                  [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                    auto [src, dst] =
+                        pairRows(pb, ploc, rulebook, /*inverse=*/false, ivs[0]);
+                    body(pb, ploc, src, dst);
+                  }),
+              role);
         });
   }
 };

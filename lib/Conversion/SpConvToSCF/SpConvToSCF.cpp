@@ -216,36 +216,31 @@ struct RulebookPoolLowering : SpConvOpLowering<RulebookPoolOp> {
   }
 };
 
-struct RulebookWeightGradLowering : SpConvOpLowering<RulebookWeightGradOp> {
-  using SpConvOpLowering::SpConvOpLowering;
+/// The gradient ops: a rulebook, the forward's features and the gradient
+/// of its result, lowered by `lower` to the result's buffer.
+template <typename OpT> struct RulebookGradLowering : SpConvOpLowering<OpT> {
+  using LowerFn = Value (*)(LoweringContext &, OpBuilder &, OpT,
+                            const RulebookBuffers &, Value, Value);
+
+  RulebookGradLowering(const TypeConverter &converter, LoweringContext &ctx,
+                       LowerFn lower)
+      : SpConvOpLowering<OpT>(converter, ctx), lower(lower) {}
 
   LogicalResult
-  matchAndRewrite(RulebookWeightGradOp op, OneToNOpAdaptor adaptor,
+  matchAndRewrite(OpT op,
+                  typename OpConversionPattern<OpT>::OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value result = lowerRulebookWeightGrad(
-        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
+    Value result = lower(
+        this->ctx, rewriter, op,
+        RulebookBuffers::fromValues(adaptor.getRulebook()),
         toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
         toOperandBuffer(rewriter, loc, single(adaptor.getOutGrad())));
     replaceWithTensors(rewriter, op, result);
     return success();
   }
-};
 
-struct RulebookPoolGradLowering : SpConvOpLowering<RulebookPoolGradOp> {
-  using SpConvOpLowering::SpConvOpLowering;
-
-  LogicalResult
-  matchAndRewrite(RulebookPoolGradOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value result = lowerRulebookPoolGrad(
-        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
-        toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
-        toOperandBuffer(rewriter, loc, single(adaptor.getOutGrad())));
-    replaceWithTensors(rewriter, op, result);
-    return success();
-  }
+  LowerFn lower;
 };
 
 struct HashBuildLowering : SpConvOpLowering<HashBuildOp> {
@@ -475,9 +470,12 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   RewritePatternSet patterns(context);
   patterns
       .add<BuildRulebookLowering, RulebookConvLowering, RulebookPoolLowering,
-           RulebookWeightGradLowering, RulebookPoolGradLowering,
            HashBuildLowering, HashLookupLowering, ConcatLowering>(converter,
                                                                   ctx);
+  patterns.add<RulebookGradLowering<RulebookWeightGradOp>>(
+      converter, ctx, lowerRulebookWeightGrad);
+  patterns.add<RulebookGradLowering<RulebookPoolGradOp>>(converter, ctx,
+                                                         lowerRulebookPoolGrad);
   patterns.add<TensorOpLowering<LinearizeOp>, TensorOpLowering<DelinearizeOp>,
                TensorOpLowering<SortUniqueOp>, TensorOpLowering<GatherRowsOp>>(
       converter, ctx, lowerPrimitive);

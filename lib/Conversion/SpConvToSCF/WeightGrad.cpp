@@ -29,19 +29,6 @@ using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 
-/// The (source, destination) rows of `pair`: (input, output), swapped for
-/// a rulebook read backwards.
-static std::pair<Value, Value> pairRows(OpBuilder &b, Location loc,
-                                        const RulebookBuffers &rulebook,
-                                        bool inverse, Value pair) {
-  Type index = b.getIndexType();
-  Value src = loadAs(b, loc, rulebook.pairIn, pair, index);
-  Value dst = loadAs(b, loc, rulebook.pairOut, pair, index);
-  if (inverse)
-    std::swap(src, dst);
-  return {src, dst};
-}
-
 /// The first and end pair of `offset`; an empty range where `ok` is false.
 static std::pair<Value, Value> pairRange(OpBuilder &b, Location loc,
                                          const RulebookBuffers &rulebook,
@@ -151,6 +138,24 @@ static void emitRankUpdate(OpBuilder &b, Location loc,
   }
 }
 
+/// for ci in [0, channelsIn): body(ci, column, width) for each chunk of a
+/// row: the loops that zero and round the CPU form's blocks.
+static void forEachRowChunk(
+    OpBuilder &b, Location loc, int64_t channelsIn, ArrayRef<int64_t> chunks,
+    function_ref<void(OpBuilder &, Location, Value, Value, int64_t)> body) {
+  scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, channelsIn),
+      indexConst(b, loc, 1), ValueRange{},
+      [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
+        int64_t column = 0;
+        for (int64_t width : chunks) {
+          body(fb, floc, ci, indexConst(fb, floc, column), width);
+          column += width;
+        }
+        scf::YieldOp::create(fb, floc);
+      });
+}
+
 /// The CPU form for static channel counts: one iteration per kernel
 /// offset, whose `Cin x Cout` block of the result (small: it stays in
 /// cache) takes the rank-one updates of its pairs, `kPairsPerUpdate` at a
@@ -184,22 +189,16 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
             Value offset = ivs[0];
             // Zero this offset's block.
-            scf::ForOp::create(
-                pb, ploc, zero, indexConst(pb, ploc, channelsIn), one,
-                ValueRange{},
-                [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
-                  int64_t column = 0;
-                  for (int64_t width : chunks) {
-                    auto type = VectorType::get({width}, accType);
-                    Value zeros = arith::ConstantOp::create(
-                        fb, floc,
-                        DenseElementsAttr::get(type, fb.getZeroAttr(accType)));
-                    vector::StoreOp::create(
-                        fb, floc, zeros, acc,
-                        ValueRange{offset, ci, indexConst(fb, floc, column)});
-                    column += width;
-                  }
-                  scf::YieldOp::create(fb, floc);
+            forEachRowChunk(
+                pb, ploc, channelsIn, chunks,
+                [&](OpBuilder &fb, Location floc, Value ci, Value column,
+                    int64_t width) {
+                  auto type = VectorType::get({width}, accType);
+                  Value zeros = arith::ConstantOp::create(
+                      fb, floc,
+                      DenseElementsAttr::get(type, fb.getZeroAttr(accType)));
+                  vector::StoreOp::create(fb, floc, zeros, acc,
+                                          ValueRange{offset, ci, column});
                 });
             auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
             Value group = indexConst(pb, ploc, kPairsPerUpdate);
@@ -226,25 +225,18 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
                 });
             if (acc == result)
               return;
-            scf::ForOp::create(
-                pb, ploc, zero, indexConst(pb, ploc, channelsIn), one,
-                ValueRange{},
-                [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
-                  int64_t column = 0;
-                  for (int64_t width : chunks) {
-                    SmallVector<Value> at{offset, ci,
-                                          indexConst(fb, floc, column)};
-                    Value sum = vector::LoadOp::create(
-                        fb, floc, VectorType::get({width}, accType), acc, at);
-                    vector::StoreOp::create(
-                        fb, floc,
-                        arith::TruncFOp::create(
-                            fb, floc, VectorType::get({width}, elementType),
-                            sum),
-                        result, at);
-                    column += width;
-                  }
-                  scf::YieldOp::create(fb, floc);
+            forEachRowChunk(
+                pb, ploc, channelsIn, chunks,
+                [&](OpBuilder &fb, Location floc, Value ci, Value column,
+                    int64_t width) {
+                  SmallVector<Value> at{offset, ci, column};
+                  Value sum = vector::LoadOp::create(
+                      fb, floc, VectorType::get({width}, accType), acc, at);
+                  vector::StoreOp::create(
+                      fb, floc,
+                      arith::TruncFOp::create(
+                          fb, floc, VectorType::get({width}, elementType), sum),
+                      result, at);
                 });
           }),
       role);
