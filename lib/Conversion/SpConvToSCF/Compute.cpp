@@ -132,33 +132,6 @@ static void forEachPair(OpBuilder &b, Location loc,
       });
 }
 
-/// Fills the `rows x channels` `buffer` with `init(row, channel)`.
-static void
-fillRows(OpBuilder &b, Location loc, Value buffer, Value rows, Value channels,
-         function_ref<Value(OpBuilder &, Location, Value, Value)> init) {
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  markKernel(scf::ParallelOp::create(
-                 b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
-                 ValueRange{one, one},
-                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-                   memref::StoreOp::create(
-                       pb, ploc, init(pb, ploc, ivs[0], ivs[1]), buffer, ivs);
-                 }),
-             "init_rows");
-}
-
-/// A `rows x channels` buffer of `type` filled by `init(row, channel)`.
-static Value
-allocRows(OpBuilder &b, Location loc, Value rows, Value channels, Type type,
-          function_ref<Value(OpBuilder &, Location, Value, Value)> init) {
-  auto bufferType =
-      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, type);
-  Value buffer =
-      memref::AllocOp::create(b, loc, bufferType, ValueRange{rows, channels});
-  fillRows(b, loc, buffer, rows, channels, init);
-  return buffer;
-}
-
 /// Where a conv's rows end up: `destination` where given, else the
 /// accumulator where it has the result's element type, else a new buffer.
 static Value resultRows(OpBuilder &b, Location loc, Value acc, Value rows,

@@ -538,3 +538,30 @@ void lowering::forEachOffset(
         scf::YieldOp::create(ob, oloc);
       });
 }
+
+void lowering::fillRows(
+    OpBuilder &b, Location loc, Value buffer, Value rows, Value channels,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> init,
+    StringRef role) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  markKernel(scf::ParallelOp::create(
+                 b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
+                 ValueRange{one, one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   memref::StoreOp::create(
+                       pb, ploc, init(pb, ploc, ivs[0], ivs[1]), buffer, ivs);
+                 }),
+             role);
+}
+
+Value lowering::allocRows(
+    OpBuilder &b, Location loc, Value rows, Value channels, Type type,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> init,
+    StringRef role) {
+  auto bufferType =
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, type);
+  Value buffer =
+      memref::AllocOp::create(b, loc, bufferType, ValueRange{rows, channels});
+  fillRows(b, loc, buffer, rows, channels, init, role);
+  return buffer;
+}

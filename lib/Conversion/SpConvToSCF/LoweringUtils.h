@@ -328,6 +328,19 @@ Value linearKey(OpBuilder &b, Location loc, Value batch,
 /// index fits the int32 coordinates).
 int64_t effectiveBatchSize(GridAttr grid, ArrayRef<int64_t> volumes);
 
+/// Fills the `rows x channels` `buffer` with `init(row, channel)`, in a
+/// parallel loop named `role`.
+void fillRows(OpBuilder &b, Location loc, Value buffer, Value rows,
+              Value channels,
+              function_ref<Value(OpBuilder &, Location, Value, Value)> init,
+              StringRef role = "init_rows");
+
+/// A `rows x channels` buffer of `type` filled by `init(row, channel)`.
+Value allocRows(OpBuilder &b, Location loc, Value rows, Value channels,
+                Type type,
+                function_ref<Value(OpBuilder &, Location, Value, Value)> init,
+                StringRef role = "init_rows");
+
 /// The (source, destination) rows of rulebook pair `pair`: (input, output),
 /// or (output, input) for a rulebook read backwards.
 std::pair<Value, Value> pairRows(OpBuilder &b, Location loc,

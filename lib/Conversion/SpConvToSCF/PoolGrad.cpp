@@ -68,20 +68,12 @@ static void forEachChannel(OpBuilder &b, Location loc, Value channels,
 /// A `rows x channels` buffer of `type` with every element `value`.
 static Value filledRows(OpBuilder &b, Location loc, Value rows, Value channels,
                         Type type, TypedAttr value, StringRef role) {
-  Value buffer = memref::AllocOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic}, type),
-      ValueRange{rows, channels});
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  markKernel(scf::ParallelOp::create(
-                 b, loc, ValueRange{zero, zero}, ValueRange{rows, channels},
-                 ValueRange{one, one},
-                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-                   memref::StoreOp::create(
-                       pb, ploc, arith::ConstantOp::create(pb, ploc, value),
-                       buffer, ivs);
-                 }),
-             role);
-  return buffer;
+  return allocRows(
+      b, loc, rows, channels, type,
+      [&](OpBuilder &pb, Location ploc, Value, Value) -> Value {
+        return arith::ConstantOp::create(pb, ploc, value);
+      },
+      role);
 }
 
 Value lowering::lowerRulebookPoolGrad(LoweringContext &ctx, OpBuilder &b,
@@ -209,15 +201,11 @@ Value lowering::lowerRulebookPoolGrad(LoweringContext &ctx, OpBuilder &b,
     sizes.push_back(channels);
   Value result = memref::AllocOp::create(
       b, loc, MemRefType::get(resultType.getShape(), elementType), sizes);
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  markKernel(scf::ParallelOp::create(
-                 b, loc, ValueRange{zero, zero},
-                 ValueRange{rulebook.numIn, channels}, ValueRange{one, one},
-                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-                   memref::StoreOp::create(
-                       pb, ploc, loadAs(pb, ploc, acc, ivs, elementType),
-                       result, ivs);
-                 }),
-             "store_pool_grad" + suffix);
+  fillRows(
+      b, loc, result, rulebook.numIn, channels,
+      [&](OpBuilder &pb, Location ploc, Value row, Value c) {
+        return loadAs(pb, ploc, acc, ValueRange{row, c}, elementType);
+      },
+      "store_pool_grad" + suffix);
   return result;
 }
