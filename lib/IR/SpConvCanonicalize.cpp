@@ -50,6 +50,9 @@ struct PointwiseSubmConvToMatmul : OpRewritePattern<ConvOp> {
     GeometryAttr geometry = op.getGeometry();
     if (geometry.getKind() != ConvKind::Subm || !geometry.isPointwise())
       return rewriter.notifyMatchFailure(op, "not a pointwise subm conv");
+    // A grouped weight is block-diagonal: not one matmul.
+    if (op.getGroups() != 1)
+      return rewriter.notifyMatchFailure(op, "grouped conv");
 
     Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(op.getOutFeatures().getType());

@@ -68,23 +68,23 @@ static int64_t outputRows(GeometryAttr geometry, Value features) {
 
 void ConvOp::build(OpBuilder &builder, OperationState &state,
                    GeometryAttr geometry, Value coords, Value features,
-                   Value weight, Value bias) {
+                   Value weight, Value bias, int64_t groups) {
   Type outFeatures =
       featuresLike(features.getType(), outputRows(geometry, features),
                    extentOf(weight.getType(), 2));
   build(builder, state, outputCoordsType(geometry, coords.getType()),
-        outFeatures, geometry, coords, features, weight, bias);
+        outFeatures, geometry, coords, features, weight, bias, groups);
 }
 
 void InverseConvOp::build(OpBuilder &builder, OperationState &state,
                           GeometryAttr geometry, Value coords,
                           Value sourceCoords, Value features, Value weight,
-                          Value bias) {
+                          Value bias, int64_t groups) {
   Type outFeatures =
       featuresLike(features.getType(), extentOf(coords.getType(), 0),
                    extentOf(weight.getType(), 2));
   build(builder, state, outFeatures, geometry, coords, sourceCoords, features,
-        weight, bias);
+        weight, bias, groups);
 }
 
 void PoolOp::build(OpBuilder &builder, OperationState &state, PoolKind kind,
@@ -107,14 +107,14 @@ void BuildRulebookOp::build(OpBuilder &builder, OperationState &state,
 
 void RulebookConvOp::build(OpBuilder &builder, OperationState &state,
                            Value rulebook, Value features, Value weight,
-                           Value bias, bool inverse) {
+                           Value bias, bool inverse, int64_t groups) {
   auto type = dyn_cast<RulebookType>(rulebook.getType());
   int64_t rows = inverse || !type ? ShapedType::kDynamic
                                   : outputRows(type.getGeometry(), features);
   Type outFeatures =
       featuresLike(features.getType(), rows, extentOf(weight.getType(), 2));
   build(builder, state, outFeatures, rulebook, features, weight, bias,
-        /*epilogue_operands=*/ValueRange(), inverse);
+        /*epilogue_operands=*/ValueRange(), inverse, groups);
 }
 
 void RulebookPoolGradOp::build(OpBuilder &builder, OperationState &state,
@@ -125,14 +125,20 @@ void RulebookPoolGradOp::build(OpBuilder &builder, OperationState &state,
 
 void RulebookWeightGradOp::build(OpBuilder &builder, OperationState &state,
                                  Value rulebook, Value features, Value outGrad,
-                                 bool inverse) {
+                                 bool inverse, int64_t groups) {
   auto type = dyn_cast<RulebookType>(rulebook.getType());
   int64_t volume =
       type ? type.getGeometry().getKernelVolume() : ShapedType::kDynamic;
+  // A group's input channels; dynamic where the split is not exact (the
+  // verifier reports it).
+  int64_t channelsIn = extentOf(features.getType(), 1);
+  if (!ShapedType::isDynamic(channelsIn) && groups > 0)
+    channelsIn = channelsIn % groups ? ShapedType::kDynamic : channelsIn / groups;
   Type weightGrad = RankedTensorType::get(
-      {volume, extentOf(features.getType(), 1), extentOf(outGrad.getType(), 1)},
+      {volume, channelsIn, extentOf(outGrad.getType(), 1)},
       getElementTypeOrSelf(features.getType()));
-  build(builder, state, weightGrad, rulebook, features, outGrad, inverse);
+  build(builder, state, weightGrad, rulebook, features, outGrad, inverse,
+        groups);
 }
 
 void RulebookPoolOp::build(OpBuilder &builder, OperationState &state,

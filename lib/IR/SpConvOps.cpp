@@ -116,20 +116,51 @@ static LogicalResult verifyElementTypes(Operation *op, ValueRange values) {
   return success();
 }
 
-/// Checks a `K x Cin x Cout` weight and an optional `Cout` bias against the
-/// kernel volume and the feature channel counts.
+/// Checks that `groups` splits `channels` input channels (of which `perGroup`
+/// per group) and `outChannels` output channels: `what` names the weight or
+/// its gradient.
+static LogicalResult verifyGroups(Operation *op, int64_t groups,
+                                  int64_t channels, StringRef channelsName,
+                                  int64_t perGroup, int64_t outChannels,
+                                  StringRef what) {
+  if (groups < 1)
+    return op->emitOpError() << "groups must be positive, got " << groups;
+  if (groups == 1)
+    return verifySameExtent(op, perGroup, (what + " input channels").str(),
+                            channels, channelsName);
+  auto isStatic = [](int64_t extent) { return !ShapedType::isDynamic(extent); };
+  if (isStatic(channels) && isStatic(perGroup)) {
+    std::optional<int64_t> total = llvm::checkedMul(groups, perGroup);
+    if (!total || *total != channels)
+      return op->emitOpError()
+             << channelsName << " (" << channels << ") must be groups ("
+             << groups << ") x " << what << " input channels (" << perGroup
+             << ")";
+  }
+  if (isStatic(channels) && channels % groups != 0)
+    return op->emitOpError() << channelsName << " (" << channels
+                             << ") are not divisible by groups (" << groups
+                             << ")";
+  if (isStatic(outChannels) && outChannels % groups != 0)
+    return op->emitOpError() << what << " output channels (" << outChannels
+                             << ") are not divisible by groups (" << groups
+                             << ")";
+  return success();
+}
+
+/// Checks a `K x Cin/groups x Cout` weight and an optional `Cout` bias
+/// against the kernel volume and the feature channel counts.
 static LogicalResult verifyWeight(Operation *op, GeometryAttr geometry,
                                   Value features, Value weight, Value bias,
-                                  Value outFeatures) {
+                                  Value outFeatures, int64_t groups) {
   ArrayRef<int64_t> w = tensorType(weight).getShape();
   int64_t volume = geometry.getKernelVolume();
   if (!ShapedType::isDynamic(w[0]) && w[0] != volume)
     return op->emitOpError()
            << "weight has " << w[0] << " kernel offsets but the kernel "
            << formatShape(geometry.getKernel()) << " has " << volume;
-  if (failed(verifySameExtent(op, w[1], "weight input channels",
-                              tensorType(features).getDimSize(1),
-                              "feature channels")) ||
+  if (failed(verifyGroups(op, groups, tensorType(features).getDimSize(1),
+                          "feature channels", w[1], w[2], "weight")) ||
       failed(verifySameExtent(op, w[2], "weight output channels",
                               tensorType(outFeatures).getDimSize(1),
                               "result channels")))
@@ -175,7 +206,7 @@ LogicalResult ConvOp::verify() {
                             getOutFeatures(), "result feature rows")))
     return failure();
   return verifyWeight(*this, geometry, getFeatures(), getWeight(), getBias(),
-                      getOutFeatures());
+                      getOutFeatures(), getGroups());
 }
 
 LogicalResult InverseConvOp::verify() {
@@ -194,7 +225,7 @@ LogicalResult InverseConvOp::verify() {
                             getOutFeatures(), "result feature rows")))
     return failure();
   return verifyWeight(*this, geometry, getFeatures(), getWeight(), getBias(),
-                      getOutFeatures());
+                      getOutFeatures(), getGroups());
 }
 
 LogicalResult PoolOp::verify() {
@@ -248,7 +279,8 @@ LogicalResult BuildRulebookOp::verify() {
 
 LogicalResult RulebookConvOp::verify() {
   return verifyWeight(*this, getRulebook().getType().getGeometry(),
-                      getFeatures(), getWeight(), getBias(), getOutFeatures());
+                      getFeatures(), getWeight(), getBias(), getOutFeatures(),
+                      getGroups());
 }
 
 LogicalResult RulebookPoolGradOp::verify() {
@@ -278,9 +310,9 @@ LogicalResult RulebookWeightGradOp::verify() {
                          << " kernel offsets but the kernel "
                          << formatShape(geometry.getKernel()) << " has "
                          << volume;
-  if (failed(verifySameExtent(*this, w[1], "weight gradient input channels",
-                              tensorType(getFeatures()).getDimSize(1),
-                              "feature channels")) ||
+  if (failed(verifyGroups(*this, getGroups(),
+                          tensorType(getFeatures()).getDimSize(1),
+                          "feature channels", w[1], w[2], "weight gradient")) ||
       failed(verifySameExtent(*this, w[2], "weight gradient output channels",
                               tensorType(getOutGrad()).getDimSize(1),
                               "output gradient channels")))
@@ -469,6 +501,17 @@ LogicalResult GatherRowsOp::verify() {
   return verifyElementTypes(*this, {getFeatures(), getResult()});
 }
 
+LogicalResult ScatterAddRowsOp::verify() {
+  if (failed(verifySameRows(*this, getRows(), "index count", getSource(),
+                            "source rows")) ||
+      failed(verifySameExtent(*this, tensorType(getSource()).getDimSize(1),
+                              "source channels",
+                              tensorType(getDest()).getDimSize(1),
+                              "destination channels")))
+    return failure();
+  return verifyElementTypes(*this, {getSource(), getDest()});
+}
+
 //===----------------------------------------------------------------------===//
 // Dense and segment primitives
 //===----------------------------------------------------------------------===//
@@ -593,6 +636,26 @@ LogicalResult SegmentMaxOp::verify() {
                               "result batch")) ||
       failed(verifySameExtent(*this, data[1], "data channels", values[1],
                               "result channels")))
+    return failure();
+  return success();
+}
+
+LogicalResult SegmentMaxGradOp::verify() {
+  ArrayRef<int64_t> grad = tensorType(getValuesGrad()).getShape();
+  ArrayRef<int64_t> dest = tensorType(getDest()).getShape();
+  if (tensorType(getValuesGrad()).getElementType() !=
+      tensorType(getDest()).getElementType())
+    return emitOpError("values gradient and destination must share one "
+                       "element type");
+  ArrayRef<int64_t> positions = tensorType(getPositions()).getShape();
+  for (int64_t d = 0; d < 3; ++d)
+    if (failed(verifySameExtent(*this, positions[d], "positions extent",
+                                grad[d], "values gradient extent")))
+      return failure();
+  if (failed(verifySameExtent(*this, grad[0], "values gradient batch",
+                              dest[0], "destination batch")) ||
+      failed(verifySameExtent(*this, grad[1], "values gradient channels",
+                              dest[1], "destination channels")))
     return failure();
   return success();
 }

@@ -26,7 +26,8 @@ using namespace mlir::spconv;
 
 /// High level first: helper functions inlined, element-wise arith on
 /// tensors (residual adds) as linalg; pointwise subm convs become matmuls,
-/// subm layers read their producers' coordinates; then one build per
+/// subm layers read their producers' coordinates; backward functions
+/// generated at the rulebook level; then one build per
 /// (sites, geometry), shared by every layer, and each conv's element-wise
 /// consumers in its epilogue.
 static void addFrontEnd(OpPassManager &pm, bool fuseEpilogues, bool profile) {
@@ -35,6 +36,9 @@ static void addFrontEnd(OpPassManager &pm, bool fuseEpilogues, bool profile) {
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createSpConvDecomposePass());
   pm.addPass(createCanonicalizerPass());
+  // Backward functions (spconv.backward) from the rulebook-level forward
+  // ones, before builds are shared and epilogues fused.
+  pm.addPass(createSpConvGenerateBackwardPass());
   pm.addNestedPass<func::FuncOp>(createSpConvShareRulebooksPass());
   pm.addPass(createCSEPass());
   if (fuseEpilogues)

@@ -34,7 +34,7 @@ static void decompose(RewriterBase &rewriter, ConvOp op) {
   Value features = RulebookConvOp::create(
       rewriter, op.getLoc(), op.getOutFeatures().getType(), build.getRulebook(),
       op.getFeatures(), op.getWeight(), op.getBias(),
-      /*epilogue_operands=*/ValueRange(), /*inverse=*/false);
+      /*epilogue_operands=*/ValueRange(), /*inverse=*/false, op.getGroups());
   rewriter.replaceOp(op, {build.getOutCoords(), features});
 }
 
@@ -89,7 +89,7 @@ static bool decompose(RewriterBase &rewriter, InverseConvOp op) {
   Value result = RulebookConvOp::create(
       rewriter, loc, op.getOutFeatures().getType(), rulebook, features,
       op.getWeight(), op.getBias(), /*epilogue_operands=*/ValueRange(),
-      /*inverse=*/true);
+      /*inverse=*/true, op.getGroups());
   rewriter.replaceOp(op, result);
   return reused;
 }

@@ -162,7 +162,7 @@ static LogicalResult fuse(RewriterBase &rewriter, linalg::LinalgOp op,
   auto fused = RulebookConvOp::create(
       rewriter, loc, conv.getOutFeatures().getType(), conv.getRulebook(),
       conv.getFeatures(), conv.getWeight(), conv.getBias(), operands,
-      conv.getInverse());
+      conv.getInverse(), conv.getGroups());
   fused->setDiscardableAttrs(conv->getDiscardableAttrDictionary());
 
   // The new block: the element, the old epilogue's operands, the new ones.

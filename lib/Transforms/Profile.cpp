@@ -59,10 +59,14 @@ static std::string describe(Operation *op) {
        << rulebookOf(conv.getRulebook()).getGeometry() << " "
        << channels(conv.getFeatures()) << "->"
        << channels(conv.getOutFeatures());
+    if (conv.getGroups() != 1)
+      os << " groups " << conv.getGroups();
   } else if (auto grad = dyn_cast<RulebookWeightGradOp>(op)) {
     os << (grad.getInverse() ? " inverse " : " ")
        << rulebookOf(grad.getRulebook()).getGeometry() << " "
        << channels(grad.getFeatures()) << "x" << channels(grad.getOutGrad());
+    if (grad.getGroups() != 1)
+      os << " groups " << grad.getGroups();
   } else if (auto poolGrad = dyn_cast<RulebookPoolGradOp>(op)) {
     os << " " << stringifyPoolKind(poolGrad.getKind()) << " "
        << rulebookOf(poolGrad.getRulebook()).getGeometry();
@@ -92,7 +96,8 @@ struct SpConvProfilePass
       // Matmuls on tensors are what canonicalization makes of pointwise
       // convs: they are layers too.
       if (isa<BuildRulebookOp, RulebookConvOp, RulebookPoolOp,
-              RulebookPoolGradOp, RulebookWeightGradOp, GatherRowsOp>(op) ||
+              RulebookPoolGradOp, RulebookWeightGradOp, GatherRowsOp,
+              ScatterAddRowsOp>(op) ||
           (isa<linalg::MatmulOp>(op) && op->getNumResults() == 1))
         ops.push_back(op);
     });

@@ -19,7 +19,8 @@ void spconv::emitVectorRowUpdates(OpBuilder &b, Location loc,
                                   ValueRange dsts, ValueRange srcs, Value depth,
                                   int64_t columns,
                                   WeightChunkLoader loadWeights,
-                                  InputScalarLoader loadInput) {
+                                  InputScalarLoader loadInput,
+                                  Value firstColumn) {
   Type accType = cast<MemRefType>(acc.getType()).getElementType();
   SmallVector<int64_t> chunks =
       rowChunks(columns, registers, accType.getIntOrFloatBitWidth(),
@@ -30,6 +31,8 @@ void spconv::emitVectorRowUpdates(OpBuilder &b, Location loc,
   for (int64_t width : chunks) {
     auto accVector = VectorType::get({width}, accType);
     Value column = arith::ConstantIndexOp::create(b, loc, start);
+    if (firstColumn)
+      column = arith::AddIOp::create(b, loc, firstColumn, column);
     start += width;
     SmallVector<Value> initial;
     for (Value dst : dsts)

@@ -208,8 +208,8 @@ ELEMENT_TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64", "index",
 SPCONV_OPS = ["conv", "inverse_conv", "pool", "build_rulebook", "rulebook_conv",
               "rulebook_pool", "rulebook_pool_grad", "rulebook_weight_grad",
               "linearize", "delinearize", "sort_unique",
-              "hash_build", "hash_lookup", "gather_rows", "unfold", "fold",
-              "segment_max"]
+              "hash_build", "hash_lookup", "gather_rows", "scatter_add_rows",
+              "unfold", "fold", "segment_max", "segment_max_grad"]
 KINDS = ["subm", "regular", "transposed", "inverse"]
 GEOM_FIELDS = ["kernel", "stride", "padding", "dilation", "output_padding"]
 

@@ -27,6 +27,8 @@ def SpConv_WeightTensor : TensorRankOf<[SpConv_Float], [3]>;
 def SpConv_BiasTensor : TensorRankOf<[SpConv_Float], [1]>;
 def SpConv_KeyTensor : TensorRankOf<[I64], [1]>;
 def SpConv_IndexTensor : TensorRankOf<[I32], [1]>;
+// Channel groups of a conv (see "Grouped convolution" in docs/SpConv.md).
+def SpConv_GroupsAttr : DefaultValuedAttr<I64Attr, "1">;
 // An epilogue operand: per row and channel (rank 2) or per channel (rank 1).
 // Whole bytes per element (a vector load of i1 would read bits).
 def SpConv_EpilogueTensor
@@ -52,6 +54,12 @@ def SpConv_ConvOp : SpConv_Op<"conv", [Pure]> {
     * `transposed`: input `x` scatters to `o = x * stride - padding + j * dilation`;
       outputs are sorted by key.
 
+    With `groups = g` (default 1) the channels split into `g` groups: the
+    weight is `K x Cin/g x Cout` and output channel `co` of group
+    `q = co / (Cout/g)` reads only input channels `q * Cin/g ..< (q+1) * Cin/g`;
+    `Cin` and `Cout` must be divisible by `g`. `g = Cin = Cout` is a
+    depthwise conv (`K x 1 x C`).
+
     The result coordinates carry the output grid computed from the geometry;
     a result type with another grid is rejected. For `subm` the result
     coordinates have the type of the input coordinates (and canonicalize to
@@ -71,14 +79,16 @@ def SpConv_ConvOp : SpConv_Op<"conv", [Pure]> {
     SpConv_CoordsTensor:$coords,
     SpConv_FeatureTensor:$features,
     SpConv_WeightTensor:$weight,
-    Optional<SpConv_BiasTensor>:$bias
+    Optional<SpConv_BiasTensor>:$bias,
+    SpConv_GroupsAttr:$groups
   );
   let results = (outs
     SpConv_CoordsTensor:$out_coords,
     SpConv_FeatureTensor:$out_features
   );
   let assemblyFormat = [{
-    $geometry $coords `,` $features `,` $weight (`bias` $bias^)? attr-dict `:`
+    $geometry (`groups` $groups^)? $coords `,` $features `,` $weight
+    (`bias` $bias^)? attr-dict `:`
     type($coords) `,` type($features) `,` type($weight) (`,` type($bias)^)?
     `->` type($out_coords) `,` type($out_features)
   }];
@@ -88,7 +98,8 @@ def SpConv_ConvOp : SpConv_Op<"conv", [Pure]> {
     OpBuilder<(ins "::mlir::spconv::GeometryAttr":$geometry,
                    "::mlir::Value":$coords, "::mlir::Value":$features,
                    "::mlir::Value":$weight,
-                   CArg<"::mlir::Value", "{}">:$bias)>
+                   CArg<"::mlir::Value", "{}">:$bias,
+                   CArg<"int64_t", "1">:$groups)>
   ];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
@@ -108,7 +119,8 @@ def SpConv_InverseConvOp : SpConv_Op<"inverse_conv", [Pure]> {
     inverts; `source_coords` must live on that conv's output grid. The rows
     of `source_coords` may come in any order; an output site of the forward
     conv that is missing from them contributes nothing (its features count
-    as zero). Lowering reuses the forward conv's rulebook instead of
+    as zero). `groups` splits the channels as for `spconv.conv`. Lowering
+    reuses the forward conv's rulebook instead of
     building a new one, and skips the re-ordering when `source_coords` are
     that rulebook's own output coordinates.
 
@@ -127,11 +139,13 @@ def SpConv_InverseConvOp : SpConv_Op<"inverse_conv", [Pure]> {
     SpConv_CoordsTensor:$source_coords,
     SpConv_FeatureTensor:$features,
     SpConv_WeightTensor:$weight,
-    Optional<SpConv_BiasTensor>:$bias
+    Optional<SpConv_BiasTensor>:$bias,
+    SpConv_GroupsAttr:$groups
   );
   let results = (outs SpConv_FeatureTensor:$out_features);
   let assemblyFormat = [{
-    $geometry $coords `,` $source_coords `,` $features `,` $weight
+    $geometry (`groups` $groups^)? $coords `,` $source_coords `,` $features
+    `,` $weight
     (`bias` $bias^)? attr-dict `:` type($coords) `,` type($source_coords) `,`
     type($features) `,` type($weight) (`,` type($bias)^)? `->`
     type($out_features)
@@ -142,7 +156,8 @@ def SpConv_InverseConvOp : SpConv_Op<"inverse_conv", [Pure]> {
     OpBuilder<(ins "::mlir::spconv::GeometryAttr":$geometry,
                    "::mlir::Value":$coords, "::mlir::Value":$source_coords,
                    "::mlir::Value":$features, "::mlir::Value":$weight,
-                   CArg<"::mlir::Value", "{}">:$bias)>
+                   CArg<"::mlir::Value", "{}">:$bias,
+                   CArg<"int64_t", "1">:$groups)>
   ];
   let hasVerifier = 1;
 }
@@ -250,6 +265,11 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [
     `spconv.inverse_conv`. The order in which contributions are summed is
     fixed by the lowering, so results are deterministic.
 
+    With `groups = g` the weight is `K x Cin/g x Cout` and output channel
+    `co` reads only the input channels of its group, as for `spconv.conv`.
+    The data gradient of a grouped conv is the grouped conv read backwards
+    with each group's block transposed: `K x Cout/g x Cin`.
+
     An optional `epilogue` maps every element of that sum, rounded to the
     result's element type, to the element stored: bias-free BatchNorm scale
     and shift, activations, a residual add. Its block takes the element,
@@ -289,13 +309,14 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [
     SpConv_WeightTensor:$weight,
     Optional<SpConv_BiasTensor>:$bias,
     Variadic<SpConv_EpilogueTensor>:$epilogue_operands,
-    UnitAttr:$inverse
+    UnitAttr:$inverse,
+    SpConv_GroupsAttr:$groups
   );
   let results = (outs SpConv_FeatureTensor:$out_features);
   let regions = (region MaxSizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    (`inverse` $inverse^)? $rulebook `,` $features `,` $weight
-    (`bias` $bias^)? attr-dict `:` qualified(type($rulebook)) `,`
+    (`inverse` $inverse^)? (`groups` $groups^)? $rulebook `,` $features `,`
+    $weight (`bias` $bias^)? attr-dict `:` qualified(type($rulebook)) `,`
     type($features) `,` type($weight) (`,` type($bias)^)? `->`
     type($out_features) ``
     custom<Epilogue>($epilogue_operands, type($epilogue_operands), $epilogue)
@@ -305,7 +326,8 @@ def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [
     OpBuilder<(ins "::mlir::Value":$rulebook, "::mlir::Value":$features,
                    "::mlir::Value":$weight,
                    CArg<"::mlir::Value", "{}">:$bias,
-                   CArg<"bool", "false">:$inverse)>
+                   CArg<"bool", "false">:$inverse,
+                   CArg<"int64_t", "1">:$groups)>
   ];
   let extraClassDeclaration = [{
     /// The epilogue's block, or null without one.
@@ -427,6 +449,10 @@ def SpConv_RulebookWeightGradOp : SpConv_Op<"rulebook_weight_grad", [Pure]> {
     `out_grad` one per input site. The gradient of the bias is the column
     sum of `out_grad`, which needs no rulebook.
 
+    With `groups = g` the result is the grouped weight's gradient,
+    `K x Cin/g x Cout`: element `(j, ci, co)` sums `features[x, q * Cin/g + ci]
+    * out_grad[o, co]` with `q = co / (Cout/g)` the group of `co`.
+
     The sum over pairs is a reduction, not a scatter: each element of the
     result is summed by one thread, pair by pair in the rulebook's order, so
     results are deterministic (no float atomics).
@@ -443,18 +469,21 @@ def SpConv_RulebookWeightGradOp : SpConv_Op<"rulebook_weight_grad", [Pure]> {
     SpConv_RulebookType:$rulebook,
     SpConv_FeatureTensor:$features,
     SpConv_FeatureTensor:$out_grad,
-    UnitAttr:$inverse
+    UnitAttr:$inverse,
+    SpConv_GroupsAttr:$groups
   );
   let results = (outs SpConv_WeightTensor:$weight_grad);
   let assemblyFormat = [{
-    (`inverse` $inverse^)? $rulebook `,` $features `,` $out_grad attr-dict `:`
+    (`inverse` $inverse^)? (`groups` $groups^)? $rulebook `,` $features `,`
+    $out_grad attr-dict `:`
     qualified(type($rulebook)) `,` type($features) `,` type($out_grad) `->`
     type($weight_grad)
   }];
   let builders = [
     // Infers the result type from the rulebook's kernel and the channels.
     OpBuilder<(ins "::mlir::Value":$rulebook, "::mlir::Value":$features,
-                   "::mlir::Value":$out_grad, CArg<"bool", "false">:$inverse)>
+                   "::mlir::Value":$out_grad, CArg<"bool", "false">:$inverse,
+                   CArg<"int64_t", "1">:$groups)>
   ];
   let hasVerifier = 1;
 }
@@ -600,6 +629,37 @@ def SpConv_GatherRowsOp : SpConv_Op<"gather_rows", [Pure]> {
   let hasVerifier = 1;
 }
 
+def SpConv_ScatterAddRowsOp : SpConv_Op<"scatter_add_rows", [
+    Pure, AllTypesMatch<["dest", "result"]>]> {
+  let summary = "Adds rows into a feature tensor by index, skipping -1";
+  let description = [{
+    The adjoint of `spconv.gather_rows`: the result is `dest` with row `i`
+    of `source` added to row `rows[i]`, for every `i` in order, skipping
+    `rows[i] == -1`. An index may repeat (its rows add up); any other index
+    outside `[0, rows of dest)` is a run-time error and is skipped.
+
+    With `dest` zero this is the gradient of `gather_rows` with respect to
+    its features: `dL/dfeatures = scatter_add_rows(dL/dresult, rows)`.
+    Rows are summed in index order by one thread per channel, so results
+    are deterministic (no float atomics).
+
+    Example:
+
+    ```mlir
+    %grad = spconv.scatter_add_rows %out_grad, %rows into %zeros
+        : tensor<?x64xf32>, tensor<?xi32> into tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins SpConv_FeatureTensor:$source, SpConv_IndexTensor:$rows,
+                       SpConv_FeatureTensor:$dest);
+  let results = (outs SpConv_FeatureTensor:$result);
+  let assemblyFormat = [{
+    $source `,` $rows `into` $dest attr-dict `:` type($source) `,` type($rows)
+    `into` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dense and segment primitives
 //===----------------------------------------------------------------------===//
@@ -699,6 +759,41 @@ def SpConv_SegmentMaxOp : SpConv_Op<"segment_max", [Pure]> {
   let assemblyFormat = [{
     $data `,` $index attr-dict `:` type($data) `,` type($index) `->`
     type($values) `,` type($positions)
+  }];
+  let hasVerifier = 1;
+}
+
+def SpConv_SegmentMaxGradOp : SpConv_Op<"segment_max_grad", [
+    Pure, AllTypesMatch<["dest", "result"]>]> {
+  let summary = "Gradient of segment_max: each segment's gradient to its arg-max";
+  let description = [{
+    For `values_grad` and `positions` of shape `B x C x M` (the gradient of
+    `spconv.segment_max`'s values and its positions) and `dest` of shape
+    `B x C x P`, the result is `dest` with `values_grad[b, c, m]` added at
+    `[b, c, positions[b, c, m]]` for every segment whose position is not -1
+    (empty segments pass nothing back). With `dest` zero this is the
+    gradient of `segment_max` with respect to its data: the maximum's
+    gradient goes to the point that attains it (the first one, as
+    `segment_max` reports it). A position outside `[-1, P)` is a run-time
+    error and is skipped. Each `(b, c)` is summed by one thread in segment
+    order: deterministic.
+
+    Example:
+
+    ```mlir
+    %grad = spconv.segment_max_grad %values_grad, %positions into %zeros
+        : tensor<2x64x128xf32>, tensor<2x64x128xi32> into tensor<2x64x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    TensorRankOf<[SpConv_Float], [3]>:$values_grad,
+    TensorRankOf<[I32], [3]>:$positions,
+    TensorRankOf<[SpConv_Float], [3]>:$dest
+  );
+  let results = (outs TensorRankOf<[SpConv_Float], [3]>:$result);
+  let assemblyFormat = [{
+    $values_grad `,` $positions `into` $dest attr-dict `:` type($values_grad)
+    `,` type($positions) `into` type($dest)
   }];
   let hasVerifier = 1;
 }

@@ -49,6 +49,67 @@ def SpConvDecomposePass : Pass<"spconv-decompose", "::mlir::func::FuncOp"> {
   ];
 }
 
+def SpConvGenerateBackwardPass
+    : Pass<"spconv-generate-backward", "::mlir::ModuleOp"> {
+  let summary = "Generate the backward (vector-Jacobian product) of functions";
+  let description = [{
+    For every `func.func @f attributes {spconv.backward = @g}`, defines
+
+    `@g(args of @f..., one cotangent per float tensor result of @f)
+       -> (results of @f..., one gradient per float tensor argument of @f)`
+
+    the gradient of `sum over results of <result, cotangent>` with respect to
+    each float tensor argument (features, weights, biases; coordinates get
+    none), returned with the forward results. A function whose last op is a
+    scalar loss (`tensor<f32>`) called with cotangent 1 gives the loss and
+    its gradients: one training step's backward. `@g` may be declared
+    beforehand (`func.func private @g(...) -> (...)`, so that other functions
+    can call it); its type must then be the one above. Arguments nothing
+    depends on get zero gradients.
+
+    `@g` is `@f`'s ops followed by the adjoint of each, in reverse order.
+    The rules reuse the forward operands, so every conv's gradients read the
+    rulebook its forward pass built:
+
+    | forward op | adjoints |
+    |---|---|
+    | `spconv.rulebook_conv [inverse] [groups g]` | features: the rulebook read the other way with each group's weight block transposed; weight: `spconv.rulebook_weight_grad`; bias: the column sum of the output's adjoint |
+    | `spconv.rulebook_pool max\|avg` | `spconv.rulebook_pool_grad` |
+    | `spconv.gather_rows` | `spconv.scatter_add_rows` into zeros |
+    | `spconv.segment_max` | `spconv.segment_max_grad` into zeros |
+    | `spconv.unfold` / `spconv.fold` | `spconv.fold` / `spconv.unfold` |
+    | `tensor.concat` | `tensor.extract_slice` of each operand's part |
+    | `tensor.cast`, `tensor.collapse_shape`, `tensor.expand_shape` | the inverse reshape |
+    | `linalg.generic` and named linalg ops (`matmul`, `map`, `broadcast`, `transpose`, element-wise ops, `reduce` with a sum) | a `linalg.generic` per float input: the body differentiated in forward mode (`arith` add, sub, mul, div, neg, max/min, select, extf/truncf; `math` exp, log, sqrt, tanh), summed over the dimensions the input does not index |
+
+    The input is at the rulebook level (run `spconv-decompose` first; the
+    `spconv-to-*` pipelines run this pass right after it), with calls
+    inlined and before `spconv-fuse-epilogues`. Anything else on the path
+    from the arguments to the results (control flow, calls, ops without a
+    rule, a linalg body that reads its output other than as a sum) is an
+    error naming the op.
+
+    Example:
+
+    ```mlir
+    func.func @loss(%c: !coords, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>)
+        -> tensor<f32> attributes {spconv.backward = @loss_backward} { ... }
+    // generated:
+    func.func @loss_backward(%c: !coords, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>,
+                             %seed: tensor<f32>)
+        -> (tensor<f32>, tensor<?x4xf32>, tensor<27x4x8xf32>)
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::spconv::SpConvDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numGenerated", "generated", "Backward functions generated">
+  ];
+}
+
 def SpConvShareRulebooksPass
     : Pass<"spconv-share-rulebooks", "::mlir::func::FuncOp"> {
   let summary = "Merge rulebook builds of the same sites and geometry";

@@ -30,12 +30,15 @@ using InputScalarLoader =
 /// for a static width `columns`: per chunk of columns (rowChunks, for as
 /// many rows live as `dsts` has), each row's chunk accumulates in registers
 /// a broadcast input channel times the weight row, in k order, one weight
-/// load serving every row; each row is stored once per chunk.
+/// load serving every row; each row is stored once per chunk. The columns
+/// start at `firstColumn` where given (one group of a grouped conv), else at
+/// 0; the loaders get absolute columns.
 void emitVectorRowUpdates(OpBuilder &b, Location loc,
                           const VectorRegisters &registers, Value acc,
                           ValueRange dsts, ValueRange srcs, Value depth,
                           int64_t columns, WeightChunkLoader loadWeights,
-                          InputScalarLoader loadInput);
+                          InputScalarLoader loadInput,
+                          Value firstColumn = Value());
 
 } // namespace mlir::spconv
 

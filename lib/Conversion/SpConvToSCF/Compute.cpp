@@ -266,7 +266,9 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc,
                                 ArrayRef<Value> dsts, Value features,
                                 ArrayRef<Value> srcs, Value weight,
                                 Value offset, Value channelsIn,
-                                int64_t channelsOut, Type accType) {
+                                int64_t channelsOut, Type accType,
+                                Value firstIn = Value(),
+                                Value firstOut = Value()) {
   Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
   emitVectorRowUpdates(
       b, loc, registers, acc, dsts, srcs, channelsIn, channelsOut,
@@ -280,21 +282,100 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc,
         return w;
       },
       [&](OpBuilder &fb, Location floc, Value src, Value ci) {
+        if (firstIn)
+          ci = arith::AddIOp::create(fb, floc, firstIn, ci);
         return loadAs(fb, floc, features, {src, ci}, accType);
+      },
+      firstOut);
+}
+
+/// The grouped form of emitVectorRowUpdate: one register-blocked update per
+/// group, over the group's `channelsIn` input and `groupChannelsOut` output
+/// channels.
+static void emitGroupedRowUpdate(OpBuilder &b, Location loc,
+                                 const VectorRegisters &registers, Value acc,
+                                 ArrayRef<Value> dsts, Value features,
+                                 ArrayRef<Value> srcs, Value weight,
+                                 Value offset, Value channelsIn, int64_t groups,
+                                 int64_t groupChannelsOut, Type accType) {
+  scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, groups),
+      indexConst(b, loc, 1), ValueRange{},
+      [&](OpBuilder &gb, Location gloc, Value group, ValueRange) {
+        Value firstIn = arith::MulIOp::create(gb, gloc, group, channelsIn);
+        Value firstOut = arith::MulIOp::create(
+            gb, gloc, group, indexConst(gb, gloc, groupChannelsOut));
+        emitVectorRowUpdate(gb, gloc, registers, acc, dsts, features, srcs,
+                            weight, offset, channelsIn, groupChannelsOut,
+                            accType, firstIn, firstOut);
+        scf::YieldOp::create(gb, gloc);
       });
+}
+
+/// The depthwise form (a channel per group, `K x 1 x C` weight):
+/// acc[dsts[g], c] += features[srcs[g], c] * weight[offset, 0, c], a vector
+/// of channels at a time, each weight chunk loaded once for the group.
+static void emitDepthwiseRowUpdate(OpBuilder &b, Location loc,
+                                   const VectorRegisters &registers, Value acc,
+                                   ArrayRef<Value> dsts, Value features,
+                                   ArrayRef<Value> srcs, Value weight,
+                                   Value offset, int64_t channels,
+                                   Type accType) {
+  Value zero = indexConst(b, loc, 0);
+  int64_t start = 0;
+  for (int64_t width : rowChunks(channels, registers,
+                                 accType.getIntOrFloatBitWidth(),
+                                 static_cast<int64_t>(dsts.size()))) {
+    Value column = indexConst(b, loc, start);
+    start += width;
+    auto accVector = VectorType::get({width}, accType);
+    auto asAcc = [&](Value memref, ValueRange at) -> Value {
+      Type element = cast<MemRefType>(memref.getType()).getElementType();
+      Value v = vector::LoadOp::create(
+          b, loc, VectorType::get({width}, element), memref, at);
+      if (element != accType)
+        v = arith::ExtFOp::create(b, loc, accVector, v);
+      return v;
+    };
+    Value w = asAcc(weight, {offset, zero, column});
+    for (auto [src, dst] : llvm::zip_equal(srcs, dsts)) {
+      Value sum = vector::LoadOp::create(b, loc, accVector, acc,
+                                         ValueRange{dst, column});
+      Value x = asAcc(features, {src, column});
+      vector::StoreOp::create(b, loc,
+                              vector::FMAOp::create(b, loc, x, w, sum), acc,
+                              ValueRange{dst, column});
+    }
+  }
+}
+
+/// The first input channel that output channel `co` reads: that of its
+/// group, `co / groupChannelsOut * channelsIn`; null without groups.
+static Value groupFirstInput(OpBuilder &b, Location loc, Value co,
+                             int64_t groups, Value channelsIn,
+                             Value groupChannelsOut) {
+  if (groups == 1)
+    return Value();
+  return arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, co, groupChannelsOut), channelsIn);
 }
 
 /// acc[dst, co] += features[src, :] . weight[offset, :, co], one scalar
 /// product at a time in input-channel order.
+/// With `firstIn`, features[src, firstIn + ci] (a group's input channels).
 static void emitDotUpdate(OpBuilder &b, Location loc, Value acc, Value dst,
                           Value co, Value features, Value src, Value weight,
-                          Value offset, Value channelsIn, Type accType) {
+                          Value offset, Value channelsIn, Type accType,
+                          Value firstIn = Value()) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value start = memref::LoadOp::create(b, loc, acc, ValueRange{dst, co});
   auto dot = scf::ForOp::create(
       b, loc, zero, channelsIn, one, ValueRange{start},
       [&](OpBuilder &db, Location dloc, Value ci, ValueRange sum) {
-        Value x = loadAs(db, dloc, features, {src, ci}, accType);
+        Value column =
+            firstIn ? arith::AddIOp::create(db, dloc, firstIn, ci).getResult()
+                    : ci;
+        Value x = loadAs(db, dloc, features, {src, column}, accType);
         Value w = loadAs(db, dloc, weight, {offset, ci, co}, accType);
         Value product = arith::MulFOp::create(db, dloc, x, w);
         scf::YieldOp::create(
@@ -309,14 +390,18 @@ static void emitDotUpdate(OpBuilder &b, Location loc, Value acc, Value dst,
 static void emitScalarRowUpdate(OpBuilder &b, Location loc, Value acc,
                                 Value dst, Value features, Value src,
                                 Value weight, Value offset, Value channelsIn,
-                                Value channelsOut, Type accType) {
+                                Value channelsOut, Type accType, int64_t groups,
+                                Value groupChannelsOut) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  scf::ForOp::create(b, loc, zero, channelsOut, one, ValueRange{},
-                     [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
-                       emitDotUpdate(cb, cloc, acc, dst, co, features, src,
-                                     weight, offset, channelsIn, accType);
-                       scf::YieldOp::create(cb, cloc);
-                     });
+  scf::ForOp::create(
+      b, loc, zero, channelsOut, one, ValueRange{},
+      [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
+        emitDotUpdate(cb, cloc, acc, dst, co, features, src, weight, offset,
+                      channelsIn, accType,
+                      groupFirstInput(cb, cloc, co, groups, channelsIn,
+                                      groupChannelsOut));
+        scf::YieldOp::create(cb, cloc);
+      });
 }
 
 /// GPU form of the convolution: for j in offsets, parallel over (pair of j,
@@ -327,8 +412,8 @@ static void emitPairChannelConv(OpBuilder &b, Location loc,
                                 const RulebookBuffers &rulebook, int64_t volume,
                                 bool inverse, Value acc, Value features,
                                 Value weight, Value channelsIn,
-                                Value channelsOut, Type accType,
-                                StringRef role) {
+                                Value channelsOut, Type accType, int64_t groups,
+                                Value groupChannelsOut, StringRef role) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   forEachOffset(
       b, loc, rulebook, volume,
@@ -340,15 +425,18 @@ static void emitPairChannelConv(OpBuilder &b, Location loc,
                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
                   auto [src, dst] = pairRows(pb, ploc, rulebook, inverse, ivs[0]);
                   emitDotUpdate(pb, ploc, acc, dst, ivs[1], features, src,
-                                weight, offset, channelsIn, accType);
+                                weight, offset, channelsIn, accType,
+                                groupFirstInput(pb, ploc, ivs[1], groups,
+                                                channelsIn, groupChannelsOut));
                 }),
             role);
       });
 }
 
-/// `<what>_<element type>_<Cin>x<Cout>` (`?` for a dynamic count).
+/// `<what>_<element type>_<Cin>x<Cout>` (`dyn` for a dynamic count), then
+/// `_g<groups>` for a grouped conv.
 static std::string computeRole(StringRef what, Type elementType,
-                               MemRefType weightType) {
+                               MemRefType weightType, int64_t groups = 1) {
   std::string role;
   llvm::raw_string_ostream os(role);
   os << what << "_" << elementType << "_";
@@ -361,6 +449,8 @@ static std::string computeRole(StringRef what, Type elementType,
   dim(1);
   os << "x";
   dim(2);
+  if (groups != 1)
+    os << "_g" << groups;
   return role;
 }
 
@@ -469,11 +559,20 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
       cast<RankedTensorType>(op.getFeatures().getType()).getElementType();
   Type accType = accumulatorType(elementType);
   Value rows = inverse ? rulebook.numIn : rulebook.numOut;
+  // A group's input channels (all of them without groups).
   Value channelsIn = memref::DimOp::create(b, loc, weight, 1);
   Value channelsOut = memref::DimOp::create(b, loc, weight, 2);
+  int64_t groups = op.getGroups();
+  Value groupChannelsOut =
+      groups == 1 ? channelsOut
+                  : arith::DivUIOp::create(b, loc, channelsOut,
+                                           indexConst(b, loc, groups))
+                        .getResult();
 
   auto weightType = cast<MemRefType>(weight.getType());
-  if (ctx.getTarget() == LoopTarget::GPU &&
+  // The implicit GEMM tiles one dense Cin x Cout weight per offset; grouped
+  // convs take the pair-channel form.
+  if (ctx.getTarget() == LoopTarget::GPU && groups == 1 &&
       ctx.getGPUConv() == GPUConv::ImplicitGemm &&
       !weightType.isDynamicDim(1) && !weightType.isDynamicDim(2))
     return lowerImplicitGemmConv(ctx, b, op, rulebook, features, weight, bias,
@@ -493,14 +592,15 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   } else {
     acc = allocRows(b, loc, rows, channelsOut, accType, initialValue);
   }
-  std::string role =
-      computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
+  std::string role = computeRole(inverse ? "inverse_conv" : "conv",
+                                 elementType, weightType, groups);
   OpBuilder pairs = guardFeatureRows(ctx, b, loc, features,
                                      inverse ? rulebook.numOut : rulebook.numIn,
                                      inverse ? 1 : 0);
   if (ctx.getTarget() == LoopTarget::GPU) {
     emitPairChannelConv(pairs, loc, rulebook, volume, inverse, acc, features,
-                        weight, channelsIn, channelsOut, accType, role);
+                        weight, channelsIn, channelsOut, accType, groups,
+                        groupChannelsOut, role);
     if (epilogue)
       return finishWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
                                 resultBufferType(op.getOutFeatures()), epilogue,
@@ -521,7 +621,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
   int64_t accBytes = accType.getIntOrFloatBitWidth() / 8;
   Value bytesPerRow = arith::AddIOp::create(
       pairs, loc,
-      arith::MulIOp::create(pairs, loc, channelsIn,
+      arith::MulIOp::create(pairs, loc,
+                            memref::DimOp::create(pairs, loc, features, 1),
                             indexConst(pairs, loc, elementBytes)),
       arith::MulIOp::create(pairs, loc, channelsOut,
                             indexConst(pairs, loc, accBytes)));
@@ -534,13 +635,22 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
       [&](OpBuilder &pb, Location ploc, Value offset, ArrayRef<Value> srcs,
           ArrayRef<Value> dsts) {
         // acc[dst, :] += features[src, :] @ weight[offset]
-        if (staticChannelsOut)
+        if (!staticChannelsOut)
+          emitScalarRowUpdate(pb, ploc, acc, dsts[0], features, srcs[0], weight,
+                              offset, channelsIn, channelsOut, accType, groups,
+                              groupChannelsOut);
+        else if (groups == 1)
           emitVectorRowUpdate(pb, ploc, ctx.getVectorRegisters(), acc, dsts,
                               features, srcs, weight, offset, channelsIn,
                               *staticChannelsOut, accType);
+        else if (groups == *staticChannelsOut && weightType.getDimSize(1) == 1)
+          emitDepthwiseRowUpdate(pb, ploc, ctx.getVectorRegisters(), acc, dsts,
+                                 features, srcs, weight, offset,
+                                 *staticChannelsOut, accType);
         else
-          emitScalarRowUpdate(pb, ploc, acc, dsts[0], features, srcs[0], weight,
-                              offset, channelsIn, channelsOut, accType);
+          emitGroupedRowUpdate(pb, ploc, ctx.getVectorRegisters(), acc, dsts,
+                               features, srcs, weight, offset, channelsIn,
+                               groups, *staticChannelsOut / groups, accType);
       });
   if (epilogue) {
     // Rows are final only once the walk is over: the last offset that

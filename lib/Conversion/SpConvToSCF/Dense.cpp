@@ -475,10 +475,114 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   return {values, positions};
 }
 
+static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
+                                SegmentMaxGradOp op, ArrayRef<Value> operands) {
+  Location loc = op.getLoc();
+  Value grad = operands[0], positions = operands[1], dest = operands[2];
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  auto dim = [&](Value buffer, int64_t d) -> Value {
+    return memref::DimOp::create(b, loc, buffer, d);
+  };
+  Value batch = dim(dest, 0), channels = dim(dest, 1), points = dim(dest, 2);
+  Value segments = dim(grad, 2);
+
+  // The result starts as a copy of the destination.
+  Value result = allocLike(b, loc, op.getResult(), {batch, channels, points});
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero, zero, zero},
+          ValueRange{batch, channels, points}, ValueRange{one, one, one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            memref::StoreOp::create(
+                pb, ploc, memref::LoadOp::create(pb, ploc, dest, ivs), result,
+                ivs);
+          }),
+      "copy_points");
+
+  // Extents that disagree are reported; the gradient is then not read.
+  SmallVector<Value> checks;
+  auto gradType = cast<RankedTensorType>(op.getValuesGrad().getType());
+  // `other` is the buffer of `otherTensor`.
+  auto check = [&](Value other, Value otherTensor, int64_t d) {
+    if (gradType.isDynamicDim(d) ||
+        cast<RankedTensorType>(otherTensor.getType()).isDynamicDim(d))
+      checks.push_back(checkSize(ctx, b, loc, dim(other, d), dim(grad, d),
+                                 SizeCheck::SegmentMaxGrad));
+  };
+  for (int64_t d = 0; d < 3; ++d)
+    check(positions, op.getPositions(), d);
+  check(dest, op.getDest(), 0);
+  check(dest, op.getDest(), 1);
+  OpBuilder body = b;
+  if (Value ok = allOf(b, loc, checks)) {
+    auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+    body = OpBuilder(guard.thenBlock()->getTerminator());
+  }
+  Type indexType = body.getIndexType();
+  // Positions other than -1 outside [0, P) are reported and skipped.
+  Value perBatch = arith::MulIOp::create(body, loc, channels, segments);
+  Value total = arith::MulIOp::create(body, loc, batch, perBatch);
+  auto positionAt = [&](OpBuilder &fb, Location floc, Value i) {
+    Value bi = arith::DivUIOp::create(fb, floc, i, perBatch);
+    Value rest = arith::RemUIOp::create(fb, floc, i, perBatch);
+    Value ci = arith::DivUIOp::create(fb, floc, rest, segments);
+    Value m = arith::RemUIOp::create(fb, floc, rest, segments);
+    return loadAs(fb, floc, positions, {bi, ci, m}, indexType);
+  };
+  Value bad = findFirst(
+      body, loc, zero, total,
+      [&](OpBuilder &fb, Location floc, Value i) -> Value {
+        Value p = positionAt(fb, floc, i);
+        Value below = arith::CmpIOp::create(
+            fb, floc, arith::CmpIPredicate::slt, p, indexConst(fb, floc, -1));
+        Value above =
+            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, p, points);
+        return arith::OrIOp::create(fb, floc, below, above);
+      });
+  Value anyBad =
+      arith::CmpIOp::create(body, loc, arith::CmpIPredicate::sge, bad, zero);
+  scf::IfOp::create(body, loc, anyBad, [&](OpBuilder &tb, Location tloc) {
+    reportBadIndex(ctx, tb, tloc, bad, positionAt(tb, tloc, bad), points);
+    scf::YieldOp::create(tb, tloc);
+  });
+  // One thread per (batch, channel) adds its segments' gradients in segment
+  // order: positions that repeat need no atomics.
+  markKernel(
+      scf::ParallelOp::create(
+          body, loc, ValueRange{zero, zero}, ValueRange{batch, channels},
+          ValueRange{one, one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value bi = ivs[0], ci = ivs[1];
+            scf::ForOp::create(
+                pb, ploc, zero, segments, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value m, ValueRange) {
+                  Value p = loadAs(fb, floc, positions, {bi, ci, m}, indexType);
+                  Value lower = arith::CmpIOp::create(
+                      fb, floc, arith::CmpIPredicate::sge, p, zero);
+                  Value upper = arith::CmpIOp::create(
+                      fb, floc, arith::CmpIPredicate::slt, p, points);
+                  Value inside = arith::AndIOp::create(fb, floc, lower, upper);
+                  scf::IfOp::create(
+                      fb, floc, inside, [&](OpBuilder &tb, Location tloc) {
+                        SmallVector<Value> at{bi, ci, p};
+                        Value old = memref::LoadOp::create(tb, tloc, result, at);
+                        Value added = memref::LoadOp::create(
+                            tb, tloc, grad, ValueRange{bi, ci, m});
+                        Value sum = arith::AddFOp::create(tb, tloc, old, added);
+                        memref::StoreOp::create(tb, tloc, sum, result, at);
+                        scf::YieldOp::create(tb, tloc);
+                      });
+                  scf::YieldOp::create(fb, floc);
+                });
+          }),
+      "segment_max_grad");
+  return {result};
+}
+
 SmallVector<Value> lowering::lowerDense(LoweringContext &ctx, OpBuilder &b,
                                         Operation *op,
                                         ArrayRef<Value> operands) {
   return llvm::TypeSwitch<Operation *, SmallVector<Value>>(op)
-      .Case<UnfoldOp, FoldOp, SegmentMaxOp>(
+      .Case<UnfoldOp, FoldOp, SegmentMaxOp, SegmentMaxGradOp>(
           [&](auto typed) { return lower(ctx, b, typed, operands); });
 }

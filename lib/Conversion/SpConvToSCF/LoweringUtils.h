@@ -249,6 +249,8 @@ enum class SizeCheck : int64_t {
   EpilogueRows = 17,
   EpilogueChannels = 18,
   ConcatRows = 19,
+  ScatterRows = 20,
+  SegmentMaxGrad = 21,
 };
 
 /// The source line of `loc` (its first file location), or 0 when it has

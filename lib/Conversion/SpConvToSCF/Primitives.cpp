@@ -293,10 +293,118 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
   return {result};
 }
 
+/// Whether two extents agree, checked at run time (and reported as `what`)
+/// where either is dynamic; null when both are static (the verifier compared
+/// them).
+static Value checkExtents(LoweringContext &ctx, OpBuilder &b, Location loc,
+                          Value lhs, int64_t staticLhs, Value rhs,
+                          int64_t staticRhs, SizeCheck what) {
+  if (!ShapedType::isDynamic(staticLhs) && !ShapedType::isDynamic(staticRhs))
+    return Value();
+  return checkSize(ctx, b, loc, lhs, rhs, what);
+}
+
+static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
+                                ScatterAddRowsOp op, ArrayRef<Value> operands) {
+  Location loc = op.getLoc();
+  Value source = operands[0], rows = operands[1], dest = operands[2];
+  Type index = b.getIndexType();
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value destRows = memref::DimOp::create(b, loc, dest, 0);
+  Value channels = memref::DimOp::create(b, loc, dest, 1);
+  Value n = memref::DimOp::create(b, loc, rows, 0);
+
+  // The result starts as a copy of the destination.
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(destRows);
+  if (resultType.isDynamicDim(1))
+    dynamicSizes.push_back(channels);
+  Value result = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get(resultType.getShape(), resultType.getElementType()),
+      dynamicSizes);
+  markKernel(scf::ParallelOp::create(
+                 b, loc, ValueRange{zero, zero}, ValueRange{destRows, channels},
+                 ValueRange{one, one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   memref::StoreOp::create(
+                       pb, ploc, memref::LoadOp::create(pb, ploc, dest, ivs),
+                       result, ivs);
+                 }),
+             "copy_rows");
+
+  // A source of the wrong size is reported and not read.
+  Value ok = allOf(
+      b, loc,
+      {checkExtents(ctx, b, loc, n, staticDim(op.getRows(), 0),
+                    memref::DimOp::create(b, loc, source, 0),
+                    staticDim(op.getSource(), 0), SizeCheck::ScatterRows),
+       checkExtents(ctx, b, loc, channels, staticDim(op.getDest(), 1),
+                    memref::DimOp::create(b, loc, source, 1),
+                    staticDim(op.getSource(), 1), SizeCheck::ScatterRows)});
+  OpBuilder body = b;
+  if (ok) {
+    auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+    body = OpBuilder(guard.thenBlock()->getTerminator());
+  }
+  // Rows other than -1 outside the destination are reported and skipped.
+  Value firstBad = findFirst(
+      body, loc, zero, n, [&](OpBuilder &fb, Location floc, Value i) -> Value {
+        Value row = loadAs(fb, floc, rows, i, index);
+        Value below = arith::CmpIOp::create(
+            fb, floc, arith::CmpIPredicate::slt, row, indexConst(fb, floc, -1));
+        Value above = arith::CmpIOp::create(
+            fb, floc, arith::CmpIPredicate::sge, row, destRows);
+        return arith::OrIOp::create(fb, floc, below, above);
+      });
+  Value found = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::sge,
+                                      firstBad, zero);
+  scf::IfOp::create(body, loc, found, [&](OpBuilder &tb, Location tloc) {
+    reportBadIndex(ctx, tb, tloc, firstBad,
+                   loadAs(tb, tloc, rows, firstBad, index), destRows);
+    scf::YieldOp::create(tb, tloc);
+  });
+  // One thread per channel adds the rows in index order: repeated indices
+  // need no atomics and sum in a fixed order.
+  markKernel(
+      scf::ParallelOp::create(
+          body, loc, ValueRange{zero}, ValueRange{channels}, ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value c = ivs[0];
+            scf::ForOp::create(
+                pb, ploc, zero, n, one, ValueRange{},
+                [&](OpBuilder &fb, Location floc, Value i, ValueRange) {
+                  Value row = loadAs(fb, floc, rows, i, index);
+                  Value lower = arith::CmpIOp::create(
+                      fb, floc, arith::CmpIPredicate::sge, row, zero);
+                  Value upper = arith::CmpIOp::create(
+                      fb, floc, arith::CmpIPredicate::slt, row, destRows);
+                  Value inside = arith::AndIOp::create(fb, floc, lower, upper);
+                  scf::IfOp::create(
+                      fb, floc, inside, [&](OpBuilder &tb, Location tloc) {
+                        Value old = memref::LoadOp::create(tb, tloc, result,
+                                                           ValueRange{row, c});
+                        Value added = memref::LoadOp::create(tb, tloc, source,
+                                                             ValueRange{i, c});
+                        Value sum = arith::AddFOp::create(tb, tloc, old, added);
+                        memref::StoreOp::create(tb, tloc, sum, result,
+                                                ValueRange{row, c});
+                        scf::YieldOp::create(tb, tloc);
+                      });
+                  scf::YieldOp::create(fb, floc);
+                });
+          }),
+      "scatter_add_rows");
+  return {result};
+}
+
 SmallVector<Value> lowering::lowerPrimitive(LoweringContext &ctx, OpBuilder &b,
                                             Operation *op,
                                             ArrayRef<Value> operands) {
   return llvm::TypeSwitch<Operation *, SmallVector<Value>>(op)
-      .Case<LinearizeOp, DelinearizeOp, SortUniqueOp, GatherRowsOp>(
+      .Case<LinearizeOp, DelinearizeOp, SortUniqueOp, GatherRowsOp,
+            ScatterAddRowsOp>(
           [&](auto typed) { return lower(ctx, b, typed, operands); });
 }

@@ -477,10 +477,12 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   patterns.add<RulebookGradLowering<RulebookPoolGradOp>>(converter, ctx,
                                                          lowerRulebookPoolGrad);
   patterns.add<TensorOpLowering<LinearizeOp>, TensorOpLowering<DelinearizeOp>,
-               TensorOpLowering<SortUniqueOp>, TensorOpLowering<GatherRowsOp>>(
-      converter, ctx, lowerPrimitive);
+               TensorOpLowering<SortUniqueOp>, TensorOpLowering<GatherRowsOp>,
+               TensorOpLowering<ScatterAddRowsOp>>(converter, ctx,
+                                                   lowerPrimitive);
   patterns.add<TensorOpLowering<UnfoldOp>, TensorOpLowering<FoldOp>,
-               TensorOpLowering<SegmentMaxOp>>(converter, ctx, lowerDense);
+               TensorOpLowering<SegmentMaxOp>,
+               TensorOpLowering<SegmentMaxGradOp>>(converter, ctx, lowerDense);
   patterns.add<SelectLowering, FuncSignatureLowering>(converter, context);
   populateCallOpTypeConversionPattern(patterns, converter);
   populateReturnOpTypeConversionPattern(patterns, converter);

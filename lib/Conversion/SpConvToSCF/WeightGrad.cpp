@@ -12,6 +12,8 @@
 //    gradient row and one FMA per row and register. The block is as many
 //    rows as fit the target's registers. Channel counts known only at run
 //    time take a scalar loop that adds into the result in memory.
+//  - Grouped convs (`K x Cin/g x Cout`): the same loops, where output
+//    channel `co` pairs with input channel `co / (Cout/g) * Cin/g + ci`.
 //  - GPU: one thread per element (offset, input channel, output channel),
 //    its sum in a register: K x Cin x Cout threads, neighbouring threads
 //    reading neighbouring channels of the same gradient row.
@@ -47,8 +49,8 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
                                  const RulebookBuffers &rulebook, bool inverse,
                                  int64_t volume, Value ok, Value features,
                                  Value outGrad, Value channelsIn,
-                                 Value channelsOut, Value result, Type accType,
-                                 StringRef role) {
+                                 Value channelsOut, Value groupChannelsOut,
+                                 Value result, Type accType, StringRef role) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Type elementType = cast<MemRefType>(result.getType()).getElementType();
   markKernel(
@@ -58,6 +60,14 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
           ValueRange{one, one, one},
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
             Value offset = ivs[0], ci = ivs[1], co = ivs[2];
+            // The input channel of this group that `ci` names.
+            Value column = arith::AddIOp::create(
+                pb, ploc,
+                arith::MulIOp::create(
+                    pb, ploc,
+                    arith::DivUIOp::create(pb, ploc, co, groupChannelsOut),
+                    channelsIn),
+                ci);
             auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
             Value start =
                 arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType));
@@ -66,8 +76,8 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
                 [&](OpBuilder &fb, Location floc, Value pair,
                     ValueRange partial) {
                   auto [src, dst] = pairRows(fb, floc, rulebook, inverse, pair);
-                  Value a = loadAs(fb, floc, features, ValueRange{src, ci},
-                                   accType);
+                  Value a = loadAs(fb, floc, features,
+                                   ValueRange{src, column}, accType);
                   Value g = loadAs(fb, floc, outGrad, ValueRange{dst, co},
                                    accType);
                   Value next = arith::AddFOp::create(
@@ -87,29 +97,20 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
 /// row chunk in the CPU form.
 static constexpr int64_t kPairsPerUpdate = 4;
 
-/// `acc[offset, :, :] += sum over pairs of features[src]^T (x) grad[dst]`
-/// for the pairs `[first, first + count)` (`count` static): for every chunk
-/// of output channels, the pairs' gradient chunks stay in registers while
-/// each input channel's row chunk is loaded once, takes one FMA per pair,
-/// and is stored once.
-static void emitRankUpdate(OpBuilder &b, Location loc,
-                           const RulebookBuffers &rulebook, bool inverse,
-                           Value features, Value outGrad, Value acc,
-                           Value offset, Value first, int64_t count,
-                           int64_t channelsIn, ArrayRef<int64_t> chunks,
-                           Type accType) {
+/// One group's rank updates (emitRankUpdate): its output channels start at
+/// `firstOut` and its input channels at `firstIn` (null for 0).
+static void emitGroupRankUpdate(OpBuilder &b, Location loc, ArrayRef<Value> srcs,
+                                ArrayRef<Value> dsts, Value features,
+                                Value outGrad, Value acc, Value offset,
+                                int64_t channelsIn, ArrayRef<int64_t> chunks,
+                                Type accType, Value firstIn, Value firstOut) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Type elementType = cast<MemRefType>(outGrad.getType()).getElementType();
-  SmallVector<Value> srcs, dsts;
-  for (int64_t k = 0; k < count; ++k) {
-    Value pair = arith::AddIOp::create(b, loc, first, indexConst(b, loc, k));
-    auto [src, dst] = pairRows(b, loc, rulebook, inverse, pair);
-    srcs.push_back(src);
-    dsts.push_back(dst);
-  }
   int64_t column = 0;
   for (int64_t width : chunks) {
     Value col = indexConst(b, loc, column);
+    if (firstOut)
+      col = arith::AddIOp::create(b, loc, firstOut, col);
     auto chunkType = VectorType::get({width}, elementType);
     auto accChunkType = VectorType::get({width}, accType);
     SmallVector<Value> grads;
@@ -126,7 +127,11 @@ static void emitRankUpdate(OpBuilder &b, Location loc,
           SmallVector<Value> at{offset, ci, col};
           Value sum = vector::LoadOp::create(fb, floc, accChunkType, acc, at);
           for (auto [src, g] : llvm::zip(srcs, grads)) {
-            Value a = loadAs(fb, floc, features, ValueRange{src, ci}, accType);
+            Value column =
+                firstIn ? arith::AddIOp::create(fb, floc, firstIn, ci).getResult()
+                        : ci;
+            Value a =
+                loadAs(fb, floc, features, ValueRange{src, column}, accType);
             sum = vector::FMAOp::create(
                 fb, floc, vector::BroadcastOp::create(fb, floc, accChunkType, a),
                 g, sum);
@@ -136,6 +141,48 @@ static void emitRankUpdate(OpBuilder &b, Location loc,
         });
     column += width;
   }
+}
+
+/// `acc[offset, :, :] += sum over pairs of features[src]^T (x) grad[dst]`
+/// for the pairs `[first, first + count)` (`count` static): for every chunk
+/// of output channels, the pairs' gradient chunks stay in registers while
+/// each input channel's row chunk is loaded once, takes one FMA per pair,
+/// and is stored once. With groups, `chunks` split one group's output
+/// channels and the update runs group by group.
+static void emitRankUpdate(OpBuilder &b, Location loc,
+                           const RulebookBuffers &rulebook, bool inverse,
+                           Value features, Value outGrad, Value acc,
+                           Value offset, Value first, int64_t count,
+                           int64_t channelsIn, int64_t groups,
+                           ArrayRef<int64_t> chunks, Type accType) {
+  SmallVector<Value> srcs, dsts;
+  for (int64_t k = 0; k < count; ++k) {
+    Value pair = arith::AddIOp::create(b, loc, first, indexConst(b, loc, k));
+    auto [src, dst] = pairRows(b, loc, rulebook, inverse, pair);
+    srcs.push_back(src);
+    dsts.push_back(dst);
+  }
+  if (groups == 1) {
+    emitGroupRankUpdate(b, loc, srcs, dsts, features, outGrad, acc, offset,
+                        channelsIn, chunks, accType, Value(), Value());
+    return;
+  }
+  int64_t groupChannelsOut = 0;
+  for (int64_t width : chunks)
+    groupChannelsOut += width;
+  scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, groups),
+      indexConst(b, loc, 1), ValueRange{},
+      [&](OpBuilder &gb, Location gloc, Value group, ValueRange) {
+        Value firstIn = arith::MulIOp::create(gb, gloc, group,
+                                              indexConst(gb, gloc, channelsIn));
+        Value firstOut = arith::MulIOp::create(
+            gb, gloc, group, indexConst(gb, gloc, groupChannelsOut));
+        emitGroupRankUpdate(gb, gloc, srcs, dsts, features, outGrad, acc,
+                            offset, channelsIn, chunks, accType, firstIn,
+                            firstOut);
+        scf::YieldOp::create(gb, gloc);
+      });
 }
 
 /// for ci in [0, channelsIn): body(ci, column, width) for each chunk of a
@@ -165,7 +212,7 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
                               const RulebookBuffers &rulebook, bool inverse,
                               int64_t volume, Value ok, Value features,
                               Value outGrad, int64_t channelsIn,
-                              int64_t channelsOut, Value result,
+                              int64_t channelsOut, int64_t groups, Value result,
                               StringRef role) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Type elementType = cast<MemRefType>(result.getType()).getElementType();
@@ -179,9 +226,15 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
   // Chunks of whole registers, then the rest.
   int64_t lanes = std::max<int64_t>(
       1, ctx.getVectorRegisters().bits / accType.getIntOrFloatBitWidth());
-  SmallVector<int64_t> chunks(channelsOut / lanes, lanes);
-  if (channelsOut % lanes)
-    chunks.push_back(channelsOut % lanes);
+  auto chunksOf = [&](int64_t columns) {
+    SmallVector<int64_t> chunks(columns / lanes, lanes);
+    if (columns % lanes)
+      chunks.push_back(columns % lanes);
+    return chunks;
+  };
+  // Whole rows for zeroing and rounding, one group's columns for updates.
+  SmallVector<int64_t> chunks = chunksOf(channelsOut);
+  SmallVector<int64_t> groupChunks = chunksOf(channelsOut / groups);
   markKernel(
       scf::ParallelOp::create(
           b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, volume)},
@@ -212,7 +265,7 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
                 [&](OpBuilder &fb, Location floc, Value first, ValueRange) {
                   emitRankUpdate(fb, floc, rulebook, inverse, features,
                                  outGrad, acc, offset, first, kPairsPerUpdate,
-                                 channelsIn, chunks, accType);
+                                 channelsIn, groups, groupChunks, accType);
                   scf::YieldOp::create(fb, floc);
                 });
             scf::ForOp::create(
@@ -220,7 +273,7 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
                 [&](OpBuilder &fb, Location floc, Value pair, ValueRange) {
                   emitRankUpdate(fb, floc, rulebook, inverse, features,
                                  outGrad, acc, offset, pair, 1, channelsIn,
-                                 chunks, accType);
+                                 groups, groupChunks, accType);
                   scf::YieldOp::create(fb, floc);
                 });
             if (acc == result)
@@ -253,8 +306,14 @@ Value lowering::lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
   Type accType = accumulatorType(elementType);
   int64_t volume = op.getRulebook().getType().getGeometry().getKernelVolume();
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value channelsIn = memref::DimOp::create(b, loc, features, 1);
+  // A group's input and output channels (all of them without groups).
+  int64_t groups = op.getGroups();
+  Value groupCount = indexConst(b, loc, groups);
+  Value channelsIn = arith::DivUIOp::create(
+      b, loc, memref::DimOp::create(b, loc, features, 1), groupCount);
   Value channelsOut = memref::DimOp::create(b, loc, outGrad, 1);
+  Value groupChannelsOut =
+      arith::DivUIOp::create(b, loc, channelsOut, groupCount);
 
   // Rows of the wrong count are reported and not read: the gradient is then
   // zero.
@@ -275,17 +334,20 @@ Value lowering::lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
   auto bufferType = MemRefType::get(resultType.getShape(), elementType);
   Value result = memref::AllocOp::create(b, loc, bufferType, sizes);
   std::string role;
-  llvm::raw_string_ostream(role) << "weight_grad_" << elementType;
+  llvm::raw_string_ostream os(role);
+  os << "weight_grad_" << elementType;
+  if (groups != 1)
+    os << "_g" << groups;
   if (ctx.getTarget() == LoopTarget::GPU) {
     emitElementPerThread(b, loc, rulebook, inverse, volume, ok, features,
-                         outGrad, channelsIn, channelsOut, result, accType,
-                         role);
+                         outGrad, channelsIn, channelsOut, groupChannelsOut,
+                         result, accType, role);
     return result;
   }
   int64_t staticIn = resultType.getDimSize(1), staticOut = resultType.getDimSize(2);
   if (!ShapedType::isDynamic(staticIn) && !ShapedType::isDynamic(staticOut)) {
     emitOffsetUpdates(ctx, b, loc, rulebook, inverse, volume, ok, features,
-                      outGrad, staticIn, staticOut, result, role);
+                      outGrad, staticIn, staticOut, groups, result, role);
     return result;
   }
   // 16-bit floats sum in f32, in a buffer of their own, then round once.
@@ -320,19 +382,37 @@ Value lowering::lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
                 tb, ploc, begin, end, one, ValueRange{},
                 [&](OpBuilder &fb, Location floc, Value pair, ValueRange) {
                   auto [src, dst] = pairRows(fb, floc, rulebook, inverse, pair);
-                  Value a = loadAs(fb, floc, features, ValueRange{src, ci},
-                                   accType);
+                  // Group by group: input channel ci of group q is column
+                  // q * channelsIn + ci of the features.
                   scf::ForOp::create(
-                      fb, floc, zero, channelsOut, one, ValueRange{},
-                      [&](OpBuilder &cb, Location cloc, Value co, ValueRange) {
-                        SmallVector<Value, 3> at{offset, ci, co};
-                        Value g = loadAs(cb, cloc, outGrad,
-                                         ValueRange{dst, co}, accType);
-                        Value sum = arith::AddFOp::create(
-                            cb, cloc, memref::LoadOp::create(cb, cloc, acc, at),
-                            arith::MulFOp::create(cb, cloc, a, g));
-                        memref::StoreOp::create(cb, cloc, sum, acc, at);
-                        scf::YieldOp::create(cb, cloc);
+                      fb, floc, zero, groupCount, one, ValueRange{},
+                      [&](OpBuilder &gb, Location gloc, Value group,
+                          ValueRange) {
+                        Value column = arith::AddIOp::create(
+                            gb, gloc,
+                            arith::MulIOp::create(gb, gloc, group, channelsIn),
+                            ci);
+                        Value a = loadAs(gb, gloc, features,
+                                         ValueRange{src, column}, accType);
+                        Value firstOut = arith::MulIOp::create(
+                            gb, gloc, group, groupChannelsOut);
+                        Value endOut = arith::AddIOp::create(
+                            gb, gloc, firstOut, groupChannelsOut);
+                        scf::ForOp::create(
+                            gb, gloc, firstOut, endOut, one, ValueRange{},
+                            [&](OpBuilder &cb, Location cloc, Value co,
+                                ValueRange) {
+                              SmallVector<Value, 3> at{offset, ci, co};
+                              Value g = loadAs(cb, cloc, outGrad,
+                                               ValueRange{dst, co}, accType);
+                              Value sum = arith::AddFOp::create(
+                                  cb, cloc,
+                                  memref::LoadOp::create(cb, cloc, acc, at),
+                                  arith::MulFOp::create(cb, cloc, a, g));
+                              memref::StoreOp::create(cb, cloc, sum, acc, at);
+                              scf::YieldOp::create(cb, cloc);
+                            });
+                        scf::YieldOp::create(gb, gloc);
                       });
                   scf::YieldOp::create(fb, floc);
                 });

@@ -145,6 +145,12 @@ enum SpConvRtSizeCheck {
   /* tensor.concat along the channels: rows of an operand vs those of the
    * operand that sized its buffer. */
   SPCONV_RT_SIZE_CONCAT_ROWS = 19,
+  /* spconv.scatter_add_rows: indices vs source rows, or source channels vs
+   * destination channels. */
+  SPCONV_RT_SIZE_SCATTER_ROWS = 20,
+  /* spconv.segment_max_grad: an extent of the positions or the destination
+   * vs the matching extent of the values gradient. */
+  SPCONV_RT_SIZE_SEGMENT_MAX_GRAD = 21,
 };
 
 /* Records "<op> at line <line>: <actual> <things> but <the static size>

@@ -140,6 +140,13 @@ SizeCheckText sizeCheckText(int64_t what) {
             "channels:"};
   case SPCONV_RT_SIZE_CONCAT_ROWS:
     return {"tensor.concat", "rows in an operand, but another operand has"};
+  case SPCONV_RT_SIZE_SCATTER_ROWS:
+    return {"spconv.scatter_add_rows",
+            "indices (or destination channels), but its source has"};
+  case SPCONV_RT_SIZE_SEGMENT_MAX_GRAD:
+    return {"spconv.segment_max_grad",
+            "in an extent of the positions or the destination, but the values "
+            "gradient has"};
   default:
     return {nullptr, nullptr};
   }

@@ -63,3 +63,40 @@ func.func @dense(%x: tensor<2x4x8x8xf32>, %d: tensor<2x64x100xf32>, %i: tensor<2
   %m, %a = spconv.segment_max %d, %i : tensor<2x64x100xf32>, tensor<2x100xi32> -> tensor<2x64x16xf32>, tensor<2x64x16xi32>
   return %back, %m, %a : tensor<2x4x8x8xf32>, tensor<2x64x16xf32>, tensor<2x64x16xi32>
 }
+
+// -----
+
+// The gradients of gather_rows and segment_max copy their destination, then
+// add: one thread per channel (per batch and channel) walks the indices in
+// order, so repeated indices need no atomics; bad indices are reported.
+// CHECK-LABEL: func.func @gradients
+// CHECK: %[[ROWS:.*]] = memref.alloc(%{{.*}}) : memref<?x8xf32>
+// CHECK: } {spconv.kernel = "copy_rows"}
+// CHECK: call @spconv_rt_report_size_mismatch
+// CHECK: scf.if
+// CHECK: call @spconv_rt_report_bad_index
+// CHECK: scf.parallel (%[[C:[^)]*]]) =
+// CHECK: scf.for %[[I:[^ ]*]] =
+// CHECK: scf.if
+// CHECK: %[[OLD:.*]] = memref.load %[[ROWS]][%{{.*}}, %[[C]]]
+// CHECK: %[[NEW:.*]] = memref.load %{{.*}}[%[[I]], %[[C]]]
+// CHECK: arith.addf %[[OLD]], %[[NEW]]
+// CHECK: } {spconv.kernel = "scatter_add_rows"}
+// CHECK: %[[POINTS:.*]] = memref.alloc() : memref<2x64x100xf32>
+// CHECK: } {spconv.kernel = "copy_points"}
+// CHECK: call @spconv_rt_report_bad_index
+// CHECK: scf.parallel (%[[B:[^,]*]], %[[CH:[^)]*]]) =
+// CHECK: scf.for %[[M:[^ ]*]] =
+// CHECK: %[[P:.*]] = arith.index_cast
+// CHECK: scf.if
+// CHECK: memref.load %[[POINTS]][%[[B]], %[[CH]], %[[P]]]
+// CHECK: memref.load %{{.*}}[%[[B]], %[[CH]], %[[M]]]
+// CHECK: } {spconv.kernel = "segment_max_grad"}
+func.func @gradients(%g: tensor<5x8xf32>, %rows: tensor<?xi32>, %z: tensor<?x8xf32>,
+                     %gv: tensor<2x64x16xf32>, %pos: tensor<2x64x16xi32>, %zd: tensor<2x64x100xf32>)
+    -> (tensor<?x8xf32>, tensor<2x64x100xf32>) {
+  %0 = spconv.scatter_add_rows %g, %rows into %z : tensor<5x8xf32>, tensor<?xi32> into tensor<?x8xf32>
+  %1 = spconv.segment_max_grad %gv, %pos into %zd
+      : tensor<2x64x16xf32>, tensor<2x64x16xi32> into tensor<2x64x100xf32>
+  return %0, %1 : tensor<?x8xf32>, tensor<2x64x100xf32>
+}

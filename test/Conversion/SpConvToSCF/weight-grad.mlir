@@ -131,13 +131,14 @@ func.func @weight_grad_f16(%c: !g16, %x: tensor<?x4xf16>, %g: tensor<?x8xf16>) -
 
 // Channels known only at run time: a parallel loop over (offset, input
 // channel) whose iterations add each pair's product into their row of the
-// result, element by element.
+// result, element by element, group by group (here one group).
 // CHECK-LABEL: func.func @weight_grad_dynamic
 // CHECK: %[[DW:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<27x?x?xf32>
-// CHECK: scf.parallel (%[[J:.*]], %[[CI:.*]]) =
+// CHECK: scf.parallel (%[[J:[^,]*]], %[[CI:[^)]*]]) =
 // CHECK: scf.if
 // CHECK: scf.for %{{.*}} =
-// CHECK: scf.for %[[CO:.*]] =
+// CHECK: scf.for %{{.*}} =
+// CHECK: scf.for %[[CO:[^ ]*]] =
 // CHECK: arith.mulf
 // CHECK: memref.store %{{.*}}, %[[DW]][%[[J]], %[[CI]], %[[CO]]]
 // CHECK: {spconv.kernel = "weight_grad_f32"}

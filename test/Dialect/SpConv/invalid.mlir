@@ -978,3 +978,118 @@ func.func @epilogue_i1_operand(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4
       }
   return
 }
+
+// -----
+
+func.func @groups_zero(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>) {
+  // expected-error @+1 {{'spconv.conv' op groups must be positive, got 0}}
+  %oc, %of = spconv.conv <subm, kernel = [3, 3, 3]> groups 0 %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @groups_in_channels(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>) {
+  // expected-error @+1 {{'spconv.conv' op feature channels (4) must be groups (2) x weight input channels (4)}}
+  %oc, %of = spconv.conv <subm, kernel = [3, 3, 3]> groups 2 %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<27x4x8xf32> -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @groups_in_divisible(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x6xf32>, %w: tensor<27x?x8xf32>) {
+  // expected-error @+1 {{'spconv.conv' op feature channels (6) are not divisible by groups (4)}}
+  %oc, %of = spconv.conv <subm, kernel = [3, 3, 3]> groups 4 %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x6xf32>, tensor<27x?x8xf32> -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @groups_out_channels(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                               %f: tensor<?x8xf32>, %w: tensor<27x2x6xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_conv' op weight output channels (6) are not divisible by groups (4)}}
+  %0 = spconv.rulebook_conv groups 4 %rb, %f, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x8xf32>, tensor<27x2x6xf32> -> tensor<?x6xf32>
+  return
+}
+
+// -----
+
+func.func @groups_inverse_conv(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %s: tensor<?x4xi32, #spconv.grid<[4, 4, 4]>>,
+                               %f: tensor<?x8xf32>, %w: tensor<8x8x4xf32>) {
+  // expected-error @+1 {{'spconv.inverse_conv' op feature channels (8) must be groups (2) x weight input channels (8)}}
+  %0 = spconv.inverse_conv <inverse, kernel = [2, 2, 2], stride = [2, 2, 2]> groups 2 %c, %s, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xi32, #spconv.grid<[4, 4, 4]>>, tensor<?x8xf32>, tensor<8x8x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @groups_weight_grad(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                              %f: tensor<?x4xf32>, %g: tensor<?x8xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_weight_grad' op feature channels (4) must be groups (2) x weight gradient input channels (4)}}
+  %0 = spconv.rulebook_weight_grad groups 2 %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x8xf32> -> tensor<27x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @groups_weight_grad_out(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>,
+                                  %f: tensor<?x4xf32>, %g: tensor<?x6xf32>) {
+  // expected-error @+1 {{'spconv.rulebook_weight_grad' op weight gradient output channels (6) are not divisible by groups (4)}}
+  %0 = spconv.rulebook_weight_grad groups 4 %rb, %f, %g
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<?x6xf32> -> tensor<27x1x6xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_add_rows_count(%g: tensor<5x4xf32>, %rows: tensor<6xi32>, %z: tensor<?x4xf32>) {
+  // expected-error @+1 {{'spconv.scatter_add_rows' op index count (6) and source rows (5) must agree}}
+  %0 = spconv.scatter_add_rows %g, %rows into %z : tensor<5x4xf32>, tensor<6xi32> into tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_add_rows_channels(%g: tensor<?x4xf32>, %rows: tensor<?xi32>, %z: tensor<?x8xf32>) {
+  // expected-error @+1 {{'spconv.scatter_add_rows' op source channels (4) and destination channels (8) must agree}}
+  %0 = spconv.scatter_add_rows %g, %rows into %z : tensor<?x4xf32>, tensor<?xi32> into tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_add_rows_types(%g: tensor<?x4xf64>, %rows: tensor<?xi32>, %z: tensor<?x4xf32>) {
+  // expected-error @+1 {{'spconv.scatter_add_rows' op features, weight, bias and results must share one element type, got 'f64' and 'f32'}}
+  %0 = spconv.scatter_add_rows %g, %rows into %z : tensor<?x4xf64>, tensor<?xi32> into tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @segment_max_grad_positions(%gv: tensor<2x4x8xf32>, %pos: tensor<2x4x7xi32>, %z: tensor<2x4x50xf32>) {
+  // expected-error @+1 {{'spconv.segment_max_grad' op positions extent (7) and values gradient extent (8) must agree}}
+  %0 = spconv.segment_max_grad %gv, %pos into %z : tensor<2x4x8xf32>, tensor<2x4x7xi32> into tensor<2x4x50xf32>
+  return
+}
+
+// -----
+
+func.func @segment_max_grad_channels(%gv: tensor<2x4x8xf32>, %pos: tensor<2x4x8xi32>, %z: tensor<2x5x50xf32>) {
+  // expected-error @+1 {{'spconv.segment_max_grad' op values gradient channels (4) and destination channels (5) must agree}}
+  %0 = spconv.segment_max_grad %gv, %pos into %z : tensor<2x4x8xf32>, tensor<2x4x8xi32> into tensor<2x5x50xf32>
+  return
+}
+
+// -----
+
+func.func @segment_max_grad_types(%gv: tensor<2x4x8xf32>, %pos: tensor<2x4x8xi32>, %z: tensor<2x4x50xf16>) {
+  // expected-error @+1 {{'spconv.segment_max_grad' op values gradient and destination must share one element type}}
+  %0 = spconv.segment_max_grad %gv, %pos into %z : tensor<2x4x8xf32>, tensor<2x4x8xi32> into tensor<2x4x50xf16>
+  return
+}

@@ -144,6 +144,44 @@ func.func @gradients(%c: !kitti, %f: tensor<?x16xf32>, %g: tensor<?x32xf32>,
   return
 }
 
+// Grouped convs print `groups` after the geometry (or `inverse`), and only
+// when it is not 1.
+// CHECK-LABEL: func @grouped
+func.func @grouped(%c: !kitti, %f: tensor<?x16xf32>, %w: tensor<27x4x32xf32>,
+                   %dw: tensor<27x1x16xf32>, %g: tensor<?x32xf32>, %wt: tensor<27x8x16xf32>,
+                   %w1: tensor<27x16x16xf32>) {
+  // CHECK: spconv.conv <subm, kernel = [3, 3, 3]> groups 4 %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} tensor<27x4x32xf32> ->
+  %oc, %y = spconv.conv <subm, kernel = [3, 3, 3]> groups 4 %c, %f, %w
+      : !kitti, tensor<?x16xf32>, tensor<27x4x32xf32> -> !kitti, tensor<?x32xf32>
+  // CHECK: spconv.conv <subm, kernel = [3, 3, 3]> groups 16 %{{.*}}, %{{.*}}, %{{.*}} : {{.*}} tensor<27x1x16xf32> ->
+  %dc, %d = spconv.conv <subm, kernel = [3, 3, 3]> groups 16 %c, %f, %dw
+      : !kitti, tensor<?x16xf32>, tensor<27x1x16xf32> -> !kitti, tensor<?x16xf32>
+  // CHECK: spconv.conv <subm, kernel = [3, 3, 3]> %{{.*}}, %{{.*}}, %{{.*}} :
+  %pc, %p = spconv.conv <subm, kernel = [3, 3, 3]> groups 1 %c, %f, %w1
+      : !kitti, tensor<?x16xf32>, tensor<27x16x16xf32> -> !kitti, tensor<?x16xf32>
+  %down, %coarse = spconv.build_rulebook %c
+      : !kitti -> !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>, tensor<?x4xi32, #spconv.grid<[21, 800, 704]>>
+  %r = spconv.rulebook_conv groups 4 %down, %f, %w
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x16xf32>, tensor<27x4x32xf32> -> tensor<?x32xf32>
+  // CHECK: spconv.inverse_conv <inverse, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]> groups 4 %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  %up = spconv.inverse_conv <inverse, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]> groups 4 %c, %coarse, %g, %wt
+      : !kitti, tensor<?x4xi32, #spconv.grid<[21, 800, 704]>>, tensor<?x32xf32>, tensor<27x8x16xf32> -> tensor<?x16xf32>
+  // CHECK: spconv.rulebook_conv inverse groups 4 %{{.*}}, %{{.*}}, %{{.*}} :
+  %dx = spconv.rulebook_conv inverse groups 4 %down, %g, %wt
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x32xf32>, tensor<27x8x16xf32> -> tensor<?x16xf32>
+  // CHECK: spconv.rulebook_weight_grad groups 4 %{{.*}} -> tensor<27x4x32xf32>
+  %gw = spconv.rulebook_weight_grad groups 4 %down, %f, %g
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x16xf32>, tensor<?x32xf32> -> tensor<27x4x32xf32>
+  // CHECK: spconv.rulebook_weight_grad inverse groups 4 %{{.*}} -> tensor<27x8x16xf32>
+  %gwi = spconv.rulebook_weight_grad inverse groups 4 %down, %g, %f
+      : !spconv.rulebook<#spconv.geom<regular, kernel = [3, 3, 3], stride = [2, 2, 2], padding = [1, 1, 1]>, #spconv.grid<[41, 1600, 1408]>>,
+        tensor<?x32xf32>, tensor<?x16xf32> -> tensor<27x8x16xf32>
+  return
+}
+
 // CHECK-LABEL: func @primitives
 func.func @primitives(%c: !kitti, %q: tensor<?xi64>) {
   // CHECK: spconv.linearize %{{.*}} : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>> -> tensor<?xi64>
@@ -196,6 +234,19 @@ func.func @gather_rows(%f: tensor<?x64xf32>, %rows: tensor<?xi32>) -> tensor<?x6
   // CHECK: spconv.gather_rows %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
   %0 = spconv.gather_rows %f, %rows : tensor<?x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
+}
+
+// The adjoints of gather_rows and segment_max.
+// CHECK-LABEL: func @gradient_primitives
+func.func @gradient_primitives(%g: tensor<?x64xf32>, %rows: tensor<?xi32>, %z: tensor<?x64xf32>,
+                               %gv: tensor<2x64x128xf32>, %pos: tensor<2x64x128xi32>,
+                               %zd: tensor<2x64x1024xf32>) {
+  // CHECK: spconv.scatter_add_rows %{{.*}}, %{{.*}} into %{{.*}} : tensor<?x64xf32>, tensor<?xi32> into tensor<?x64xf32>
+  %0 = spconv.scatter_add_rows %g, %rows into %z : tensor<?x64xf32>, tensor<?xi32> into tensor<?x64xf32>
+  // CHECK: spconv.segment_max_grad %{{.*}}, %{{.*}} into %{{.*}} : tensor<2x64x128xf32>, tensor<2x64x128xi32> into tensor<2x64x1024xf32>
+  %1 = spconv.segment_max_grad %gv, %pos into %zd
+      : tensor<2x64x128xf32>, tensor<2x64x128xi32> into tensor<2x64x1024xf32>
+  return
 }
 
 !subm8 = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
