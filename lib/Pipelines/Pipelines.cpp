@@ -56,6 +56,9 @@ static void addBufferization(OpPassManager &pm) {
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Loops that carry tensors (a training loop's parameters) yield new ones
+  // each iteration; the deallocation pipeline frees the old.
+  bufferization.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocation clones what a function returns without owning it (e.g. a

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Trains MinkUNet (examples/minkunet_train.mlir) on one synthetic LiDAR scan.
+
+Generates a scan with bench/workloads/gen_workload.py, labels every voxel
+with one of 19 classes by height band (a quantile of its first spatial
+coordinate, so the classes are balanced and learnable from the features),
+initialises the weights (He, seeded), and runs @train with spconv-run: its
+steps of SGD on the mean cross-entropy, each a forward pass and the backward
+pass spconv-generate-backward derived. Prints the loss of every step and
+fails unless each step lowered it.
+
+usage: train_minkunet.py [--bin DIR] [--sites N] [--lr LR] [--work DIR] [--target cpu|gpu-emulator]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODEL = os.path.join(ROOT, "examples", "minkunet_train.mlir")
+GRID = np.array([1024, 1024, 64])
+CLASSES = 19
+
+
+def run(args):
+    result = subprocess.run(args, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit("%s failed:\n%s%s" % (" ".join(args), result.stdout, result.stderr))
+    return result.stdout
+
+
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"),
+                   help="the folder with spconv-run (default: build/bin)")
+    p.add_argument("--sites", type=int, default=6000, help="voxels in the scan")
+    p.add_argument("--lr", type=float, default=1.0, help="SGD learning rate")
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--target", default="cpu", choices=["cpu", "gpu-emulator"])
+    p.add_argument("--work", help="where inputs and outputs go (default: a temporary folder)")
+    args = p.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="minkunet-train-")
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+
+    # The scan, rescaled onto the network's grid.
+    scan = os.path.join(work, "scan")
+    run([sys.executable, os.path.join(ROOT, "bench", "workloads", "gen_workload.py"), "lidar",
+         scan, "--sites", str(args.sites), "--seed", str(args.seed)])
+    sites = np.load(scan + "_coords.npy").astype(np.int64)
+    extent = sites[:, 1:].max(axis=0) + 1
+    sites[:, 1:] = sites[:, 1:] * GRID // np.maximum(extent, GRID)
+    coords = np.unique(sites, axis=0).astype(np.int32)
+    n = len(coords)
+
+    # Features: normalised position and a constant; labels: height bands.
+    position = coords[:, 1:].astype(np.float32) / GRID.astype(np.float32)
+    features = np.concatenate([position, np.ones((n, 1), np.float32)], axis=1)
+    height = coords[:, 1].astype(np.float64) + rng.uniform(0, 1e-3, n)
+    bands = np.quantile(height, np.linspace(0, 1, CLASSES + 1)[1:-1])
+    labels = np.searchsorted(bands, height)
+    onehot = np.eye(CLASSES, dtype=np.float32)[labels]
+
+    text = open(MODEL).read()
+    signature = re.search(r"func\.func @train\((.*?)\)\s*->", text, re.S).group(1)
+    # The parameters' shapes, from @train's signature (lr, tensor<f32>, and
+    # the dynamic tensors have none).
+    shapes = [tuple(int(v) for v in s.rstrip("x").split("x")) for s in
+              re.findall(r"tensor<((?:\d+x)+)f32>", signature)]
+    params = []
+    for shape in shapes:
+        if len(shape) == 3:  # K x Cin x Cout: He initialisation
+            params.append(rng.normal(0, np.sqrt(2.0 / (shape[0] * shape[1])), shape))
+        else:  # bias
+            params.append(np.zeros(shape))
+    arrays = [coords, features, onehot, np.array(args.lr, np.float32)] + \
+        [a.astype(np.float32) for a in params]
+    inputs = []
+    for i, a in enumerate(arrays):
+        path = os.path.join(work, "arg%d.npy" % i)
+        np.save(path, a)
+        inputs += ["--input", path]
+    out = os.path.join(work, "out")
+    run([os.path.join(args.bin, "spconv-run"), MODEL, "--entry", "train", "--output-dir", out,
+         "--target", args.target] + inputs)
+    losses = np.load(os.path.join(out, "out0.npy"))
+    print("MinkUNet training on %d voxels, %d parameter tensors, lr %g, %s"
+          % (n, len(params), args.lr, args.target))
+    for step, loss in enumerate(losses):
+        print("step %d: loss %.4f" % (step, loss))
+    decreasing = bool(np.all(np.isfinite(losses)) and np.all(np.diff(losses) < 0))
+    print("the loss %s" % ("decreases at every step" if decreasing
+                           else "does NOT decrease at every step"))
+    if not decreasing:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
