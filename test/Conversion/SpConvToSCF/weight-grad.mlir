@@ -1,27 +1,38 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash" -split-input-file | FileCheck %s --check-prefix=GPU
 
-// On the GPU, a thread per element (offset, input channel, output channel)
-// sums its pairs in a register (an empty range where the rows were wrong)
-// and stores once; 16-bit floats round that f32 sum.
+// On the GPU, static channels: a tiled reduction. A block per (piece of the
+// offset's pairs, offset, 32 x 32 channel tile): 8 x 27 x 1 x 1 = 216 blocks
+// of 256 threads stage 32 pairs' gathered rows in workgroup memory between
+// two barriers, each thread accumulating 2 x 2 elements (empty pair ranges
+// where the rows were wrong); a second kernel sums the 8 pieces of every
+// element in order. 16-bit floats round that f32 sum. Channels known at run
+// time keep a thread per element.
 // GPU-LABEL: func.func @weight_grad
 // GPU: %[[OK:.*]] = arith.andi
 // GPU: %[[DW:.*]] = memref.alloc() : memref<27x4x8xf32>
-// GPU: scf.parallel (%[[J:.*]], %[[CI:.*]], %[[CO:.*]]) =
-// GPU: %[[BEGIN:.*]] = memref.load
-// GPU: %[[END:.*]] = memref.load
-// GPU: %[[LAST:.*]] = arith.select %[[OK]], %[[END]], %[[BEGIN]] : index
-// GPU: %[[SUM:.*]] = scf.for %{{.*}} = %[[BEGIN]] to %[[LAST]] step %{{.*}} iter_args(%[[S:.*]] = %{{.*}}) -> (f32)
-// GPU: arith.mulf
-// GPU: %[[NEXT:.*]] = arith.addf %[[S]]
-// GPU: scf.yield %[[NEXT]] : f32
-// GPU: memref.store %[[SUM]], %[[DW]][%[[J]], %[[CI]], %[[CO]]]
-// GPU: {spconv.kernel = "weight_grad_f32"}
+// GPU: %[[PIECES:.*]] = memref.alloc() : memref<8x27x4x8xf32>
+// GPU: gpu.launch blocks({{.*}}) in ({{.*}} = %c216, {{.*}}) threads({{.*}}) in ({{.*}} = %c256,
+// GPU: %[[XS:.*]] = memref.alloca() : memref<32x32xf32, #gpu.address_space<workgroup>>
+// GPU: %[[GS:.*]] = memref.alloca() : memref<32x32xf32, #gpu.address_space<workgroup>>
+// GPU: arith.select %[[OK]], %{{.*}}, %{{.*}} : index
+// GPU: memref.store %{{.*}}, %[[XS]]
+// GPU: memref.store %{{.*}}, %[[GS]]
+// GPU: gpu.barrier
+// GPU-COUNT-4: arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// GPU: gpu.barrier
+// GPU-COUNT-4: memref.store %{{.*}}, %[[PIECES]]
+// GPU: } {spconv.kernel = "weight_grad_f32"}
+// GPU: scf.parallel (%[[J:[^,]*]], %[[CI:[^,]*]], %[[CO:[^)]*]]) =
+// GPU-COUNT-8: memref.load %[[PIECES]][%{{.*}}, %[[J]], %[[CI]], %[[CO]]]
+// GPU: memref.store %{{.*}}, %[[DW]][%[[J]], %[[CI]], %[[CO]]]
+// GPU: {spconv.kernel = "weight_grad_f32_sum"}
 // GPU-LABEL: func.func @weight_grad_inverse
 // GPU-LABEL: func.func @weight_grad_f16
-// GPU-NOT: memref<27x4x8xf32>
-// GPU: arith.truncf %{{.*}} : f32 to f16
+// GPU: memref.alloc() : memref<8x27x4x8xf32>
 // GPU: {spconv.kernel = "weight_grad_f16"}
+// GPU: arith.truncf %{{.*}} : f32 to f16
+// GPU: {spconv.kernel = "weight_grad_f16_sum"}
 
 // The weight gradient on the CPU: one parallel iteration per kernel offset
 // (both operands' rows checked first: 0 input sites, 2 output sites) zeroes
@@ -143,7 +154,11 @@ func.func @weight_grad_f16(%c: !g16, %x: tensor<?x4xf16>, %g: tensor<?x8xf16>) -
 // CHECK: memref.store %{{.*}}, %[[DW]][%[[J]], %[[CI]], %[[CO]]]
 // CHECK: {spconv.kernel = "weight_grad_f32"}
 // GPU-LABEL: func.func @weight_grad_dynamic
+// GPU-NOT: gpu.launch
 // GPU: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) =
+// GPU: scf.for
+// GPU: arith.mulf
+// GPU: {spconv.kernel = "weight_grad_f32"}
 !gd = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
 !submd = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
 func.func @weight_grad_dynamic(%c: !gd, %x: tensor<?x?xf32>, %g: tensor<?x?xf32>) -> tensor<27x?x?xf32> {

@@ -161,6 +161,14 @@ def main():
 
     sites, x, w, gout, (dx, dw) = conv_case("subm_grads", "subm", 3, 1, 1, 1)
     case.check("subm_weight_grad_dynamic", [sites, x, gout], [dw], 1e-5)
+    # Wide channels and many sites: several GPU weight-gradient tiles, each
+    # piece of an offset's pairs more than one staged step.
+    sites = random_sites(rng, GRID, 300)
+    x = rng.normal(size=(len(sites), 40)).astype(np.float32)
+    gout = rng.normal(size=(len(sites), 36)).astype(np.float32)
+    w = np.zeros((27, 40, 36), np.float32)
+    _, dw = oracle("subm", sites, x, w, gout, sites, GRID, 3, 1, 1, 1)
+    case.check("weight_grad_wide", [sites, x, gout], [dw], 1e-5)
     conv_case("regular_grads", "regular", 3, 2, 1, 1)
     conv_case("transposed_grads", "transposed", 3, 2, 1, 1)
 

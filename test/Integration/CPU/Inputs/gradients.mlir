@@ -119,3 +119,13 @@ func.func @subm_forward_f64(%c: !g, %x: tensor<?x4xf64>, %w: tensor<27x4x8xf64>)
       : !g, tensor<?x4xf64>, tensor<27x4x8xf64> -> !g, tensor<?x8xf64>
   return %y : tensor<?x8xf64>
 }
+
+// Channels wider than the GPU's 32 x 32 weight-gradient tiles (partial
+// tiles at both edges) and more sites per offset than one staged step.
+func.func @weight_grad_wide(%c: !g, %x: tensor<?x40xf32>, %gout: tensor<?x36xf32>)
+    -> tensor<27x40x36xf32> {
+  %rb, %oc = spconv.build_rulebook %c : !g -> !subm, !g
+  %dw = spconv.rulebook_weight_grad %rb, %x, %gout
+      : !subm, tensor<?x40xf32>, tensor<?x36xf32> -> tensor<27x40x36xf32>
+  return %dw : tensor<27x40x36xf32>
+}
