@@ -15,6 +15,9 @@ example's widths). The generated file holds:
   @minkunet_loss_backward   declared only: spconv-generate-backward (in the
       spconv-to-* pipelines) derives it, returning the loss and the
       gradient of every float argument;
+  @minkunet_loss_and_gradients(coords, features, onehot, params...)
+      -> (loss, gradients...)   the backward called with cotangent 1 (what
+      bench/training.py times against @minkunet_loss);
   @train(coords, features, onehot, lr, params...) -> (losses, params...)
       --steps steps of SGD in an scf.for: backward, then p -= lr * dL/dp.
 
@@ -232,6 +235,17 @@ def generate(divisor, steps):
                   "tensor<?x%dxf32>" % CLASSES] + ptypes
     out.append("func.func private @minkunet_loss_backward(\n    %s)\n    -> (%s)\n" % (
         ",\n    ".join(in_types + ["tensor<f32>"]), ",\n        ".join(grad_types)))
+    # @minkunet_loss_and_gradients
+    out.append("func.func @minkunet_loss_and_gradients(\n    " + ",\n    ".join(fwd_args) + ")")
+    out.append("    -> (%s) {" % ", ".join(grad_types))
+    out.append("  %seed = arith.constant dense<1.0> : tensor<f32>")
+    args_in = ["%coords", "%features", "%onehot"] + ["%%%s" % name for name, _ in params]
+    out.append("  %%g:%d = func.call @minkunet_loss_backward(%s, %%seed)\n      : (%s)\n      -> (%s)"
+               % (len(grad_types), ", ".join(args_in), ", ".join(in_types + ["tensor<f32>"]),
+                  ", ".join(grad_types)))
+    out.append("  return %s : %s" % (", ".join("%%g#%d" % i for i in range(len(grad_types))),
+                                      ", ".join(grad_types)))
+    out.append("}\n")
     # @train
     train_args = fwd_args[:3] + ["%lr: tensor<f32>"] + fwd_args[3:]
     results = ["tensor<%dxf32>" % steps] + ptypes

@@ -36,6 +36,53 @@ def run(args):
 
 
 
+def prepare(work, model, sites, seed, lr):
+    """@train's arguments for a generated scan of about `sites` voxels:
+    coordinates, features, one-hot labels, the learning rate, He-initialised
+    weights and zero biases (shapes read from `model`'s @train)."""
+    rng = np.random.default_rng(seed)
+    # The scan, rescaled onto the network's grid.
+    scan = os.path.join(work, "scan")
+    run([sys.executable, os.path.join(ROOT, "bench", "workloads", "gen_workload.py"), "lidar",
+         scan, "--sites", str(sites), "--seed", str(seed)])
+    coords = np.load(scan + "_coords.npy").astype(np.int64)
+    extent = coords[:, 1:].max(axis=0) + 1
+    coords[:, 1:] = coords[:, 1:] * GRID // np.maximum(extent, GRID)
+    coords = np.unique(coords, axis=0).astype(np.int32)
+    n = len(coords)
+
+    # Features: normalised position and a constant; labels: height bands.
+    position = coords[:, 1:].astype(np.float32) / GRID.astype(np.float32)
+    features = np.concatenate([position, np.ones((n, 1), np.float32)], axis=1)
+    height = coords[:, 1].astype(np.float64) + rng.uniform(0, 1e-3, n)
+    bands = np.quantile(height, np.linspace(0, 1, CLASSES + 1)[1:-1])
+    onehot = np.eye(CLASSES, dtype=np.float32)[np.searchsorted(bands, height)]
+
+    # The parameters' shapes, from @train's signature (lr, tensor<f32>, and
+    # the dynamic tensors have none).
+    signature = re.search(r"func\.func @train\((.*?)\)\s*->", open(model).read(), re.S).group(1)
+    shapes = [tuple(int(v) for v in s.rstrip("x").split("x")) for s in
+              re.findall(r"tensor<((?:\d+x)+)f32>", signature)]
+    params = []
+    for shape in shapes:
+        if len(shape) == 3:  # K x Cin x Cout: He initialisation
+            params.append(rng.normal(0, np.sqrt(2.0 / (shape[0] * shape[1])), shape))
+        else:  # bias
+            params.append(np.zeros(shape))
+    return [coords, features, onehot, np.array(lr, np.float32)] + \
+        [a.astype(np.float32) for a in params]
+
+
+def save_inputs(work, arrays):
+    """Writes argI.npy per array; returns spconv-run's --input arguments."""
+    inputs = []
+    for i, a in enumerate(arrays):
+        path = os.path.join(work, "arg%d.npy" % i)
+        np.save(path, a)
+        inputs += ["--input", path]
+    return inputs
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"),
@@ -48,51 +95,14 @@ def main():
     args = p.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="minkunet-train-")
     os.makedirs(work, exist_ok=True)
-    rng = np.random.default_rng(args.seed)
-
-    # The scan, rescaled onto the network's grid.
-    scan = os.path.join(work, "scan")
-    run([sys.executable, os.path.join(ROOT, "bench", "workloads", "gen_workload.py"), "lidar",
-         scan, "--sites", str(args.sites), "--seed", str(args.seed)])
-    sites = np.load(scan + "_coords.npy").astype(np.int64)
-    extent = sites[:, 1:].max(axis=0) + 1
-    sites[:, 1:] = sites[:, 1:] * GRID // np.maximum(extent, GRID)
-    coords = np.unique(sites, axis=0).astype(np.int32)
-    n = len(coords)
-
-    # Features: normalised position and a constant; labels: height bands.
-    position = coords[:, 1:].astype(np.float32) / GRID.astype(np.float32)
-    features = np.concatenate([position, np.ones((n, 1), np.float32)], axis=1)
-    height = coords[:, 1].astype(np.float64) + rng.uniform(0, 1e-3, n)
-    bands = np.quantile(height, np.linspace(0, 1, CLASSES + 1)[1:-1])
-    labels = np.searchsorted(bands, height)
-    onehot = np.eye(CLASSES, dtype=np.float32)[labels]
-
-    text = open(MODEL).read()
-    signature = re.search(r"func\.func @train\((.*?)\)\s*->", text, re.S).group(1)
-    # The parameters' shapes, from @train's signature (lr, tensor<f32>, and
-    # the dynamic tensors have none).
-    shapes = [tuple(int(v) for v in s.rstrip("x").split("x")) for s in
-              re.findall(r"tensor<((?:\d+x)+)f32>", signature)]
-    params = []
-    for shape in shapes:
-        if len(shape) == 3:  # K x Cin x Cout: He initialisation
-            params.append(rng.normal(0, np.sqrt(2.0 / (shape[0] * shape[1])), shape))
-        else:  # bias
-            params.append(np.zeros(shape))
-    arrays = [coords, features, onehot, np.array(args.lr, np.float32)] + \
-        [a.astype(np.float32) for a in params]
-    inputs = []
-    for i, a in enumerate(arrays):
-        path = os.path.join(work, "arg%d.npy" % i)
-        np.save(path, a)
-        inputs += ["--input", path]
+    arrays = prepare(work, MODEL, args.sites, args.seed, args.lr)
+    inputs = save_inputs(work, arrays)
     out = os.path.join(work, "out")
     run([os.path.join(args.bin, "spconv-run"), MODEL, "--entry", "train", "--output-dir", out,
          "--target", args.target] + inputs)
     losses = np.load(os.path.join(out, "out0.npy"))
     print("MinkUNet training on %d voxels, %d parameter tensors, lr %g, %s"
-          % (n, len(params), args.lr, args.target))
+          % (len(arrays[0]), len(arrays) - 4, args.lr, args.target))
     for step, loss in enumerate(losses):
         print("step %d: loss %.4f" % (step, loss))
     decreasing = bool(np.all(np.isfinite(losses)) and np.all(np.diff(losses) < 0))

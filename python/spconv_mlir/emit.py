@@ -112,6 +112,10 @@ class Emitter:
             parts.append("output_padding = %s" % self._list(attrs["output_padding"]))
         return "<%s>" % ", ".join(parts)
 
+    @staticmethod
+    def _groups(attrs):
+        return " groups %d" % attrs["groups"] if attrs.get("groups", 1) != 1 else ""
+
     # -- ops ---------------------------------------------------------------
     def emit(self, inputs, outputs):
         coords, features = inputs
@@ -140,12 +144,13 @@ class Emitter:
         out_coords, out = node.outputs
         layer = node.module._trace_name
         k = math.prod(a["kernel"])
-        w, wt = self.param(_ident(layer) + "_weight", (k, a["in_channels"], a["out_channels"]),
+        w, wt = self.param(_ident(layer) + "_weight",
+                           (k, a["in_channels"] // a["groups"], a["out_channels"]),
                            lambda n=node: _conv_weights(n)[0])
         operands, types = [self.ref(coords), self.ref(feats), w], \
             [self.coords_type(coords), self.feature_type(a["in_channels"]), wt]
         bias = self._bias(node, layer)
-        text = "spconv.conv %s %s" % (self.geometry(a), ", ".join(operands))
+        text = "spconv.conv %s%s %s" % (self.geometry(a), self._groups(a), ", ".join(operands))
         if bias:
             text += " bias %s" % bias[0]
             types.append(bias[1])
@@ -169,13 +174,15 @@ class Emitter:
         out = node.outputs[1]
         layer = node.module._trace_name
         k = math.prod(a["kernel"])
-        w, wt = self.param(_ident(layer) + "_weight", (k, a["in_channels"], a["out_channels"]),
+        w, wt = self.param(_ident(layer) + "_weight",
+                           (k, a["in_channels"] // a["groups"], a["out_channels"]),
                            lambda n=node: _conv_weights(n)[0])
         geometry = dict(a, kind="inverse")
         operands = [self.ref(fine), self.ref(coarse), self.ref(feats), w]
         types = [self.coords_type(fine), self.coords_type(coarse),
                  self.feature_type(a["in_channels"]), wt]
-        text = "spconv.inverse_conv %s %s" % (self.geometry(geometry), ", ".join(operands))
+        text = "spconv.inverse_conv %s%s %s" % (self.geometry(geometry), self._groups(a),
+                                                ", ".join(operands))
         bias = self._bias(node, layer)
         if bias:
             text += " bias %s" % bias[0]

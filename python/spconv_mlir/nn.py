@@ -304,12 +304,13 @@ class SparseConvolution(Module):
         if unused:
             raise UnsupportedError("%s: argument(s) %s are not supported by spconv_mlir"
                                    % (layer, ", ".join(sorted(unused))))
-        if groups != 1:
-            raise UnsupportedError("%s: groups=%d: grouped convolution is not supported "
-                                   "yet (issue 17); use groups=1" % (layer, groups))
         if in_channels <= 0 or out_channels <= 0:
             raise ModelError("%s: channels must be positive, got in_channels=%d, "
                              "out_channels=%d" % (layer, in_channels, out_channels))
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ModelError("%s: groups=%d must be positive and divide in_channels=%d "
+                             "and out_channels=%d" % (layer, groups, in_channels, out_channels))
+        self.groups = int(groups)
         n = self.ndim
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
         _set_window(self, layer, kernel_size, stride, padding, dilation)
@@ -325,9 +326,10 @@ class SparseConvolution(Module):
         if self.kind != "transposed" and max(self.output_padding) != 0:
             raise ModelError("%s: output_padding is only for transposed convs" % layer)
         volume = math.prod(self.kernel_size)
-        bound = 1.0 / math.sqrt(self.in_channels * volume)
+        group_in = self.in_channels // self.groups
+        bound = 1.0 / math.sqrt(group_in * volume)
         self.register_parameter("weight", _rng.uniform(
-            -bound, bound, (self.out_channels,) + self.kernel_size + (self.in_channels,)
+            -bound, bound, (self.out_channels,) + self.kernel_size + (group_in,)
         ).astype(np.float32))
         self.register_parameter("bias", _rng.uniform(-bound, bound, self.out_channels)
                                 .astype(np.float32) if bias else None)
@@ -341,6 +343,8 @@ class SparseConvolution(Module):
             s += ", padding=%s" % list(self.padding)
         if max(self.dilation) > 1:
             s += ", dilation=%s" % list(self.dilation)
+        if self.groups != 1:
+            s += ", groups=%d" % self.groups
         if self.indice_key:
             s += ", indice_key=%r" % self.indice_key
         return s
@@ -361,6 +365,7 @@ class SparseConvolution(Module):
         attrs = {"kind": self.kind, "kernel": self.kernel_size, "stride": self.stride,
                  "padding": self.padding, "dilation": self.dilation,
                  "output_padding": self.output_padding, "in_channels": self.in_channels,
+                 "groups": self.groups,
                  "out_channels": self.out_channels}
         if self.kind == "inverse":
             record = self._forward_record(x, layer)
@@ -428,17 +433,17 @@ class SparseConvolution(Module):
         its `Cout x 1... x Cin` parameter read as `Cin x Cout`. Checkpoints
         trained with it hold weights for that product, so it is the
         function of such a layer here too."""
-        return math.prod(self.kernel_size) == 1 and (self.kind == "subm" or
-                                                      max(self.stride) == 1)
+        return (math.prod(self.kernel_size) == 1 and self.groups == 1 and
+                (self.kind == "subm" or max(self.stride) == 1))
 
     def kernel_matrix(self):
-        """The weights as the compiler takes them: `K x Cin x Cout`, K
-        row-major over the kernel dimensions."""
+        """The weights as the compiler takes them: `K x Cin/groups x Cout`,
+        K row-major over the kernel dimensions."""
         w = np.asarray(self.weight, dtype=np.float32)
         volume = math.prod(self.kernel_size)
         if self.reads_weight_as_matrix():
             return np.ascontiguousarray(w.reshape(1, self.in_channels, self.out_channels))
-        w = w.reshape(self.out_channels, volume, self.in_channels)
+        w = w.reshape(self.out_channels, volume, self.in_channels // self.groups)
         return np.ascontiguousarray(w.transpose(1, 2, 0))
 
 

@@ -35,7 +35,7 @@ def _numpy(value):
 
 def expected_shape(conv, layout):
     """The shape of `conv`'s weight in `layout`."""
-    k, cin, cout = tuple(conv.kernel_size), conv.in_channels, conv.out_channels
+    k, cin, cout = tuple(conv.kernel_size), conv.in_channels // conv.groups, conv.out_channels
     return {"spconv2": (cout,) + k + (cin,), "RSKC": k + (cout, cin),
             "spconv1": k + (cin, cout), "minkowski": (math.prod(k), cin, cout)}[layout]
 
@@ -43,7 +43,7 @@ def expected_shape(conv, layout):
 def kernel_matrix_from(conv, array, layout):
     """The `K x Cin x Cout` matrix (row-major offsets) a weight in `layout`
     computes with, for the layouts that hold it directly."""
-    k, cin, cout = tuple(conv.kernel_size), conv.in_channels, conv.out_channels
+    k, cin, cout = tuple(conv.kernel_size), conv.in_channels // conv.groups, conv.out_channels
     volume = math.prod(k)
     if layout == "RSKC":
         return array.reshape(volume, cout, cin).transpose(0, 2, 1)
@@ -63,7 +63,7 @@ def set_kernel_matrix(conv, matrix):
     that `conv.kernel_matrix()` returns it (the inverse of that function,
     including spconv 2.x's reading of 1x...x1 kernels)."""
     matrix = np.asarray(matrix, np.float32)
-    shape = (conv.out_channels,) + tuple(conv.kernel_size) + (conv.in_channels,)
+    shape = (conv.out_channels,) + tuple(conv.kernel_size) + (conv.in_channels // conv.groups,)
     if conv.reads_weight_as_matrix():
         weight = matrix.reshape(shape)
     else:

@@ -69,7 +69,7 @@ case("a 2-D layer on a 3-D grid",
 case("an empty output grid",
      lambda: compile(seq(spconv.SparseConv3d(4, 4, 5)), grid=[3, 3, 3]))
 case("a strided subm conv", lambda: spconv.SubMConv3d(4, 4, 3, stride=2))
-case("grouped conv", lambda: spconv.SparseConv3d(4, 4, 3, groups=2))
+case("groups that do not divide the channels", lambda: spconv.SparseConv3d(4, 6, 3, groups=4))
 case("inverse conv without indice_key", lambda: spconv.SparseInverseConv3d(4, 4, 2))
 case("inverse conv of an unknown key", lambda: compile(Inverse("nope"), grid=grid))
 case("inverse conv of another kernel", lambda: compile(Inverse("d1", 3), grid=grid))

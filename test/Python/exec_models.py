@@ -83,6 +83,11 @@ def models():
     yield ("regular-4d", spconv.SparseSequential(
         spconv.SparseConv4d(2, 3, 2, stride=(1, 2, 2, 1), padding=(0, 1, 0, 1))),
         [5, 6, 4, 3], 150, 1, {})
+    yield ("grouped-depthwise-strided", spconv.SparseSequential(
+        spconv.SubMConv3d(4, 8, 3, groups=2), spconv.BatchNorm1d(8), spconv.ReLU(),
+        spconv.SubMConv3d(8, 8, 3, groups=8),
+        spconv.SparseConv3d(8, 12, 3, stride=2, padding=1, groups=4)),
+        [10, 9, 8], 200, 1, {})
     yield ("subm-float64", spconv.SparseSequential(
         spconv.SubMConv3d(4, 8, 3), spconv.BatchNorm1d(8), spconv.ReLU()),
         [8, 8, 8], 150, 1, {"dtype": "float64"})

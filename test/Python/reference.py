@@ -19,13 +19,25 @@ from networks import csv, run  # noqa: E402
 
 def spconv2_matrix(module):
     """K x Cin x Cout from spconv 2.x's Cout x k... x Cin weight. spconv
-    2.x computes 1x...x1 kernels as features @ weight.view(Cin, Cout)."""
+    2.x computes 1x...x1 kernels as features @ weight.view(Cin, Cout). A
+    grouped weight (Cout x k... x Cin/g) becomes the block-diagonal matrix of
+    the ungrouped conv it equals: output channel co of group q reads input
+    channels q * Cin/g ..< (q + 1) * Cin/g."""
     w = np.asarray(module.weight, np.float64)
-    cout, cin = w.shape[0], w.shape[-1]
+    cout, group_in = w.shape[0], w.shape[-1]
     volume = math.prod(w.shape[1:-1])
+    groups = getattr(module, "groups", 1)
+    if groups != 1:
+        group_out = cout // groups
+        full = np.zeros((volume, group_in * groups, cout))
+        blocks = w.reshape(cout, volume, group_in)
+        for co in range(cout):
+            q = co // group_out
+            full[:, q * group_in:(q + 1) * group_in, co] = blocks[co]
+        return full
     if volume == 1 and (module.kind == "subm" or max(module.stride) == 1):
-        return w.reshape(1, cin, cout)
-    return np.stack([w.reshape(cout, volume, cin)[:, j, :].T for j in range(volume)])
+        return w.reshape(1, group_in, cout)
+    return np.stack([w.reshape(cout, volume, group_in)[:, j, :].T for j in range(volume)])
 
 
 class Reference:
