@@ -104,6 +104,8 @@ private:
   LogicalResult propagate(tensor::CollapseShapeOp op);
   LogicalResult propagate(tensor::ExpandShapeOp op);
   LogicalResult propagate(linalg::GenericOp op);
+  LogicalResult propagate(linalg::MatmulOp op);
+  Value transposed(Location loc, Value matrix);
 
   OpBuilder &b;
   DenseMap<Value, Value> adjoints;
@@ -302,6 +304,43 @@ LogicalResult Adjoints::propagate(tensor::ExpandShapeOp op) {
     add(op.getLoc(), op.getSrc(),
         tensor::CollapseShapeOp::create(b, op.getLoc(), op.getSrcType(), dy,
                                         op.getReassociationIndices()));
+  return success();
+}
+
+/// `matrix^T` (rank 2).
+Value Adjoints::transposed(Location loc, Value matrix) {
+  auto type = cast<RankedTensorType>(matrix.getType());
+  SmallVector<OpFoldResult> sizes = {extent(loc, matrix, 1),
+                                     extent(loc, matrix, 0)};
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, matrix, init,
+                                     ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
+}
+
+/// C = init + A B: dA = dC B^T, dB = A^T dC, dinit = dC, as matmuls (which
+/// the CPU pipeline vectorizes like the forward pointwise convs), not the
+/// generic rule's loops.
+LogicalResult Adjoints::propagate(linalg::MatmulOp op) {
+  Value dc = get(op->getResult(0));
+  if (!dc)
+    return success();
+  Location loc = op.getLoc();
+  Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
+  Value init = op.getDpsInits()[0];
+  if (isFloatTensor(a.getType()))
+    add(loc, a,
+        linalg::MatmulOp::create(b, loc, TypeRange{a.getType()},
+                                 ValueRange{dc, transposed(loc, bm)},
+                                 ValueRange{zerosLike(loc, a)})
+            .getResult(0));
+  if (isFloatTensor(bm.getType()))
+    add(loc, bm,
+        linalg::MatmulOp::create(b, loc, TypeRange{bm.getType()},
+                                 ValueRange{transposed(loc, a), dc},
+                                 ValueRange{zerosLike(loc, bm)})
+            .getResult(0));
+  add(loc, init, dc);
   return success();
 }
 
@@ -538,7 +577,8 @@ LogicalResult Adjoints::propagate(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<RulebookConvOp, RulebookPoolOp, GatherRowsOp, SegmentMaxOp,
             UnfoldOp, FoldOp, tensor::ConcatOp, tensor::CastOp,
-            tensor::CollapseShapeOp, tensor::ExpandShapeOp, linalg::GenericOp>(
+            tensor::CollapseShapeOp, tensor::ExpandShapeOp, linalg::GenericOp,
+            linalg::MatmulOp>(
           [&](auto typed) { return propagate(typed); })
       .Case<ConvOp, InverseConvOp, PoolOp>([&](Operation *high) {
         return high->emitOpError(
@@ -601,7 +641,8 @@ static LogicalResult generateBackward(func::FuncOp forward,
   Block *entry = backward.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockEnd(entry);
 
-  // The forward ops, then named linalg ops as generics (one rule for all).
+  // The forward ops, then named linalg ops as generics (one rule for all),
+  // but plain matmuls, whose adjoints are matmuls.
   IRMapping mapping;
   unsigned numArgs = forward.getNumArguments();
   for (unsigned i = 0; i < numArgs; ++i)
@@ -612,7 +653,10 @@ static LogicalResult generateBackward(func::FuncOp forward,
   IRRewriter rewriter(forward.getContext());
   SmallVector<linalg::LinalgOp> named;
   backward.walk([&](linalg::LinalgOp op) {
-    if (!isa<linalg::GenericOp>(op))
+    auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
+    bool plainMatmul = matmul && !matmul.hasUserDefinedMaps() &&
+                       llvm::all_of(op->getOperandTypes(), isFloatTensor);
+    if (!isa<linalg::GenericOp>(op) && !plainMatmul)
       named.push_back(op);
   });
   for (linalg::LinalgOp op : named) {

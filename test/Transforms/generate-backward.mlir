@@ -46,21 +46,26 @@ func.func @layer(%c: !g, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %b: tensor
 
 // -----
 
-// A grouped inverse conv, a concat, a matmul and a scalar loss: the concat
-// passes each operand its slice, the matmul (generalized) gives both
-// operands a reduction, the inverse conv's data gradient reads the rulebook
-// forwards with each group's block transposed, its weight gradient reads it
-// backwards. A declared backward function is defined in place.
+// A grouped inverse conv, a concat, a matmul and a scalar loss: the loss (a
+// sum) passes each element twice its value times the cotangent; the matmul's
+// operands get matmuls with the other operand transposed; the concat passes
+// each operand its slice; the inverse conv's data gradient reads the
+// rulebook forwards with each group's block transposed, its weight gradient
+// reads it backwards. A declared backward function is defined in place.
 // CHECK-LABEL: func.func private @net_backward(
 // CHECK-SAME: %{{.*}}: tensor<f32>) -> (tensor<f32>, tensor<?x8xf32>, tensor<8x4x4xf32>, tensor<?x4xf32>, tensor<8x3xf32>)
 // CHECK: spconv.rulebook_conv inverse groups 2
-// CHECK: tensor.concat
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: %[[CAT:.*]] = tensor.concat
+// CHECK: linalg.matmul ins(%[[CAT]], %[[M:[^ ]*]] : tensor<?x8xf32>, tensor<8x3xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]
-// CHECK: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 4] [1, 1]
-// CHECK: tensor.extract_slice %{{.*}}[0, 4] [%{{.*}}, 4] [1, 1]
+// CHECK: %[[DLOGITS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]
+// CHECK: %[[DL:.*]] = tensor.expand_shape %[[DLOGITS]]
+// CHECK: %[[MT:.*]] = linalg.transpose ins(%[[M]] : tensor<8x3xf32>) outs(%{{.*}} : tensor<3x8xf32>) permutation = [1, 0]
+// CHECK: %[[DCAT:.*]] = linalg.matmul ins(%[[DL]], %[[MT]] : tensor<?x3xf32>, tensor<3x8xf32>)
+// CHECK: %[[CATT:.*]] = linalg.transpose ins(%[[CAT]] : tensor<?x8xf32>) outs(%{{.*}} : tensor<8x?xf32>) permutation = [1, 0]
+// CHECK: linalg.matmul ins(%[[CATT]], %[[DL]] : tensor<8x?xf32>, tensor<?x3xf32>) outs(%{{.*}} : tensor<8x3xf32>)
+// CHECK: tensor.extract_slice %[[DCAT]][0, 0] [%{{.*}}, 4] [1, 1]
+// CHECK: tensor.extract_slice %[[DCAT]][0, 4] [%{{.*}}, 4] [1, 1]
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<8x2x2x4xf32> into tensor<8x2x8xf32>
 // CHECK: spconv.rulebook_conv groups 2 %{{.*}} -> tensor<?x8xf32>
 // CHECK: spconv.rulebook_weight_grad inverse groups 2

@@ -80,7 +80,8 @@ def SpConvGenerateBackwardPass
     | `spconv.unfold` / `spconv.fold` | `spconv.fold` / `spconv.unfold` |
     | `tensor.concat` | `tensor.extract_slice` of each operand's part |
     | `tensor.cast`, `tensor.collapse_shape`, `tensor.expand_shape` | the inverse reshape |
-    | `linalg.generic` and named linalg ops (`matmul`, `map`, `broadcast`, `transpose`, element-wise ops, `reduce` with a sum) | a `linalg.generic` per float input: the body differentiated in forward mode (`arith` add, sub, mul, div, neg, max/min, select, extf/truncf; `math` exp, log, sqrt, tanh), summed over the dimensions the input does not index |
+    | `linalg.matmul` (plain) | `dA = dC B^T`, `dB = A^T dC` as `linalg.matmul`s (vectorized like the forward pointwise convs); the accumulator gets `dC` |
+    | `linalg.generic` and other named linalg ops (`map`, `broadcast`, `transpose`, element-wise ops, `reduce` with a sum) | a `linalg.generic` per float input: the body differentiated in forward mode (`arith` add, sub, mul, div, neg, max/min, select, extf/truncf; `math` exp, log, sqrt, tanh), summed over the dimensions the input does not index |
 
     The input is at the rulebook level (run `spconv-decompose` first; the
     `spconv-to-*` pipelines run this pass right after it), with calls
