@@ -172,10 +172,21 @@ LogicalResult Adjoints::propagate(RulebookConvOp op) {
       RulebookWeightGradOp::create(b, loc, w.getType(), rulebook, x, dy,
                                    op.getInverse(), groups));
   if (Value bias = op.getBias()) {
-    // dL/db: the column sum of dL/dy.
+    // dL/db: the column sum of dL/dy, into a vector as wide as its rows
+    // (the bias type may have that extent dynamic: cast to it after).
+    auto dyType = cast<RankedTensorType>(dy.getType());
+    auto sumType = RankedTensorType::get({dyType.getDimSize(1)},
+                                         dyType.getElementType());
+    SmallVector<Value> sizes;
+    if (sumType.isDynamicDim(0))
+      sizes.push_back(tensor::DimOp::create(b, loc, dy, 1));
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(dyType.getElementType()));
+    Value empty = tensor::EmptyOp::create(b, loc, sumType, sizes);
+    Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
     Value sum =
         linalg::ReduceOp::create(
-            b, loc, ValueRange{dy}, ValueRange{zerosLike(loc, bias)},
+            b, loc, ValueRange{dy}, ValueRange{init},
             ArrayRef<int64_t>{0},
             [](OpBuilder &rb, Location rloc, ValueRange args) {
               linalg::YieldOp::create(
@@ -183,6 +194,8 @@ LogicalResult Adjoints::propagate(RulebookConvOp op) {
                   ValueRange{arith::AddFOp::create(rb, rloc, args[0], args[1])});
             })
             .getResult(0);
+    if (sum.getType() != bias.getType())
+      sum = tensor::CastOp::create(b, loc, bias.getType(), sum);
     add(loc, bias, sum);
   }
   return success();

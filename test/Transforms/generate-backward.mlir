@@ -104,3 +104,22 @@ func.func @net(%fine: !f, %y: tensor<?x8xf32>, %w: tensor<8x4x4xf32>, %skip: ten
   } -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A bias whose extent is dynamic: its gradient is the column sum into the
+// static width of the output's adjoint, cast to the bias type (found by
+// the fuzzer: a reduction into tensor<?xf32> does not verify).
+// CHECK-LABEL: func.func @dynamic_bias_backward(
+// CHECK: %[[SUM:.*]] = linalg.reduce ins(%{{.*}} : tensor<?x8xf32>) outs(%{{.*}} : tensor<8xf32>) dimensions = [0]
+// CHECK: %[[DB:.*]] = tensor.cast %[[SUM]] : tensor<8xf32> to tensor<?xf32>
+// CHECK: return {{.*}}, %[[DB]] :
+!g = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
+!subm = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @dynamic_bias(%c: !g, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %b: tensor<?xf32>)
+    -> tensor<?x8xf32> attributes {spconv.backward = @dynamic_bias_backward} {
+  %rb, %oc = spconv.build_rulebook %c : !g -> !subm, !g
+  %y = spconv.rulebook_conv %rb, %x, %w bias %b
+      : !subm, tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<?xf32> -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
