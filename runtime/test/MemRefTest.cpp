@@ -283,7 +283,7 @@ TEST(MemRef, ReportSizeMismatchNamesOpLineAndBothSizes) {
   // Every check has a sentence, which names an op; an unknown one is named
   // as such.
   for (int64_t what = SPCONV_RT_SIZE_SORT_UNIQUE_COUNT;
-       what <= SPCONV_RT_SIZE_SEGMENT_MAX_GRAD; ++what) {
+       what <= SPCONV_RT_SIZE_POOL_GRAD_ROWS; ++what) {
     spconv_rt_report_size_mismatch(what, 1, 2, 3);
     std::string message = spconv_rt_last_error();
     EXPECT_TRUE(message.rfind("spconv.", 0) == 0 ||

@@ -529,22 +529,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
     Value m = arith::RemUIOp::create(fb, floc, rest, segments);
     return loadAs(fb, floc, positions, {bi, ci, m}, indexType);
   };
-  Value bad = findFirst(
-      body, loc, zero, total,
-      [&](OpBuilder &fb, Location floc, Value i) -> Value {
-        Value p = positionAt(fb, floc, i);
-        Value below = arith::CmpIOp::create(
-            fb, floc, arith::CmpIPredicate::slt, p, indexConst(fb, floc, -1));
-        Value above =
-            arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, p, points);
-        return arith::OrIOp::create(fb, floc, below, above);
-      });
-  Value anyBad =
-      arith::CmpIOp::create(body, loc, arith::CmpIPredicate::sge, bad, zero);
-  scf::IfOp::create(body, loc, anyBad, [&](OpBuilder &tb, Location tloc) {
-    reportBadIndex(ctx, tb, tloc, bad, positionAt(tb, tloc, bad), points);
-    scf::YieldOp::create(tb, tloc);
-  });
+  reportFirstBadIndex(ctx, body, loc, total, points, positionAt);
   // One thread per (batch, channel) adds its segments' gradients in segment
   // order: positions that repeat need no atomics.
   markKernel(

@@ -281,6 +281,27 @@ void lowering::reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
               {position, value, bound});
 }
 
+void lowering::reportFirstBadIndex(
+    LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
+    function_ref<Value(OpBuilder &, Location, Value)> indexAt) {
+  Value zero = indexConst(b, loc, 0);
+  Value first = findFirst(
+      b, loc, zero, count, [&](OpBuilder &fb, Location floc, Value i) -> Value {
+        Value index = indexAt(fb, floc, i);
+        Value below = arith::CmpIOp::create(
+            fb, floc, arith::CmpIPredicate::slt, index, indexConst(fb, floc, -1));
+        Value above = arith::CmpIOp::create(
+            fb, floc, arith::CmpIPredicate::sge, index, bound);
+        return arith::OrIOp::create(fb, floc, below, above);
+      });
+  Value found =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, first, zero);
+  scf::IfOp::create(b, loc, found, [&](OpBuilder &tb, Location tloc) {
+    reportBadIndex(ctx, tb, tloc, first, indexAt(tb, tloc, first), bound);
+    scf::YieldOp::create(tb, tloc);
+  });
+}
+
 Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,
                                  Location loc, Value features, Value expected,
                                  int64_t what) {

@@ -219,6 +219,15 @@ Value i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
 void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                     Value position, Value value, Value bound);
 
+/// Reports, through the runtime, the first position in `[0, count)` whose
+/// index `indexAt(position)` (index type) is neither -1 (no counterpart)
+/// nor in `[0, bound)`: the check of an index operand before a loop that
+/// skips what it cannot read. A sequential scan, so the position reported
+/// does not depend on the thread count.
+void reportFirstBadIndex(
+    LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
+    function_ref<Value(OpBuilder &, Location, Value)> indexAt);
+
 /// Whether `features` has `expected` rows (i1); reports the mismatch through
 /// the runtime when it does not (`what`: 0 input sites, 1 output sites of
 /// an inverted convolution).
@@ -251,6 +260,7 @@ enum class SizeCheck : int64_t {
   ConcatRows = 19,
   ScatterRows = 20,
   SegmentMaxGrad = 21,
+  PoolGradRows = 22,
 };
 
 /// The source line of `loc` (its first file location), or 0 when it has

@@ -195,17 +195,23 @@ Value lowering::lowerRulebookPoolGrad(LoweringContext &ctx, OpBuilder &b,
               });
   }
 
-  // The result in its own type (16-bit floats summed in f32).
+  // The result in its own type (16-bit floats summed in f32), a row per
+  // input site; a static row count is checked against the rulebook's.
   SmallVector<Value> sizes{rulebook.numIn};
   if (resultType.isDynamicDim(1))
     sizes.push_back(channels);
   Value result = memref::AllocOp::create(
-      b, loc, MemRefType::get(resultType.getShape(), elementType), sizes);
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic, resultType.getDimSize(1)},
+                      elementType),
+      sizes);
   fillRows(
       b, loc, result, rulebook.numIn, channels,
       [&](OpBuilder &pb, Location ploc, Value row, Value c) {
         return loadAs(pb, ploc, acc, ValueRange{row, c}, elementType);
       },
       "store_pool_grad" + suffix);
-  return result;
+  return castToChecked(ctx, b, loc, result,
+                       MemRefType::get(resultType.getShape(), elementType),
+                       SizeCheck::PoolGradRows);
 }

@@ -249,27 +249,10 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
 
   ifElseZero(b, loc, sizesOk, result, [&](OpBuilder &gb, Location gloc) {
     // Validate first: rows are -1 or in [0, sourceRows).
-    Value firstBad = findFirst(
-        gb, gloc, zero, n, [&](OpBuilder &fb, Location floc, Value i) -> Value {
-          Value row = loadAs(fb, floc, rows, i, index);
-          return arith::AndIOp::create(
-              fb, floc,
-              arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::ne, row,
-                                    indexConst(fb, floc, -1)),
-              arith::OrIOp::create(
-                  fb, floc,
-                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
-                                        row, indexConst(fb, floc, -1)),
-                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
-                                        row, sourceRows)));
-        });
-    Value found = arith::CmpIOp::create(gb, gloc, arith::CmpIPredicate::sge,
-                                        firstBad, zero);
-    scf::IfOp::create(gb, gloc, found, [&](OpBuilder &tb, Location tloc) {
-      reportBadIndex(ctx, tb, tloc, firstBad,
-                     loadAs(tb, tloc, rows, firstBad, index), sourceRows);
-      scf::YieldOp::create(tb, tloc);
-    });
+    reportFirstBadIndex(ctx, gb, gloc, n, sourceRows,
+                        [&](OpBuilder &ib, Location iloc, Value i) {
+                          return loadAs(ib, iloc, rows, i, index);
+                        });
 
     markKernel(
         scf::ParallelOp::create(
@@ -350,22 +333,10 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
     body = OpBuilder(guard.thenBlock()->getTerminator());
   }
   // Rows other than -1 outside the destination are reported and skipped.
-  Value firstBad = findFirst(
-      body, loc, zero, n, [&](OpBuilder &fb, Location floc, Value i) -> Value {
-        Value row = loadAs(fb, floc, rows, i, index);
-        Value below = arith::CmpIOp::create(
-            fb, floc, arith::CmpIPredicate::slt, row, indexConst(fb, floc, -1));
-        Value above = arith::CmpIOp::create(
-            fb, floc, arith::CmpIPredicate::sge, row, destRows);
-        return arith::OrIOp::create(fb, floc, below, above);
-      });
-  Value found = arith::CmpIOp::create(body, loc, arith::CmpIPredicate::sge,
-                                      firstBad, zero);
-  scf::IfOp::create(body, loc, found, [&](OpBuilder &tb, Location tloc) {
-    reportBadIndex(ctx, tb, tloc, firstBad,
-                   loadAs(tb, tloc, rows, firstBad, index), destRows);
-    scf::YieldOp::create(tb, tloc);
-  });
+  reportFirstBadIndex(ctx, body, loc, n, destRows,
+                      [&](OpBuilder &ib, Location iloc, Value i) {
+                        return loadAs(ib, iloc, rows, i, index);
+                      });
   // One thread per channel adds the rows in index order: repeated indices
   // need no atomics and sum in a fixed order.
   markKernel(

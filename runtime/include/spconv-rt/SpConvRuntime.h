@@ -151,6 +151,9 @@ enum SpConvRtSizeCheck {
   /* spconv.segment_max_grad: an extent of the positions or the destination
    * vs the matching extent of the values gradient. */
   SPCONV_RT_SIZE_SEGMENT_MAX_GRAD = 21,
+  /* spconv.rulebook_pool_grad: input sites vs the static rows of its
+   * result. */
+  SPCONV_RT_SIZE_POOL_GRAD_ROWS = 22,
 };
 
 /* Records "<op> at line <line>: <actual> <things> but <the static size>

@@ -147,6 +147,9 @@ SizeCheckText sizeCheckText(int64_t what) {
     return {"spconv.segment_max_grad",
             "in an extent of the positions or the destination, but the values "
             "gradient has"};
+  case SPCONV_RT_SIZE_POOL_GRAD_ROWS:
+    return {"spconv.rulebook_pool_grad",
+            "input sites, but its result has the static number of rows"};
   default:
     return {nullptr, nullptr};
   }

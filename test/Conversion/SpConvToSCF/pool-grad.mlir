@@ -87,3 +87,23 @@ func.func @avg_grad_f16(%c: !g16, %x: tensor<?x4xf16>, %g: tensor<?x4xf16>) -> t
       : !pool16, tensor<?x4xf16>, tensor<?x4xf16> -> tensor<?x4xf16>
   return %dx : tensor<?x4xf16>
 }
+
+// -----
+
+// Static feature rows (found by the fuzzer: the result was allocated with a
+// size operand its static type has no room for): the gradient is computed
+// a row per input site of the rulebook, then checked against the static 10
+// rows (22: SPCONV_RT_SIZE_POOL_GRAD_ROWS) and cast.
+// CHECK-LABEL: func.func @static_rows
+// CHECK: %[[ROWS:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
+// CHECK: {spconv.kernel = "store_pool_grad_f32"}
+// CHECK: %[[WHAT:.*]] = arith.constant 22 : i64
+// CHECK: call @spconv_rt_report_size_mismatch(%[[WHAT]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: memref.cast %[[ROWS]] : memref<?x4xf32> to memref<10x4xf32>
+// GPU-LABEL: func.func @static_rows
+// GPU: memref.cast %{{.*}} : memref<?x4xf32> to memref<10x4xf32>
+!rb = !spconv.rulebook<#spconv.geom<regular, kernel = [1, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[8, 8, 8]>>
+func.func @static_rows(%rb: !rb, %f: tensor<10x4xf32>, %g: tensor<?x4xf32>) -> tensor<10x4xf32> {
+  %0 = spconv.rulebook_pool_grad avg %rb, %f, %g : !rb, tensor<10x4xf32>, tensor<?x4xf32> -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
