@@ -10,24 +10,19 @@ check on), which must agree.
 
 usage: generate_backward.py --bin DIR --work DIR --input Inputs/generate-backward.mlir
 """
-import argparse
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gradients import Case, random_sites  # noqa: E402
+from gradients import Case, random_sites, parse_args  # noqa: E402
 
 NAMES = ["x", "w1", "b1", "wd", "wu", "wp", "target"]
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--input", required=True)
-    args = p.parse_args()
+    args = parse_args()
     rng = np.random.default_rng(31)
     case = Case(args)
 

@@ -102,6 +102,17 @@ def oracle(kind, sites, x, w, gout, out_sites, in_grid, k, s, p, d):
     return sample(xt.grad, sites).numpy(), dw_of(wt.grad).numpy()
 
 
+def parse_args(with_input=True):
+    """--bin, --work and (with_input) --input, the arguments of every
+    gradient test script."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--work", required=True)
+    if with_input:
+        p.add_argument("--input", required=True)
+    return p.parse_args()
+
+
 class Case:
     def __init__(self, args):
         self.args = args
@@ -135,13 +146,29 @@ class Case:
             if worst > rtol:
                 self.failures += 1
 
+    def check_finite_differences(self, entry, arrays, moved, gradients, gout, rng,
+                                 h=1e-4, rtol=1e-7):
+        """Central finite differences of L = sum(entry(arrays)[0] * gout) on
+        the CPU, along a random direction U_i of each array i in `moved`:
+        (L(a + hU) - L(a - hU)) / 2h against sum_i <gradients[i], U_i>."""
+        directions = {i: rng.normal(size=arrays[i].shape) for i in moved}
+        loss = []
+        for sign in (1, -1):
+            shifted = [a + sign * h * directions[i] if i in directions else a
+                       for i, a in enumerate(arrays)]
+            out = self.spconv_run(entry, shifted, ["--target", "cpu"], "fd%+d" % sign)[0]
+            loss.append(float((out * gout).sum()))
+        fd = (loss[0] - loss[1]) / (2 * h)
+        analytic = float(sum((g * directions[i]).sum() for i, g in zip(moved, gradients)))
+        rel = abs(fd - analytic) / abs(analytic)
+        print("finite differences: %s (relative difference %.1e)"
+              % ("agree" if rel < rtol else "DISAGREE", rel))
+        if rel >= rtol:
+            self.failures += 1
+
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--input", required=True)
-    args = p.parse_args()
+    args = parse_args()
     rng = np.random.default_rng(17)
     case = Case(args)
 
@@ -200,19 +227,7 @@ def main():
     # a random direction: (L(x + hU, w + hV) - L(x - hU, w - hV)) / 2h against
     # <dL/dx, U> + <dL/dw, V>.
     sites, x, w, gout, (dx, dw) = conv_case("subm_grads_f64", "subm", 3, 1, 1, 1, np.float64)
-    u, v, h = rng.normal(size=x.shape), rng.normal(size=w.shape), 1e-4
-    loss = []
-    for sign in (1, -1):
-        (out,) = case.spconv_run("subm_forward_f64", [sites, x + sign * h * u, w + sign * h * v],
-                                 ["--target", "cpu"], "fd%+d" % sign)
-        loss.append(float((out * gout).sum()))
-    fd = (loss[0] - loss[1]) / (2 * h)
-    analytic = float((dx * u).sum() + (dw * v).sum())
-    rel = abs(fd - analytic) / abs(analytic)
-    print("finite differences: %s (relative difference %.1e)"
-          % ("agree" if rel < 1e-7 else "DISAGREE", rel))
-    if rel >= 1e-7:
-        case.failures += 1
+    case.check_finite_differences("subm_forward_f64", [sites, x, w], [1, 2], [dx, dw], gout, rng)
     if case.failures:
         sys.exit("%d gradient checks failed" % case.failures)
     print("all gradients match")

@@ -11,7 +11,6 @@ and on the GPU emulator (race check on); f32, and f64 on 2-D.
 
 usage: gradients_nd.py --bin DIR --work DIR
 """
-import argparse
 import itertools
 import os
 import sys
@@ -21,7 +20,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gradients  # noqa: E402
-from gradients import Case, sort_by_key  # noqa: E402
+from gradients import Case, sort_by_key, parse_args  # noqa: E402
 
 # The CPU and the emulator's default conv form (gradients.test runs both
 # forms in 3-D).
@@ -89,10 +88,7 @@ func.func @{name}(%c: {g}, %x: {x}, %w: {w}, %gout: {y}) -> ({x}, {w}) {{
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
+    args = parse_args(with_input=False)
     os.makedirs(args.work, exist_ok=True)
     rng = np.random.default_rng(37)
     cases, text = [], ""

@@ -11,7 +11,6 @@ Cin x Cout/g x k.... Every function runs on the CPU and the GPU emulator
 
 usage: grouped.py --bin DIR --work DIR --input Inputs/grouped.mlir
 """
-import argparse
 import os
 import sys
 
@@ -19,7 +18,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gradients import Case, GRID, FINE, dense, output_sites, random_sites, sample  # noqa: E402
+from gradients import (Case, FINE, GRID, dense, output_sites, parse_args,  # noqa: E402
+                       random_sites, sample)
 
 
 def to_torch_conv(w, groups):
@@ -75,11 +75,7 @@ def regroup(w, groups):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--input", required=True)
-    args = p.parse_args()
+    args = parse_args()
     rng = np.random.default_rng(23)
     case = Case(args)
 
@@ -118,20 +114,8 @@ def main():
     # forward result along a random direction.
     sites, x, w, gout, (_, dx, dw) = conv_case("multiplier_subm_f64", "subm", 3, 1, 1,
                                                4, 1, 8, 4, np.float64)
-    u, v, h = rng.normal(size=x.shape), rng.normal(size=w.shape), 1e-4
-    loss = []
-    for sign in (1, -1):
-        out = case.spconv_run("multiplier_subm_f64",
-                              [sites, x + sign * h * u, w + sign * h * v, gout],
-                              ["--target", "cpu"], "fd%+d" % sign)[0]
-        loss.append(float((out * gout).sum()))
-    fd = (loss[0] - loss[1]) / (2 * h)
-    analytic = float((dx * u).sum() + (dw * v).sum())
-    rel = abs(fd - analytic) / abs(analytic)
-    print("finite differences: %s (relative difference %.1e)"
-          % ("agree" if rel < 1e-7 else "DISAGREE", rel))
-    if rel >= 1e-7:
-        case.failures += 1
+    case.check_finite_differences("multiplier_subm_f64", [sites, x, w, gout], [1, 2], [dx, dw],
+                                  gout, rng)
     if case.failures:
         sys.exit("%d grouped conv checks failed" % case.failures)
     print("all grouped convs match")

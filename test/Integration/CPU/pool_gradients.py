@@ -8,13 +8,12 @@ emulator (race check on).
 
 usage: pool_gradients.py --bin DIR --work DIR --input Inputs/pool-gradients.mlir
 """
-import argparse
 import sys
 
 import numpy as np
 import torch
 
-from gradients import Case, dense, output_sites, random_sites, sample
+from gradients import Case, dense, output_sites, parse_args, random_sites, sample
 
 GRID = (8, 6, 7)
 
@@ -34,11 +33,7 @@ def oracle(kind, sites, x, gout, k, s, p):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--input", required=True)
-    args = p.parse_args()
+    args = parse_args()
     rng = np.random.default_rng(23)
     case = Case(args)
     for entry, kind, k, s, pad, dtype in [

@@ -12,7 +12,6 @@ emulator with the race check on.
 
 usage: primitive_gradients.py --bin DIR --work DIR --input Inputs/primitive-gradients.mlir
 """
-import argparse
 import os
 import sys
 import warnings
@@ -21,7 +20,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gradients import Case  # noqa: E402
+from gradients import Case, parse_args  # noqa: E402
 
 warnings.filterwarnings("ignore", message="scatter_reduce")
 
@@ -34,11 +33,7 @@ def autograd(forward, x, gout):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--input", required=True)
-    args = p.parse_args()
+    args = parse_args()
     rng = np.random.default_rng(29)
     case = Case(args)
 
