@@ -542,11 +542,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                 pb, ploc, zero, segments, one, ValueRange{},
                 [&](OpBuilder &fb, Location floc, Value m, ValueRange) {
                   Value p = loadAs(fb, floc, positions, {bi, ci, m}, indexType);
-                  Value lower = arith::CmpIOp::create(
-                      fb, floc, arith::CmpIPredicate::sge, p, zero);
-                  Value upper = arith::CmpIOp::create(
-                      fb, floc, arith::CmpIPredicate::slt, p, points);
-                  Value inside = arith::AndIOp::create(fb, floc, lower, upper);
+                  Value inside = inRange(fb, floc, p, points);
                   scf::IfOp::create(
                       fb, floc, inside, [&](OpBuilder &tb, Location tloc) {
                         SmallVector<Value> at{bi, ci, p};

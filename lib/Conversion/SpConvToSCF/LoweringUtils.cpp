@@ -281,6 +281,14 @@ void lowering::reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
               {position, value, bound});
 }
 
+Value lowering::inRange(OpBuilder &b, Location loc, Value index, Value bound) {
+  Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index,
+                                      indexConst(b, loc, 0));
+  Value upper =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, bound);
+  return arith::AndIOp::create(b, loc, lower, upper);
+}
+
 void lowering::reportFirstBadIndex(
     LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
     function_ref<Value(OpBuilder &, Location, Value)> indexAt) {

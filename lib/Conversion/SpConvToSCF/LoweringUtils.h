@@ -219,6 +219,9 @@ Value i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
 void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                     Value position, Value value, Value bound);
 
+/// Whether `0 <= index < bound` (i1; index values).
+Value inRange(OpBuilder &b, Location loc, Value index, Value bound);
+
 /// Reports, through the runtime, the first position in `[0, count)` whose
 /// index `indexAt(position)` (index type) is neither -1 (no counterpart)
 /// nor in `[0, bound)`: the check of an index operand before a loop that

@@ -348,11 +348,7 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
                 pb, ploc, zero, n, one, ValueRange{},
                 [&](OpBuilder &fb, Location floc, Value i, ValueRange) {
                   Value row = loadAs(fb, floc, rows, i, index);
-                  Value lower = arith::CmpIOp::create(
-                      fb, floc, arith::CmpIPredicate::sge, row, zero);
-                  Value upper = arith::CmpIOp::create(
-                      fb, floc, arith::CmpIPredicate::slt, row, destRows);
-                  Value inside = arith::AndIOp::create(fb, floc, lower, upper);
+                  Value inside = inRange(fb, floc, row, destRows);
                   scf::IfOp::create(
                       fb, floc, inside, [&](OpBuilder &tb, Location tloc) {
                         Value old = memref::LoadOp::create(tb, tloc, result,
