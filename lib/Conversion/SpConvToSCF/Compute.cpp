@@ -282,9 +282,8 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc,
         return w;
       },
       [&](OpBuilder &fb, Location floc, Value src, Value ci) {
-        if (firstIn)
-          ci = arith::AddIOp::create(fb, floc, firstIn, ci);
-        return loadAs(fb, floc, features, {src, ci}, accType);
+        return loadAs(fb, floc, features, {src, addOffset(fb, floc, firstIn, ci)},
+                      accType);
       },
       firstOut);
 }
@@ -298,18 +297,14 @@ static void emitGroupedRowUpdate(OpBuilder &b, Location loc,
                                  ArrayRef<Value> srcs, Value weight,
                                  Value offset, Value channelsIn, int64_t groups,
                                  int64_t groupChannelsOut, Type accType) {
-  scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), indexConst(b, loc, groups),
-      indexConst(b, loc, 1), ValueRange{},
-      [&](OpBuilder &gb, Location gloc, Value group, ValueRange) {
-        Value firstIn = arith::MulIOp::create(gb, gloc, group, channelsIn);
-        Value firstOut = arith::MulIOp::create(
-            gb, gloc, group, indexConst(gb, gloc, groupChannelsOut));
-        emitVectorRowUpdate(gb, gloc, registers, acc, dsts, features, srcs,
-                            weight, offset, channelsIn, groupChannelsOut,
-                            accType, firstIn, firstOut);
-        scf::YieldOp::create(gb, gloc);
-      });
+  forEachGroup(b, loc, groups, channelsIn,
+               indexConst(b, loc, groupChannelsOut),
+               [&](OpBuilder &gb, Location gloc, Value firstIn, Value firstOut) {
+                 emitVectorRowUpdate(gb, gloc, registers, acc, dsts, features,
+                                     srcs, weight, offset, channelsIn,
+                                     groupChannelsOut, accType, firstIn,
+                                     firstOut);
+               });
 }
 
 /// The depthwise form (a channel per group, `K x 1 x C` weight):
@@ -349,17 +344,6 @@ static void emitDepthwiseRowUpdate(OpBuilder &b, Location loc,
   }
 }
 
-/// The first input channel that output channel `co` reads: that of its
-/// group, `co / groupChannelsOut * channelsIn`; null without groups.
-static Value groupFirstInput(OpBuilder &b, Location loc, Value co,
-                             int64_t groups, Value channelsIn,
-                             Value groupChannelsOut) {
-  if (groups == 1)
-    return Value();
-  return arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, co, groupChannelsOut), channelsIn);
-}
-
 /// acc[dst, co] += features[src, :] . weight[offset, :, co], one scalar
 /// product at a time in input-channel order.
 /// With `firstIn`, features[src, firstIn + ci] (a group's input channels).
@@ -372,10 +356,8 @@ static void emitDotUpdate(OpBuilder &b, Location loc, Value acc, Value dst,
   auto dot = scf::ForOp::create(
       b, loc, zero, channelsIn, one, ValueRange{start},
       [&](OpBuilder &db, Location dloc, Value ci, ValueRange sum) {
-        Value column =
-            firstIn ? arith::AddIOp::create(db, dloc, firstIn, ci).getResult()
-                    : ci;
-        Value x = loadAs(db, dloc, features, {src, column}, accType);
+        Value x = loadAs(db, dloc, features,
+                         {src, addOffset(db, dloc, firstIn, ci)}, accType);
         Value w = loadAs(db, dloc, weight, {offset, ci, co}, accType);
         Value product = arith::MulFOp::create(db, dloc, x, w);
         scf::YieldOp::create(

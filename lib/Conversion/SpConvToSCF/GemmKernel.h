@@ -29,6 +29,11 @@ void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
                         int64_t threads, int64_t count,
                         function_ref<void(OpBuilder &, Location, Value)> body);
 
+/// `condition ? load() : zero` of type `type`; the load happens only where
+/// `condition` holds.
+Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                  function_ref<Value(OpBuilder &, Location)> load);
+
 /// The output row in tile slot `slot` (< rows): the schedule's order.
 Value rowOfSlot(OpBuilder &b, Location loc,
                 const ImplicitGemmOperands &operands, Value slot);

@@ -150,9 +150,8 @@ void gemm::forEachItemOfBlock(
                      });
 }
 
-/// `condition ? load() : zero` of type `type`.
-static Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
-                         function_ref<Value(OpBuilder &, Location)> load) {
+Value gemm::guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                        function_ref<Value(OpBuilder &, Location)> load) {
   auto ifOp = scf::IfOp::create(
       b, loc, condition,
       [&](OpBuilder &tb, Location tloc) {

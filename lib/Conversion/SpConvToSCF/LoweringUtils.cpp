@@ -281,6 +281,36 @@ void lowering::reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
               {position, value, bound});
 }
 
+Value lowering::addOffset(OpBuilder &b, Location loc, Value first,
+                          Value index) {
+  return first ? arith::AddIOp::create(b, loc, first, index).getResult()
+               : index;
+}
+
+Value lowering::groupFirstInput(OpBuilder &b, Location loc, Value co,
+                                int64_t groups, Value channelsIn,
+                                Value groupChannelsOut) {
+  if (groups == 1)
+    return Value();
+  return arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, co, groupChannelsOut), channelsIn);
+}
+
+void lowering::forEachGroup(
+    OpBuilder &b, Location loc, int64_t groups, Value channelsIn,
+    Value channelsOut,
+    function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, groups),
+      indexConst(b, loc, 1), ValueRange{},
+      [&](OpBuilder &gb, Location gloc, Value group, ValueRange) {
+        Value firstIn = arith::MulIOp::create(gb, gloc, group, channelsIn);
+        Value firstOut = arith::MulIOp::create(gb, gloc, group, channelsOut);
+        body(gb, gloc, firstIn, firstOut);
+        scf::YieldOp::create(gb, gloc);
+      });
+}
+
 Value lowering::inRange(OpBuilder &b, Location loc, Value index, Value bound) {
   Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index,
                                       indexConst(b, loc, 0));

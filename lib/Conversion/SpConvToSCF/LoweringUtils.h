@@ -219,6 +219,24 @@ Value i64Array(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
 void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
                     Value position, Value value, Value bound);
 
+/// `first + index`, or `index` where `first` is null (no offset).
+Value addOffset(OpBuilder &b, Location loc, Value first, Value index);
+
+/// The first input channel that output channel `co` of a grouped conv
+/// reads: that of its group, `co / groupChannelsOut * channelsIn`; null
+/// (no offset, for addOffset) without groups.
+Value groupFirstInput(OpBuilder &b, Location loc, Value co, int64_t groups,
+                      Value channelsIn, Value groupChannelsOut);
+
+/// for q in [0, groups): body(q * channelsIn, q * channelsOut): a grouped
+/// conv's loop over its groups, with the first input and output channel of
+/// each (`channelsIn`, `channelsOut`: one group's).
+void forEachGroup(
+    OpBuilder &b, Location loc, int64_t groups, Value channelsIn,
+    Value channelsOut,
+    function_ref<void(OpBuilder &, Location, Value firstIn, Value firstOut)>
+        body);
+
 /// Whether `0 <= index < bound` (i1; index values).
 Value inRange(OpBuilder &b, Location loc, Value index, Value bound);
 

@@ -57,8 +57,9 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
                                  const RulebookBuffers &rulebook, bool inverse,
                                  int64_t volume, Value ok, Value features,
                                  Value outGrad, Value channelsIn,
-                                 Value channelsOut, Value groupChannelsOut,
-                                 Value result, Type accType, StringRef role) {
+                                 Value channelsOut, int64_t groups,
+                                 Value groupChannelsOut, Value result,
+                                 Type accType, StringRef role) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Type elementType = cast<MemRefType>(result.getType()).getElementType();
   markKernel(
@@ -69,12 +70,10 @@ static void emitElementPerThread(OpBuilder &b, Location loc,
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
             Value offset = ivs[0], ci = ivs[1], co = ivs[2];
             // The input channel of this group that `ci` names.
-            Value column = arith::AddIOp::create(
+            Value column = addOffset(
                 pb, ploc,
-                arith::MulIOp::create(
-                    pb, ploc,
-                    arith::DivUIOp::create(pb, ploc, co, groupChannelsOut),
-                    channelsIn),
+                groupFirstInput(pb, ploc, co, groups, channelsIn,
+                                groupChannelsOut),
                 ci);
             auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
             Value start =
@@ -197,24 +196,14 @@ static void emitTiledWeightGrad(LoweringContext &ctx, OpBuilder &b,
                     ib, iloc, arith::CmpIPredicate::ult, channel,
                     indexConst(ib, iloc, channels));
                 Value valid = arith::AndIOp::create(ib, iloc, inPiece, inChannels);
-                auto load = scf::IfOp::create(
-                    ib, iloc, valid,
-                    [&](OpBuilder &lb, Location lloc) {
+                Value value = gemm::guardedLoad(
+                    ib, iloc, valid, accType, [&](OpBuilder &lb, Location lloc) {
                       auto [src, dst] =
                           pairRows(lb, lloc, rulebook, inverse, pair);
-                      Value value = loadAs(lb, lloc, source,
-                                           {isInput ? src : dst, channel},
-                                           accType);
-                      scf::YieldOp::create(lb, lloc, value);
-                    },
-                    [&](OpBuilder &lb, Location lloc) {
-                      scf::YieldOp::create(
-                          lb, lloc,
-                          arith::ConstantOp::create(lb, lloc,
-                                                    lb.getZeroAttr(accType))
-                              .getResult());
+                      return loadAs(lb, lloc, source,
+                                    {isInput ? src : dst, channel}, accType);
                     });
-                memref::StoreOp::create(ib, iloc, load.getResult(0), staged,
+                memref::StoreOp::create(ib, iloc, value, staged,
                                         ValueRange{d, c});
               });
         };
@@ -314,8 +303,7 @@ static void emitGroupRankUpdate(OpBuilder &b, Location loc, ArrayRef<Value> srcs
   int64_t column = 0;
   for (int64_t width : chunks) {
     Value col = indexConst(b, loc, column);
-    if (firstOut)
-      col = arith::AddIOp::create(b, loc, firstOut, col);
+    col = addOffset(b, loc, firstOut, col);
     auto chunkType = VectorType::get({width}, elementType);
     auto accChunkType = VectorType::get({width}, accType);
     SmallVector<Value> grads;
@@ -332,11 +320,9 @@ static void emitGroupRankUpdate(OpBuilder &b, Location loc, ArrayRef<Value> srcs
           SmallVector<Value> at{offset, ci, col};
           Value sum = vector::LoadOp::create(fb, floc, accChunkType, acc, at);
           for (auto [src, g] : llvm::zip(srcs, grads)) {
-            Value column =
-                firstIn ? arith::AddIOp::create(fb, floc, firstIn, ci).getResult()
-                        : ci;
-            Value a =
-                loadAs(fb, floc, features, ValueRange{src, column}, accType);
+            Value a = loadAs(fb, floc, features,
+                             ValueRange{src, addOffset(fb, floc, firstIn, ci)},
+                             accType);
             sum = vector::FMAOp::create(
                 fb, floc, vector::BroadcastOp::create(fb, floc, accChunkType, a),
                 g, sum);
@@ -375,19 +361,13 @@ static void emitRankUpdate(OpBuilder &b, Location loc,
   int64_t groupChannelsOut = 0;
   for (int64_t width : chunks)
     groupChannelsOut += width;
-  scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), indexConst(b, loc, groups),
-      indexConst(b, loc, 1), ValueRange{},
-      [&](OpBuilder &gb, Location gloc, Value group, ValueRange) {
-        Value firstIn = arith::MulIOp::create(gb, gloc, group,
-                                              indexConst(gb, gloc, channelsIn));
-        Value firstOut = arith::MulIOp::create(
-            gb, gloc, group, indexConst(gb, gloc, groupChannelsOut));
-        emitGroupRankUpdate(gb, gloc, srcs, dsts, features, outGrad, acc,
-                            offset, channelsIn, chunks, accType, firstIn,
-                            firstOut);
-        scf::YieldOp::create(gb, gloc);
-      });
+  forEachGroup(b, loc, groups, indexConst(b, loc, channelsIn),
+               indexConst(b, loc, groupChannelsOut),
+               [&](OpBuilder &gb, Location gloc, Value firstIn, Value firstOut) {
+                 emitGroupRankUpdate(gb, gloc, srcs, dsts, features, outGrad,
+                                     acc, offset, channelsIn, chunks, accType,
+                                     firstIn, firstOut);
+               });
 }
 
 /// for ci in [0, channelsIn): body(ci, column, width) for each chunk of a
@@ -553,8 +533,8 @@ Value lowering::lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
   }
   if (ctx.getTarget() == LoopTarget::GPU) {
     emitElementPerThread(b, loc, rulebook, inverse, volume, ok, features,
-                         outGrad, channelsIn, channelsOut, groupChannelsOut,
-                         result, accType, role);
+                         outGrad, channelsIn, channelsOut, groups,
+                         groupChannelsOut, result, accType, role);
     return result;
   }
   if (staticChannels) {
@@ -583,31 +563,21 @@ Value lowering::lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
                                           ValueRange{offset, ci, co});
                   scf::YieldOp::create(fb, floc);
                 });
-            auto guard = scf::IfOp::create(pb, ploc, ok);
-            OpBuilder tb(guard.thenBlock()->getTerminator());
-            Value begin =
-                memref::LoadOp::create(tb, ploc, rulebook.offsets, offset);
-            Value end = memref::LoadOp::create(
-                tb, ploc, rulebook.offsets,
-                ValueRange{arith::AddIOp::create(tb, ploc, offset, one)});
+            auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
             scf::ForOp::create(
-                tb, ploc, begin, end, one, ValueRange{},
+                pb, ploc, begin, end, one, ValueRange{},
                 [&](OpBuilder &fb, Location floc, Value pair, ValueRange) {
                   auto [src, dst] = pairRows(fb, floc, rulebook, inverse, pair);
                   // Group by group: input channel ci of group q is column
                   // q * channelsIn + ci of the features.
-                  scf::ForOp::create(
-                      fb, floc, zero, groupCount, one, ValueRange{},
-                      [&](OpBuilder &gb, Location gloc, Value group,
-                          ValueRange) {
-                        Value column = arith::AddIOp::create(
-                            gb, gloc,
-                            arith::MulIOp::create(gb, gloc, group, channelsIn),
-                            ci);
+                  forEachGroup(
+                      fb, floc, groups, channelsIn, groupChannelsOut,
+                      [&](OpBuilder &gb, Location gloc, Value firstIn,
+                          Value firstOut) {
                         Value a = loadAs(gb, gloc, features,
-                                         ValueRange{src, column}, accType);
-                        Value firstOut = arith::MulIOp::create(
-                            gb, gloc, group, groupChannelsOut);
+                                         ValueRange{src, addOffset(gb, gloc,
+                                                                   firstIn, ci)},
+                                         accType);
                         Value endOut = arith::AddIOp::create(
                             gb, gloc, firstOut, groupChannelsOut);
                         scf::ForOp::create(
@@ -624,7 +594,6 @@ Value lowering::lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
                               memref::StoreOp::create(cb, cloc, sum, acc, at);
                               scf::YieldOp::create(cb, cloc);
                             });
-                        scf::YieldOp::create(gb, gloc);
                       });
                   scf::YieldOp::create(fb, floc);
                 });
