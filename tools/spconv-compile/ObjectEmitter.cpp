@@ -115,7 +115,9 @@ LinkRequirements findLinkRequirements(const llvm::Module &module) {
         function.use_empty())
       continue;
     StringRef name = function.getName();
-    runtime |= name.contains("spconv_rt_");
+    // The runtime also defines the bfloat truncation builtin that CPUs
+    // without a native conversion call (runtime/lib/CPU/Builtins.cpp).
+    runtime |= name.contains("spconv_rt_") || name == "__truncsfbf2";
     // The CUDA driver wrappers that gpu-to-llvm lowering calls.
     cudaRuntime |= name.starts_with("mgpu");
     openmp |= name.starts_with("__kmpc_") || name.starts_with("omp_");

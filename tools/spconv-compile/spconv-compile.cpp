@@ -3,17 +3,20 @@
 // Part of the spconv-mlir project.
 //
 // spconv-compile FILE.mlir -o NET.o [--header NET.h] [--entry NAME ...]
-//                [--target cpu] [--emit obj|asm|llvm] [options]
+//                [--target cpu|cuda|gpu-emulator] [--emit obj|asm|llvm]
+//                [options]
 //
-// Lowers FILE with the target's pipeline (spconv-to-cpu), compiles it for
-// this machine's CPU and writes an object file exporting one C function per
-// entry, plus a C header declaring them (docs/Compiler.md, "Ahead-of-time
-// compilation").
+// Lowers FILE with the target's pipeline (spconv-to-cpu, spconv-to-cuda or
+// spconv-to-gpu-emulator), compiles the host code for a CPU (this machine's
+// by default, --mcpu for another) and writes an object file exporting one C
+// function per entry, plus a C header declaring them (docs/Compiler.md,
+// "Ahead-of-time compilation").
 //
 //===----------------------------------------------------------------------===//
 
 #include "CHeader.h"
 #include "EntryPoints.h"
+#include "Manifest.h"
 #include "ObjectEmitter.h"
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/Pipelines.h"
@@ -50,6 +53,12 @@ static cl::opt<std::string> headerFile(
     cl::desc("Also write a C header declaring the entry points, their "
              "memref descriptor structs and the ABI"),
     cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string> manifestFile(
+    "manifest",
+    cl::desc("Also write a JSON manifest of the entry points (symbols, "
+             "argument and result ranks and elements, libraries), for "
+             "binders that cannot read C"),
+    cl::value_desc("file"), cl::cat(category));
 static cl::list<std::string>
     entryNames("entry",
                cl::desc("Export this public function (repeatable; default: "
@@ -62,10 +71,12 @@ static cl::opt<std::string> symbolPrefix(
     cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     target("target",
-           cl::desc("What to compile for: cpu (spconv-to-cpu) or cuda "
+           cl::desc("What to compile for: cpu (spconv-to-cpu), cuda "
                     "(spconv-to-cuda: host code for this CPU that launches "
                     "kernels embedded in the object; arguments and results "
-                    "are GPU memory)"),
+                    "are GPU memory) or gpu-emulator (spconv-to-gpu-emulator: "
+                    "the cuda target's kernels run on the CPU, for testing "
+                    "them where there is no GPU; host memory)"),
            cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     gpuChip("gpu-chip",
@@ -82,13 +93,32 @@ static cl::opt<std::string> gpuFormat(
     cl::init("fatbin"), cl::cat(category));
 static cl::opt<int64_t>
     gpuBlockSize("gpu-block-size",
-                 cl::desc("--target cuda: threads per block (default 256)"),
+                 cl::desc("--target cuda and gpu-emulator: threads per block "
+                          "(default 256)"),
                  cl::init(256), cl::cat(category));
 static cl::opt<int64_t>
     gpuMaxBlocks("gpu-max-blocks",
-                 cl::desc("--target cuda: most blocks per launch, 0 for no cap "
-                          "(default 65535)"),
+                 cl::desc("--target cuda and gpu-emulator: most blocks per "
+                          "launch, 0 for no cap (default 65535)"),
                  cl::init(65535), cl::cat(category));
+static cl::opt<std::string> gpuConv(
+    "gpu-conv",
+    cl::desc("--target cuda and gpu-emulator: how convolutions with static "
+             "channel counts run: implicit-gemm (default) or gather-scatter"),
+    cl::init("implicit-gemm"), cl::cat(category));
+static cl::opt<std::string> gpuMatmul(
+    "gpu-matmul",
+    cl::desc("--target cuda and gpu-emulator: how the implicit GEMM "
+             "multiplies: tensor-cores (default: f16 and bf16 on tensor "
+             "cores, f32 on FMA), tf32 (f32 on tensor cores too, inputs "
+             "rounded to TF32) or fma"),
+    cl::init("tensor-cores"), cl::cat(category));
+static cl::opt<bool> gpuRaceCheck(
+    "gpu-race-check",
+    cl::desc("--target gpu-emulator: fail a call at the first data race "
+             "between two threads of a kernel launch (blocks then run one "
+             "after another)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<OutputKind> emitKind(
     "emit", cl::desc("What -o receives"), cl::init(OutputKind::Object),
     cl::values(clEnumValN(OutputKind::Object, "obj", "an ELF object (default)"),
@@ -117,8 +147,9 @@ static cl::opt<std::string> submSearch(
     cl::init("sorted"), cl::cat(category));
 static cl::opt<bool> openmp(
     "openmp",
-    cl::desc("Run parallel loops on OpenMP threads; the program then links "
-             "libomp (default true; --openmp=false: sequential loops)"),
+    cl::desc("Run parallel loops (gpu-emulator: the emulated blocks) on "
+             "OpenMP threads; the program then links libomp (default true; "
+             "--openmp=false: sequential loops)"),
     cl::init(true), cl::cat(category));
 static cl::opt<bool>
     profile("profile",
@@ -138,6 +169,14 @@ int fail(const llvm::Twine &message) {
 LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
                                   std::string &error) {
   if (targetName == "cpu") {
+    for (const cl::Option *gpuOnly : std::initializer_list<const cl::Option *>{
+             &gpuChip, &gpuFeatures, &gpuFormat, &gpuBlockSize, &gpuMaxBlocks,
+             &gpuConv, &gpuMatmul, &gpuRaceCheck})
+      if (gpuOnly->getNumOccurrences()) {
+        error = "--" + gpuOnly->ArgStr.str() +
+                " applies to --target cuda and gpu-emulator only";
+        return failure();
+      }
     mlir::spconv::SpConvToCPUPipelineOptions options;
     options.blockSize = blockSize;
     options.submSearch = submSearch;
@@ -157,22 +196,41 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     mlir::spconv::buildSpConvToCPUPipeline(pm, options);
     return success();
   }
+  // The CPU target's loop shapes do not apply to the GPU targets: theirs
+  // are fixed.
+  for (const cl::Option *cpuOnly : std::initializer_list<const cl::Option *>{
+           &blockSize, &submSearch})
+    if (cpuOnly->getNumOccurrences()) {
+      error = "--" + cpuOnly->ArgStr.str() + " applies to --target cpu only";
+      return failure();
+    }
+  if (gpuBlockSize < 1 || gpuBlockSize > 1024 || gpuMaxBlocks < 0) {
+    error = "--gpu-block-size must be in [1, 1024] and --gpu-max-blocks "
+            "not negative";
+    return failure();
+  }
+  if (gpuConv != "implicit-gemm" && gpuConv != "gather-scatter") {
+    error = "--gpu-conv must be implicit-gemm or gather-scatter, got '" +
+            gpuConv + "'";
+    return failure();
+  }
+  if (gpuMatmul != "tensor-cores" && gpuMatmul != "tf32" &&
+      gpuMatmul != "fma") {
+    error = "--gpu-matmul must be tensor-cores, tf32 or fma, got '" +
+            gpuMatmul + "'";
+    return failure();
+  }
   if (targetName == "cuda") {
-    // The CPU target's loop shapes do not apply: the GPU's are fixed.
-    for (const cl::Option *cpuOnly : std::initializer_list<const cl::Option *>{
-             &blockSize, &submSearch, &openmp})
-      if (cpuOnly->getNumOccurrences()) {
-        error = "--" + cpuOnly->ArgStr.str() + " applies to --target cpu only";
+    for (const cl::Option *notCuda : std::initializer_list<const cl::Option *>{
+             &openmp, &gpuRaceCheck})
+      if (notCuda->getNumOccurrences()) {
+        error = "--" + notCuda->ArgStr.str() + " does not apply to --target "
+                "cuda";
         return failure();
       }
     if (gpuFormat != "fatbin" && gpuFormat != "bin" && gpuFormat != "isa") {
       error =
           "--gpu-format must be fatbin, bin or isa, got '" + gpuFormat + "'";
-      return failure();
-    }
-    if (gpuBlockSize < 1 || gpuBlockSize > 1024 || gpuMaxBlocks < 0) {
-      error = "--gpu-block-size must be in [1, 1024] and --gpu-max-blocks "
-              "not negative";
       return failure();
     }
     mlir::spconv::SpConvToCUDAPipelineOptions options;
@@ -181,11 +239,31 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     options.format = gpuFormat;
     options.blockSize = gpuBlockSize;
     options.maxBlocks = gpuMaxBlocks;
+    options.gpuConv = gpuConv;
+    options.gpuMatmul = gpuMatmul;
     options.profile = profile;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return success();
   }
-  error = "--target must be cpu or cuda, got '" + targetName.str() + "'";
+  if (targetName == "gpu-emulator") {
+    for (const cl::Option *cudaOnly : std::initializer_list<const cl::Option *>{
+             &gpuChip, &gpuFeatures, &gpuFormat})
+      if (cudaOnly->getNumOccurrences()) {
+        error = "--" + cudaOnly->ArgStr.str() + " applies to --target cuda only";
+        return failure();
+      }
+    mlir::spconv::SpConvToGPUEmulatorPipelineOptions options;
+    options.blockSize = gpuBlockSize;
+    options.maxBlocks = gpuMaxBlocks;
+    options.openmp = openmp;
+    options.raceCheck = gpuRaceCheck;
+    options.gpuConv = gpuConv;
+    options.gpuMatmul = gpuMatmul;
+    options.profile = profile;
+    mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
+    return success();
+  }
+  error = "--target must be cpu, cuda or gpu-emulator, got '" + targetName.str() + "'";
   return failure();
 }
 
@@ -196,6 +274,10 @@ std::string describeCompilation() {
     text += gpuChip + " " + gpuFormat;
   else
     text += openmp ? "OpenMP" : "no OpenMP";
+  if (target != "cpu")
+    text += ", gpu-conv " + gpuConv + ", gpu-matmul " + gpuMatmul;
+  if (gpuRaceCheck)
+    text += ", race check";
   text += ", mcpu " + cpuName;
   if (profile)
     text += ", profile";
@@ -264,6 +346,10 @@ int main(int argc, char **argv) {
   if (!headerFile.empty() &&
       !(header = openOutput(headerFile, "--header", error)))
     return fail(error);
+  std::unique_ptr<llvm::ToolOutputFile> manifest;
+  if (!manifestFile.empty() &&
+      !(manifest = openOutput(manifestFile, "--manifest", error)))
+    return fail(error);
 
   auto file = openInputFile(inputFile, &error);
   if (!file)
@@ -307,9 +393,13 @@ int main(int argc, char **argv) {
   info.libraries = needs.libraries;
   if (header)
     writeCHeader(header->os(), info, entries);
+  if (manifest)
+    writeManifest(manifest->os(), info, target, entries);
 
   output->keep();
   if (header)
     header->keep();
+  if (manifest)
+    manifest->keep();
   return 0;
 }
