@@ -71,7 +71,11 @@ TEST(CudaNoDevice, EntryPointsFailCleanly) {
   mgpuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr, 0);
   mgpuModuleUnload(nullptr);
   mgpuStreamSynchronize(nullptr);
+  // Compiled code's waits are counted even when they fail; the caller's
+  // own (mgpuStreamSynchronize) are not.
+  int64_t waits = spconv_rt_cuda_host_wait_count();
   spconv_rt_cuda_stream_synchronize(nullptr);
+  EXPECT_EQ(spconv_rt_cuda_host_wait_count(), waits + 1);
   mgpuStreamDestroy(nullptr);
   mgpuStreamWaitEvent(nullptr, nullptr);
   mgpuEventRecord(nullptr, nullptr);

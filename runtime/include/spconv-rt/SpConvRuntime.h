@@ -491,6 +491,10 @@ SPCONV_RT_EXPORT void *spconv_rt_cuda_thread_stream(void);
 /* Waits for `stream`: where compiled code's host reads what its kernels
  * wrote (spconv-gpu-stream-order). */
 SPCONV_RT_EXPORT void spconv_rt_cuda_stream_synchronize(void *stream);
+/* How many times compiled code has waited for its stream
+ * (spconv_rt_cuda_stream_synchronize calls) in this process, on any thread:
+ * a network's host synchronisations are the difference around its call. */
+SPCONV_RT_EXPORT int64_t spconv_rt_cuda_host_wait_count(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -110,6 +110,8 @@ bool check(const char *fn, const char *call, CUresult result) {
 }
 
 std::atomic<int> defaultDevice{0};
+/// Waits of compiled code for its stream (spconv_rt_cuda_host_wait_count).
+std::atomic<int64_t> hostWaits{0};
 
 /// Devices the per-device tables (contexts, streams, pools) have room for.
 constexpr int kMaxDevices = 64;
@@ -525,10 +527,15 @@ void *spconv_rt_cuda_thread_stream(void) {
 
 void spconv_rt_cuda_stream_synchronize(void *stream) {
   const char *fn = "spconv_rt_cuda_stream_synchronize";
+  hostWaits.fetch_add(1, std::memory_order_relaxed);
   ScopedContext ctx(fn);
   if (ctx && nonNull(fn, stream, "stream"))
     check(fn, "cuStreamSynchronize",
           driver().cuStreamSynchronize(static_cast<CUstream>(stream)));
+}
+
+int64_t spconv_rt_cuda_host_wait_count(void) {
+  return hostWaits.load(std::memory_order_relaxed);
 }
 
 void mgpuSetDefaultDevice(int32_t device) {
