@@ -50,3 +50,11 @@ func.func @pair(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x16xf1
       -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x16xf16>
   return %oc, %of : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x16xf16>
 }
+
+// An object that only allocates (a dense unfold) still links with the
+// runtime, which defines the allocation functions of lowered memrefs.
+// RUN: spconv-compile %S/Inputs/aot-unfold.mlir --target cpu --openmp=false -o %t/unfold.o --manifest %t/unfold.json
+// RUN: FileCheck %s --input-file=%t/unfold.json --check-prefix=ALLOC
+// ALLOC: "libraries": [
+// ALLOC-NEXT: "spconv_runtime"
+// ALLOC-NEXT: ],

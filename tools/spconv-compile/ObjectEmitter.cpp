@@ -116,8 +116,10 @@ LinkRequirements findLinkRequirements(const llvm::Module &module) {
       continue;
     StringRef name = function.getName();
     // The runtime also defines the bfloat truncation builtin that CPUs
-    // without a native conversion call (runtime/lib/CPU/Builtins.cpp).
-    runtime |= name.contains("spconv_rt_") || name == "__truncsfbf2";
+    // without a native conversion call (runtime/lib/CPU/Builtins.cpp)
+    // and the allocation functions of lowered memrefs.
+    runtime |= name.contains("spconv_rt_") || name == "__truncsfbf2" ||
+               name.starts_with("_mlir_memref_to_llvm_");
     // The CUDA driver wrappers that gpu-to-llvm lowering calls.
     cudaRuntime |= name.starts_with("mgpu");
     openmp |= name.starts_with("__kmpc_") || name.starts_with("omp_");
