@@ -1,0 +1,179 @@
+"""The functions a GPU kit carries, and the options each is compiled with.
+
+Shared by the kit's builder (which compiles them here) and its driver
+(which finds them by name on the GPU machine): one list, one naming.
+
+Groups:
+  matrix   every case of the execution matrix (test/Integration/CPU/
+           conv_matrix.py), as written, and the f32 convs again on TF32
+           tensor cores (`tf32/<case>`);
+  gradient the conv gradients of Inputs/gradients.mlir whose inputs follow
+           from their types;
+  network  the two example networks (SECOND's encoder, MinkUNet) and the
+           MinkUNet training step (forward, loss, generated backward, SGD);
+  layer    subm 3x3x3 C -> C on the LiDAR yardstick grid, C in 16, 32, 64,
+           128, in f32, tf32, f16 and bf16, plain and with --profile;
+  tile     the f16 / f32 / tf32 layers again under other implicit-GEMM tiles
+           (one-entry tuning tables), for the tile sweep.
+
+Targets: `cuda-sm_90`, `cuda-sm_80` (cubin and PTX for the chip; the driver
+picks by compute capability, and the sm_80 object's PTX is what the driver
+JIT-compiles on chips newer than both), `cpu` (the reference build, for a
+baseline x86-64), `emu` (the CUDA kernels on the CPU, the stand-in's device)
+and `emu-race` (the same under the race detector, the stand-in's sanitizer).
+"""
+import os
+
+# The yardstick scan's grid (bench/: KITTI, 0.05 m x 0.05 m x 0.1 m voxels).
+LIDAR_GRID = [41, 1600, 1408]
+LAYER_CHANNELS = [16, 32, 64, 128]
+# name -> (MLIR element type, gpu-matmul)
+LAYER_TYPES = {"f32": ("f32", "fma"), "tf32": ("f32", "tf32"),
+               "f16": ("f16", "tensor-cores"), "bf16": ("bf16", "tensor-cores")}
+
+NETWORKS = {
+    "second": ("examples/second_middle_encoder.mlir", "second_middle_encoder"),
+    "minkunet": ("examples/minkunet.mlir", "minkunet"),
+    "minkunet_train": ("examples/minkunet_train.mlir", "minkunet_loss_and_gradients"),
+}
+
+# The conv gradients at the rulebook level (data gradient = the rulebook
+# read backwards, weight gradient, f64, dynamic channels, tiles wider than
+# the GPU's 32 x 32), whose inputs follow from their types: subm, so dL/dout
+# has a row per site. The training step covers the generated backward.
+GRADIENTS_SOURCE = "test/Integration/CPU/Inputs/gradients.mlir"
+GRADIENT_ENTRIES = ["subm_grads", "subm_dilated_grads", "subm_grads_f64", "weight_grad_wide",
+                    "subm_weight_grad_dynamic"]
+
+# Matrix cases in the small (CI) kit: one of each op family.
+SMALL_MATRIX = ["subm_3d_k3", "subm_3d_f16", "subm_3d_bf16", "regular_3d_k3_s2_p1",
+                "transposed_2d_k2_s2", "pool_max_3d_k2_s2", "subm_3d_empty"]
+# The matrix's slice under the sanitizers (compute-sanitizer, or the
+# emulator's race detector in the stand-in).
+SANITIZER_SLICE = ["subm_3d_k3", "subm_3d_f16", "regular_3d_k3_s2_p1"]
+
+ALL_TARGETS = ["cuda-sm_90", "cuda-sm_80", "cpu", "emu", "emu-race"]
+
+
+class Function:
+    """One compiled function: its source, entry and per-target options."""
+
+    def __init__(self, name, group, entry, source=None, text=None, targets=ALL_TARGETS,
+                 gpu_options=(), cpu_options=(), meta=None):
+        self.name = name
+        self.group = group
+        self.entry = entry
+        self.source = source  # a file of the source tree
+        self.text = text      # or the MLIR itself
+        self.targets = list(targets)
+        self.gpu_options = list(gpu_options)
+        self.cpu_options = list(cpu_options)
+        self.meta = meta or {}
+
+    def directory(self, root):
+        return os.path.join(root, "fn", self.name.replace("/", "--"))
+
+
+def layer_mlir(channels, element):
+    """subm 3x3x3 C -> C on the yardstick grid, bias-free."""
+    grid = "#spconv.grid<[%s]>" % ", ".join(map(str, LIDAR_GRID))
+    coords = "tensor<?x4xi32, %s>" % grid
+    feat = "tensor<?x%dx%s>" % (channels, element)
+    weight = "tensor<27x%dx%dx%s>" % (channels, channels, element)
+    return ("func.func @layer(%%c: %s, %%x: %s, %%w: %s) -> (%s, %s) {\n"
+            "  %%oc, %%of = spconv.conv <subm, kernel = [3, 3, 3]> %%c, %%x, %%w\n"
+            "      : %s, %s, %s -> %s, %s\n"
+            "  return %%oc, %%of : %s, %s\n}\n") % (
+        coords, feat, weight, coords, feat, coords, feat, weight, coords, feat, coords, feat)
+
+
+def layer_name(channels, kind, profile=False):
+    return "layer/%s_%dx%d%s" % (kind, channels, channels, "_profile" if profile else "")
+
+
+def tile_candidates(channels, kind):
+    """Tiles the sweep tries for a layer (besides the compiler's own
+    choice), in the tuning table's fields."""
+    math = {"f32": "fma", "tf32": "mma-tf32", "f16": "mma-f16", "bf16": "mma-tf32"}[kind]
+    out = []
+    if math == "fma":
+        for rows, cols, depth in [(64, 64, 16), (128, 64, 16), (128, 32, 16), (64, 32, 8)]:
+            cols = min(cols, max(4, channels))
+            out.append({"math": math, "rows": rows, "cols": cols, "depth": depth,
+                        "thread_rows": 4, "thread_cols": 4})
+    else:
+        frag_depth = 16 if math == "mma-f16" else 8
+        for rows, cols, warp_rows, warp_cols, depth in [
+                (256, 64, 64, 32, 2 * frag_depth), (128, 64, 32, 32, 2 * frag_depth),
+                (128, 32, 32, 32, 2 * frag_depth), (256, 32, 64, 16, frag_depth)]:
+            cols = min(cols, max(16, channels))
+            warp_cols = min(warp_cols, cols)
+            out.append({"math": math, "rows": rows, "cols": cols, "depth": depth,
+                        "warp_rows": warp_rows, "warp_cols": warp_cols})
+    unique = []
+    for tile in out:
+        if tile not in unique:
+            unique.append(tile)
+    return unique
+
+
+def kit_functions(small, matrix_cases, cuda_targets):
+    """Every function of a kit. `matrix_cases` is conv_matrix.cases();
+    `cuda_targets` the CUDA targets to build (the small kit builds one)."""
+    emu_targets = ["emu"]
+    fns = []
+    base = cuda_targets + ["cpu"] + emu_targets
+    for case in matrix_cases:
+        if small and case.name not in SMALL_MATRIX:
+            continue
+        targets = base + (["emu-race"] if case.name in SANITIZER_SLICE else [])
+        fns.append(Function("matrix/" + case.name, "matrix", "f", text=case.mlir(),
+                            targets=targets, meta={"case": case.name}))
+        # The f32 convs on TF32 tensor cores, inputs rounded on both sides.
+        if (case.dtype == "f32" and case.op in ("subm", "regular", "transposed")
+                and not case.dynamic_channels and (not small or case.name == "subm_3d_k3")):
+            fns.append(Function("tf32/" + case.name, "matrix", "f", text=case.mlir(),
+                                targets=cuda_targets + emu_targets, cpu_options=[],
+                                gpu_options=["--gpu-matmul", "tf32"],
+                                meta={"case": case.name, "tf32": True}))
+    for entry in GRADIENT_ENTRIES[:1] if small else GRADIENT_ENTRIES:
+        fns.append(Function("gradient/" + entry, "gradient", entry, source=GRADIENTS_SOURCE,
+                            targets=base))
+    for name, (source, entry) in NETWORKS.items():
+        if small and name != "second":
+            continue
+        targets = base + (["emu-race"] if name == "second" else [])
+        fns.append(Function("network/" + name, "network", entry, source=source,
+                            targets=targets, meta={"network": name}))
+    channels = [16] if small else LAYER_CHANNELS
+    kinds = ["f32", "f16"] if small else list(LAYER_TYPES)
+    for c in channels:
+        for kind in kinds:
+            element, matmul = LAYER_TYPES[kind]
+            options = ["--gpu-matmul", matmul]
+            meta = {"channels": c, "kind": kind, "element": element}
+            fns.append(Function(layer_name(c, kind), "layer", "layer", text=layer_mlir(c, element),
+                                targets=base, gpu_options=options, meta=meta))
+            fns.append(Function(layer_name(c, kind, True), "layer", "layer",
+                                text=layer_mlir(c, element), targets=cuda_targets + emu_targets,
+                                gpu_options=options + ["--profile"], meta=dict(meta, profile=True)))
+    return fns
+
+
+def tile_functions(small, cuda_targets):
+    """The tile sweep's variants: (function, tuning-table entry) pairs."""
+    out = []
+    sweep = [(16, "f32"), (16, "f16")] if small else \
+        [(c, k) for c in (32, 64, 128) for k in ("f32", "tf32", "f16")]
+    for channels, kind in sweep:
+        element, matmul = LAYER_TYPES[kind]
+        for i, tile in enumerate(tile_candidates(channels, kind)[: 2 if small else 4]):
+            entry = dict(tile, cin=channels, cout=channels, type=element)
+            name = "tile/%s_%dx%d_t%d" % (kind, channels, channels, i)
+            fn = Function(name, "tile", "layer", text=layer_mlir(channels, element),
+                          targets=cuda_targets + ["emu"],
+                          gpu_options=["--gpu-matmul", matmul],
+                          meta={"channels": channels, "kind": kind, "element": element,
+                                "tile": entry, "layer": layer_name(channels, kind)})
+            out.append(fn)
+    return out

@@ -1,0 +1,53 @@
+"""Phase `graph`: capture one SECOND call in a CUDA graph on the compiled
+code's stream and replay it. A host synchronisation inside the call breaks
+the capture; the runtime's error then names the call that did it."""
+import ctypes
+
+import numpy as np
+
+from .inputs import network_arguments
+
+CAPTURE_RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
+
+
+def run(ctx):
+    if ctx.mode != "cuda":
+        ctx.checks.notes.append("capture needs a device: not run")
+        return
+    name = "network/second"
+    args = network_arguments(ctx, name, min(ctx.sites, 20000))
+    library = ctx.library(name, ctx.device_target(name))
+    device = ctx.device
+    cuda = device.cuda
+    placed = [device.place(np.ascontiguousarray(a)) for a in args]
+    stream = ctypes.c_void_p(device.stream)
+    report = {}
+    try:
+        device.release(library.call_placed(placed))  # warm: modules loaded, pool grown
+        device.synchronize()
+        device._check("cuStreamBeginCapture", cuda.cuStreamBeginCapture_v2(stream, CAPTURE_RELAXED))
+        library.runtime.clear_error()
+        out = library.result_struct()
+        descriptors = [p.descriptor for p in placed]
+        library.function(ctypes.byref(out), *[ctypes.byref(d) for d in descriptors])
+        error = library.runtime.last_error()
+        graph = ctypes.c_void_p()
+        status = cuda.cuStreamEndCapture(stream, ctypes.byref(graph))
+        if error or status != 0:
+            report["captured"] = False
+            report["broken_by"] = error or "cuStreamEndCapture returned %d" % status
+            ctx.checks.notes.append("capture broken: %s" % report["broken_by"][:300])
+        else:
+            executable = ctypes.c_void_p()
+            device._check("cuGraphInstantiate", cuda.cuGraphInstantiateWithFlags(
+                ctypes.byref(executable), graph, ctypes.c_ulonglong(0)))
+            device._check("cuGraphLaunch", cuda.cuGraphLaunch(executable, stream))
+            device.synchronize()
+            report["captured"] = True
+            report["replayed"] = True
+            ctx.checks.ok("graph: one SECOND call captured and replayed")
+    finally:
+        device.synchronize()
+        for p in placed:
+            p.free()
+    ctx.data["graph"] = report

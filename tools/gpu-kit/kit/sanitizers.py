@@ -1,0 +1,42 @@
+"""Phase `sanitizers`: a slice of the execution matrix and SECOND on a small
+scan under compute-sanitizer's memcheck and racecheck (in a stand-in run:
+the emulator builds with the race detector, which fails a call at the
+first unordered pair of accesses). A tool that refuses the device is a
+note, not a failure."""
+import os
+import subprocess
+import sys
+
+REFUSALS = ("Device not supported", "not supported on this", "Target application terminated",
+            "Unable to find", "No supported devices")
+
+
+def run(ctx):
+    if ctx.mode != "cuda":
+        from . import slice as check_slice
+        check_slice.run(ctx, "emu-race")
+        return
+    py = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for tool in ("memcheck", "racecheck"):
+        cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "86",
+               sys.executable, "-m", "kit", "slice", "--kit", ctx.root,
+               "--work", os.path.join(ctx.work, "slice-" + tool)]
+        try:
+            result = subprocess.run(cmd, cwd=py, capture_output=True, text=True,
+                                    timeout=ctx.budget_left() / 2)
+        except FileNotFoundError:
+            ctx.checks.notes.append("compute-sanitizer is not installed")
+            return
+        except subprocess.TimeoutExpired:
+            ctx.checks.fail("compute-sanitizer " + tool, "timed out")
+            continue
+        text = result.stdout + result.stderr
+        summary = [l for l in text.splitlines() if "ERROR SUMMARY" in l]
+        ctx.data[tool] = summary[-1] if summary else text[-300:]
+        if result.returncode == 0:
+            ctx.checks.ok("compute-sanitizer %s (%s)" % (tool, summary[-1] if summary else ""))
+        elif any(r in text for r in REFUSALS) and result.returncode != 86:
+            ctx.checks.notes.append("compute-sanitizer %s refused the device: %s"
+                                    % (tool, text.strip().splitlines()[-1][:300]))
+        else:
+            ctx.checks.fail("compute-sanitizer " + tool, text[-3000:])

@@ -1,0 +1,71 @@
+"""Phase `tiles`: the implicit-GEMM conv of the subm layers compiled under
+other tiles (one-entry tuning tables, chosen when the kit was built), each
+checked against the CPU build and timed beside the compiler's own choice;
+the tiles that beat it go into a tuning table (`gpu-tiles.json`, the format
+`--gpu-tiles` reads: docs/GPU.md, "Tuning table"), which this run writes
+beside its report."""
+import json
+
+from .context import compare
+from .inputs import layer_arguments, scan
+from .timings import TOLERANCE, as_float, time_calls
+
+# A tile enters the table only if it beats the default by this much: below
+# it, run-to-run noise decides.
+MARGIN = 0.03
+
+
+def run(ctx):
+    coords = scan(ctx.work, ctx.sites)
+    reps = 3 if ctx.mode != "cuda" else 7
+    by_layer = {}
+    for name in ctx.names("tile"):
+        meta = ctx.functions[name]["meta"]
+        by_layer.setdefault(meta["layer"], []).append(name)
+    sweep, entries = [], []
+    for layer, variants in sorted(by_layer.items()):
+        if layer not in ctx.functions:
+            continue
+        meta = ctx.functions[layer]["meta"]
+        kind = meta["kind"]
+        arrays = layer_arguments(coords, meta["channels"], meta["element"])
+        expected = {}
+
+        def default():
+            cpu = ctx.on_cpu(layer, *arrays)
+            expected["features"] = as_float(cpu[1], kind)
+            library = ctx.library(layer, ctx.device_target(layer))
+            expected["ms"], _ = time_calls(ctx, library, arrays, reps)
+        if not ctx.checks.run("tiles: default of %s" % layer, default):
+            continue
+        best = None
+        row = {"layer": layer, "default_ms": round(expected["ms"], 4), "variants": []}
+        for name in variants:
+            tile = ctx.functions[name]["meta"]["tile"]
+
+            def one():
+                device = ctx.on_device(name, *arrays)
+                compare(as_float(device[1], kind), expected["features"], TOLERANCE[kind],
+                        TOLERANCE[kind], "features against the CPU build")
+                library = ctx.library(name, ctx.device_target(name))
+                ms, _ = time_calls(ctx, library, arrays, reps)
+                row["variants"].append({"tile": tile, "ms": round(ms, 4)})
+                return ms
+            ctx.checks.run("tiles: %s" % name, one)
+        for variant in row["variants"]:
+            if variant["ms"] < expected["ms"] * (1 - MARGIN) and \
+                    (best is None or variant["ms"] < best["ms"]):
+                best = variant
+        if best:
+            entries.append(dict(best["tile"], time_us=round(best["ms"] * 1e3, 1),
+                                note="default %.1f us" % (expected["ms"] * 1e3)))
+        sweep.append(row)
+    table = {"format": "spconv-gpu-tiles/1", "entries": entries}
+    if ctx.mode == "cuda":
+        table["device"] = ctx.device_props["name"]
+        table["chip"] = ctx.device_props["chip"]
+    else:
+        table["device"] = "stand-in (GPU emulator): not a tuning, a format check"
+    ctx.data["sweep"] = sweep
+    ctx.data["table"] = table
+    ctx.write_output("gpu-tiles.json", json.dumps(table, indent=1) + "\n")
