@@ -362,9 +362,17 @@ def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
     `gpu.dealloc`. The GPU operations
     are synchronous; `spconv-gpu-stream-order` chains them on one stream.
 
-    A kernel operand that is stack or global memory (`memref.alloca`,
-    `memref.get_global`, through casts and views) is an error: the device
-    cannot read it. The functions' own arguments must be device-accessible
+    A constant global that the device reads (`memref.get_global` of a
+    `memref.global constant`: a bufferized dense constant, such as a loss's
+    seed) is uploaded once per call: a buffer allocated at the function's
+    entry, filled by a `gpu.memcpy` from the global and freed before every
+    return, placed like the other buffers (device memory, managed if host
+    code reads it too or it is passed to a function of the module, which
+    may launch kernels on it). Kernels stay free of data, so identical
+    ones still deduplicate. A kernel operand that is stack memory
+    (`memref.alloca`),
+    a mutable global, or a constant global that leaves the function
+    (through casts and views) is an error: the device cannot read it. The functions' own arguments must be device-accessible
     memory too (managed, or device memory when only kernels read it).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
