@@ -84,7 +84,22 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     `gpu.barrier`s, accumulates a register tile per thread with FMAs and
     writes each output once, bias included. The launch carries its role
     (`spconv.kernel`) and its tile sizes, chosen per channel counts, in a
-    `spconv.tile` attribute. The pass gives `gpu.barrier` memory effects (an
+    `spconv.tile` attribute. A tile table (`gpu-tiles=FILE`, JSON, format
+    `spconv-gpu-tiles/1`) overrides that choice: an entry applies to a conv
+    whose `cin`, `cout` and element `type` (f16, bf16, f32, f64) it names
+    and whose `math` (`fma`, `mma-f16`, `mma-tf32`) is the one the built-in
+    choice takes for that type under `gpu-matmul`; it gives `rows`, `cols`,
+    `depth` and `thread_rows` / `thread_cols` (fma) or `warp_rows` /
+    `warp_cols` (tensor cores), the names `spconv.tile` records. The file
+    is read once per run and every entry is checked (a math the type
+    cannot use, tiles the kernels cannot run: rows not whole 32-row
+    schedule groups, thread or warp tiles that do not divide the tile,
+    warp tiles not whole 16x16 fragments, a depth not whole fragment
+    steps, over 1024 threads or 48 KiB of static shared memory, a repeated
+    entry, an unknown key); a bad table fails the pass with a message
+    naming the file and the entry. Keys `time_us`, `tflops`, `note` and
+    any starting with `_` are notes and ignored. The pass gives
+    `gpu.barrier` memory effects (an
     external model), which buffer deallocation needs. Otherwise
     (`gpu-conv=gather-scatter`, or dynamic channel counts) the convolution
     is a parallel loop over (pair, output channel) of each offset, a scalar
@@ -178,7 +193,12 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "gpu.subgroup_mma fragments, f32 accumulation; f32 and f64 on "
            "fused multiply-adds), `tf32` (as `tensor-cores`, and f32 too, "
            "its inputs rounded to TF32: about 3 significant digits per "
-           "product) or `fma` (every type on fused multiply-adds)">
+           "product) or `fma` (every type on fused multiply-adds)">,
+    Option<"gpuTiles", "gpu-tiles", "std::string", /*default=*/"\"\"",
+           "With `target=gpu`, a JSON tile table (format "
+           "`spconv-gpu-tiles/1`) whose entries replace the built-in tile "
+           "choice of the implicit GEMM for the (Cin, Cout, element type, "
+           "math) they list; empty for none">
   ];
 }
 
