@@ -32,9 +32,10 @@ constexpr llvm::StringLiteral kInformationalKeys[] = {"time_us", "tflops",
 /// The keys an entry may set: those `spconv.tile` records (`threads` and
 /// `max_registers` are derived from the others and, if given, checked).
 constexpr llvm::StringLiteral kEntryKeys[] = {
-    "cin",         "cout",      "type",      "math",    "rows",
-    "cols",        "depth",     "thread_rows", "thread_cols", "warp_rows",
-    "warp_cols",   "threads",   "max_registers"};
+    "cin",         "cout",        "type",      "math",
+    "rows",        "cols",        "depth",     "thread_rows",
+    "thread_cols", "warp_rows",   "warp_cols", "threads",
+    "max_registers"};
 
 constexpr llvm::StringLiteral kTableKeys[] = {"format", "device", "chip",
                                               "entries"};
