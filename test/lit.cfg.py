@@ -111,5 +111,16 @@ config.spconv_ptxas = find_ptxas()
 if config.spconv_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.spconv_ptxas))
+
+# gpu-module-to-binary links libdevice (kernels that call math functions: the
+# training loss's exp and log) from the CUDA toolkit that CUDA_ROOT, CUDA_HOME
+# or CUDA_PATH names; with none it links nothing and ptxas stops at
+# "Unresolved extern function '__nv_expf'". Keep the user's, else name the
+# toolkit whose ptxas the tests use.
+_cuda_vars = ["CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"]
+llvm_config.with_system_environment(_cuda_vars)
+if config.spconv_ptxas and not any(v in config.environment for v in _cuda_vars):
+    config.environment["CUDA_ROOT"] = os.path.dirname(
+        os.path.dirname(os.path.realpath(config.spconv_ptxas)))
 if cuda_device_visible():
     config.available_features.add("cuda-device")

@@ -124,7 +124,8 @@ void mlir::spconv::buildSpConvToCPUPipeline(
 static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
                           int64_t maxBlocks, int64_t maxUnrolledOffsets,
                           StringRef gpuConv, StringRef gpuMatmul,
-                          bool fuseEpilogues, bool profile) {
+                          StringRef gpuTiles, bool fuseEpilogues,
+                          bool profile) {
   addFrontEnd(pm, fuseEpilogues, profile);
   // One site per parallel iteration; the hash search is the one a GPU
   // thread can run on its own.
@@ -135,6 +136,7 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
   lowering.maxUnrolledOffsets = maxUnrolledOffsets;
   lowering.gpuConv = gpuConv.str();
   lowering.gpuMatmul = gpuMatmul.str();
+  lowering.gpuTiles = gpuTiles.str();
   pm.addPass(createConvertSpConvToSCFPass(lowering));
   addBufferization(pm);
   // Matmuls, element-wise ops and copies of strided views
@@ -153,7 +155,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
                 options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
-                options.fuseEpilogues, options.profile);
+                options.gpuTiles, options.fuseEpilogues, options.profile);
   // Builders into their layers, so that each buffer is placed by what its
   // consumers do with it; then placement, and one stream per function.
   pm.addPass(createInlinerPass());
@@ -183,7 +185,7 @@ void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
   addGPUKernels(pm, options.blockSize, options.maxBlocks,
                 options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
-                options.fuseEpilogues, options.profile);
+                options.gpuTiles, options.fuseEpilogues, options.profile);
   pm.addPass(createSpConvGPUKernelsToCPUPass(
       SpConvGPUKernelsToCPUPassOptions{options.raceCheck}));
   pm.addPass(createCanonicalizerPass());

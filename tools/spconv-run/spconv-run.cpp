@@ -137,6 +137,13 @@ static llvm::cl::opt<std::string> gpuMatmul(
                    "f32 on FMA), tf32 (f32 on tensor cores too, inputs "
                    "rounded to TF32) or fma"),
     llvm::cl::init("tensor-cores"));
+static llvm::cl::opt<std::string> gpuTiles(
+    "gpu-tiles",
+    llvm::cl::desc("A JSON tile table (format spconv-gpu-tiles/1, "
+                   "docs/GPU.md) whose entries replace the GPU targets' "
+                   "implicit-GEMM tiles for the channel counts, type and "
+                   "math they list"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
 static llvm::cl::opt<bool> gpuRaceCheck(
     "gpu-race-check",
     llvm::cl::desc("--target gpu-emulator: fail at the first data race "
@@ -288,6 +295,7 @@ void buildPipeline(PassManager &pm, const JITCPU &cpu) {
       options.maxUnrolledOffsets = maxUnrolledOffsets;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
+    options.gpuTiles = gpuTiles;
     options.fuseEpilogues = fuseEpilogues;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return;
@@ -302,6 +310,7 @@ void buildPipeline(PassManager &pm, const JITCPU &cpu) {
     options.raceCheck = gpuRaceCheck;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
+    options.gpuTiles = gpuTiles;
     options.fuseEpilogues = fuseEpilogues;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return;
@@ -329,6 +338,14 @@ std::string codegenOptions() {
      << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks
      << " gpu-conv=" << gpuConv << " gpu-matmul=" << gpuMatmul
      << " gpu-race-check=" << gpuRaceCheck << " gpu-chip=" << gpuChip;
+  // The table's contents, not its name: the file may change between runs.
+  if (!gpuTiles.empty()) {
+    os << " gpu-tiles=";
+    if (auto table = llvm::MemoryBuffer::getFile(gpuTiles))
+      os << (*table)->getBuffer();
+    else
+      os << "<unreadable " << gpuTiles << ">";
+  }
   return text;
 }
 
@@ -374,6 +391,8 @@ int main(int argc, char **argv) {
                 gpuMatmul + "'");
   if (target == "cpu" && gpuMatmul.getNumOccurrences())
     return fail("--gpu-matmul applies to the GPU targets only");
+  if (target == "cpu" && !gpuTiles.empty())
+    return fail("--gpu-tiles applies to the GPU targets only");
   if (target != "gpu-emulator" && gpuRaceCheck)
     return fail("--gpu-race-check applies to --target gpu-emulator only");
   if (chunkBytes < 1)

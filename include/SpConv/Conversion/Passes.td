@@ -84,7 +84,22 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     `gpu.barrier`s, accumulates a register tile per thread with FMAs and
     writes each output once, bias included. The launch carries its role
     (`spconv.kernel`) and its tile sizes, chosen per channel counts, in a
-    `spconv.tile` attribute. The pass gives `gpu.barrier` memory effects (an
+    `spconv.tile` attribute. A tile table (`gpu-tiles=FILE`, JSON, format
+    `spconv-gpu-tiles/1`) overrides that choice: an entry applies to a conv
+    whose `cin`, `cout` and element `type` (f16, bf16, f32, f64) it names
+    and whose `math` (`fma`, `mma-f16`, `mma-tf32`) is the one the built-in
+    choice takes for that type under `gpu-matmul`; it gives `rows`, `cols`,
+    `depth` and `thread_rows` / `thread_cols` (fma) or `warp_rows` /
+    `warp_cols` (tensor cores), the names `spconv.tile` records. The file
+    is read once per run and every entry is checked (a math the type
+    cannot use, tiles the kernels cannot run: rows not whole 32-row
+    schedule groups, thread or warp tiles that do not divide the tile,
+    warp tiles not whole 16x16 fragments, a depth not whole fragment
+    steps, over 1024 threads or 48 KiB of static shared memory, a repeated
+    entry, an unknown key); a bad table fails the pass with a message
+    naming the file and the entry. Keys `time_us`, `tflops`, `note` and
+    any starting with `_` are notes and ignored. The pass gives
+    `gpu.barrier` memory effects (an
     external model), which buffer deallocation needs. Otherwise
     (`gpu-conv=gather-scatter`, or dynamic channel counts) the convolution
     is a parallel loop over (pair, output channel) of each offset, a scalar
@@ -178,7 +193,12 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "gpu.subgroup_mma fragments, f32 accumulation; f32 and f64 on "
            "fused multiply-adds), `tf32` (as `tensor-cores`, and f32 too, "
            "its inputs rounded to TF32: about 3 significant digits per "
-           "product) or `fma` (every type on fused multiply-adds)">
+           "product) or `fma` (every type on fused multiply-adds)">,
+    Option<"gpuTiles", "gpu-tiles", "std::string", /*default=*/"\"\"",
+           "With `target=gpu`, a JSON tile table (format "
+           "`spconv-gpu-tiles/1`) whose entries replace the built-in tile "
+           "choice of the implicit GEMM for the (Cin, Cout, element type, "
+           "math) they list; empty for none">
   ];
 }
 
@@ -362,9 +382,17 @@ def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
     `gpu.dealloc`. The GPU operations
     are synchronous; `spconv-gpu-stream-order` chains them on one stream.
 
-    A kernel operand that is stack or global memory (`memref.alloca`,
-    `memref.get_global`, through casts and views) is an error: the device
-    cannot read it. The functions' own arguments must be device-accessible
+    A constant global that the device reads (`memref.get_global` of a
+    `memref.global constant`: a bufferized dense constant, such as a loss's
+    seed) is uploaded once per call: a buffer allocated at the function's
+    entry, filled by a `gpu.memcpy` from the global and freed before every
+    return, placed like the other buffers (device memory, managed if host
+    code reads it too or it is passed to a function of the module, which
+    may launch kernels on it). Kernels stay free of data, so identical
+    ones still deduplicate. A kernel operand that is stack memory
+    (`memref.alloca`),
+    a mutable global, or a constant global that leaves the function
+    (through casts and views) is an error: the device cannot read it. The functions' own arguments must be device-accessible
     memory too (managed, or device memory when only kernels read it).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];

@@ -127,6 +127,13 @@ struct SpConvToCUDAPipelineOptions
                      "tensor cores too, inputs rounded to TF32) or fma "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init("tensor-cores")};
+  PassOptions::Option<std::string> gpuTiles{
+      *this, "gpu-tiles",
+      llvm::cl::desc("A JSON tile table (spconv-gpu-tiles/1) whose entries "
+                     "replace the implicit GEMM's built-in tiles for the "
+                     "channel counts, type and math they list; empty for "
+                     "none (convert-spconv-to-scf)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "
@@ -191,6 +198,13 @@ struct SpConvToGPUEmulatorPipelineOptions
                      "tensor cores too, inputs rounded to TF32) or fma "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init("tensor-cores")};
+  PassOptions::Option<std::string> gpuTiles{
+      *this, "gpu-tiles",
+      llvm::cl::desc("A JSON tile table (spconv-gpu-tiles/1) whose entries "
+                     "replace the implicit GEMM's built-in tiles for the "
+                     "channel counts, type and math they list; empty for "
+                     "none (convert-spconv-to-scf)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "

@@ -12,6 +12,7 @@
 // side. A copy of
 // whole buffers touches neither: it becomes a gpu.memcpy between whatever
 // memory its ends got (a build's status read-back: device to host).
+// Constant globals that kernels read are uploaded once per call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_SPCONVGPUMEMORYPASS
@@ -104,6 +106,91 @@ void collectAccess(Value buffer, Access &access) {
   }
 }
 
+/// Whether `buffer` (through views and casts) may outlive the function:
+/// returned, or yielded from a region (conservatively: the region's results
+/// could be returned). A call does not keep it: functions return buffers
+/// they own (the deallocation pipeline clones any other), so a callee never
+/// hands an argument back.
+bool escapes(Value buffer) {
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if ((view && view.getViewSource() == buffer) || isa<memref::CastOp>(user)) {
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()) && escapes(result))
+          return true;
+      continue;
+    }
+    if (user->hasTrait<OpTrait::IsTerminator>())
+      return true;
+  }
+  return false;
+}
+
+/// Constant globals that the device reads (bufferized dense constants: a
+/// loss's seed, a lookup table), directly or in a function of the module
+/// they are passed to, are uploaded into a buffer of the function,
+/// once per call: a `memref.alloc` at the function's entry, filled by a
+/// copy of the global and freed before every return; the placement below
+/// then makes it device memory (managed if host code reads it too or a
+/// function of the module gets it, as for any buffer) and the
+/// copy a `gpu.memcpy`, which spconv-gpu-stream-order puts on the stream
+/// like any other upload (its source is constant host memory, so nothing
+/// waits for it).
+///
+/// Why an upload and not a copy of the global into the kernel module (or
+/// its values into the kernel as constants): it serves any constant, of any
+/// size and read at any index or through any view; the kernels stay free of
+/// data, so the identical ones still deduplicate and the emulator and ptxas
+/// see no new kind of op. It costs one small copy per call (4 bytes for a
+/// scalar seed), stream-ordered before the call's first launch, with no
+/// host wait. (Folding a splat into the kernel would save that copy, but
+/// only for splats read directly, and would split a kernel per constant.)
+/// A mutable global, or a constant one that leaves the function, stays an
+/// error: the device cannot see host memory, and a copy would not be the
+/// global.
+void uploadConstantGlobals(func::FuncOp function,
+                           SmallVectorImpl<memref::AllocOp> &allocs,
+                           SmallVectorImpl<memref::DeallocOp> &deallocs) {
+  SmallVector<memref::GetGlobalOp> reads;
+  function.walk([&](memref::GetGlobalOp op) {
+    Access access;
+    collectAccess(op.getResult(), access);
+    if (access.device)
+      reads.push_back(op);
+  });
+  if (reads.empty())
+    return;
+  SmallVector<func::ReturnOp> returns;
+  function.walk([&](func::ReturnOp op) { returns.push_back(op); });
+  llvm::DenseMap<Attribute, Value> uploads;
+  // The uploads start the function, in the order of their first reads.
+  OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
+  for (memref::GetGlobalOp read : reads) {
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        read, read.getNameAttr());
+    if (!global || !global.getConstant() || escapes(read.getResult()) ||
+        !read.getType().getLayout().isIdentity())
+      continue; // Reported with the other host-only kernel operands.
+    Value &upload = uploads[read.getNameAttr()];
+    if (!upload) {
+      Location loc = read.getLoc();
+      Value source =
+          memref::GetGlobalOp::create(b, loc, read.getType(), read.getName());
+      auto alloc = memref::AllocOp::create(b, loc, read.getType());
+      memref::CopyOp::create(b, loc, source, alloc);
+      allocs.push_back(alloc);
+      for (func::ReturnOp ret : returns) {
+        OpBuilder atReturn(ret);
+        deallocs.push_back(memref::DeallocOp::create(atReturn, loc, alloc));
+      }
+      upload = alloc;
+    }
+    read.replaceAllUsesWith(upload);
+    read.erase();
+  }
+}
+
 struct SpConvGPUMemoryPass
     : spconv::impl::SpConvGPUMemoryPassBase<SpConvGPUMemoryPass> {
   void runOnOperation() override {
@@ -112,18 +199,40 @@ struct SpConvGPUMemoryPass
     SmallVector<memref::DeallocOp> deallocs;
     bool failedCheck = false;
     for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
       function.walk([&](memref::AllocOp op) { allocs.push_back(op); });
       function.walk([&](memref::DeallocOp op) { deallocs.push_back(op); });
+      uploadConstantGlobals(function, allocs, deallocs);
       // Stack and global buffers live in host memory only.
       function.walk([&](gpu::LaunchFuncOp launch) {
         for (Value operand : launch.getKernelOperands()) {
           if (!isa<MemRefType>(operand.getType()))
             continue;
           Operation *source = bufferRoot(operand).getDefiningOp();
-          if (isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(source)) {
+          if (isa_and_nonnull<memref::AllocaOp>(source)) {
             launch.emitError("spconv-gpu-memory: kernel operand is "
                              "host-only memory (")
                 << source->getName() << ")";
+            failedCheck = true;
+          }
+          // Constant globals were uploaded above; what is left cannot be.
+          if (auto read = dyn_cast_or_null<memref::GetGlobalOp>(source)) {
+            auto global =
+                SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+                    read, read.getNameAttr());
+            InFlightDiagnostic diag =
+                launch.emitError("spconv-gpu-memory: kernel operand is "
+                                 "host-only memory (memref.get_global @")
+                << read.getName() << ": ";
+            if (!global || !global.getConstant())
+              diag << "a mutable global, which the device cannot share)";
+            else if (!read.getType().getLayout().isIdentity())
+              diag << "a constant global with a non-identity layout, "
+                      "which is not uploaded)";
+            else
+              diag << "a constant global that leaves the function, so an "
+                      "upload would not be the global)";
             failedCheck = true;
           }
         }

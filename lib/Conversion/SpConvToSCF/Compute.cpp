@@ -12,6 +12,7 @@
 #include "SpConv/Support/VectorWidth.h"
 #include "SpConv/Transforms/RowUpdate.h"
 #include "SpConvToSCF.h"
+#include "TileTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -501,6 +502,12 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
   OpBuilder tb(guard.thenBlock()->getTerminator());
   GemmTiles tiles = GemmTiles::choose(operands.channelsIn, operands.channelsOut,
                                       elementType, ctx.getGPUMatmul());
+  // A tuned entry for these channels, type and math replaces the choice.
+  if (const GPUTileTable *table = ctx.getTileTable())
+    if (std::optional<GemmTiles> tuned =
+            table->lookup(operands.channelsIn, operands.channelsOut,
+                          elementType, tiles.math))
+      tiles = *tuned;
   std::string role =
       computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
   if (tiles.usesTensorCores())

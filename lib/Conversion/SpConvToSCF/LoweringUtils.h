@@ -83,6 +83,8 @@ enum class GPUMatmul {
   FMA
 };
 
+class GPUTileTable;
+
 /// State shared by the op lowerings of one module.
 class LoweringContext {
 public:
@@ -105,6 +107,9 @@ public:
   const VectorRegisters &getVectorRegisters() const { return vectorRegisters; }
   GPUConv getGPUConv() const { return gpuConv; }
   GPUMatmul getGPUMatmul() const { return gpuMatmul; }
+  /// The tuned tiles of the implicit GEMM (`gpu-tiles`), or null.
+  const GPUTileTable *getTileTable() const { return tileTable; }
+  void setTileTable(const GPUTileTable *table) { tileTable = table; }
   /// Whether loops over the `volume` offsets of a kernel are unrolled
   /// (offsets become constants) or stay loops, which keeps the IR and the
   /// compile time of large kernels linear in their volume.
@@ -167,6 +172,7 @@ private:
   int64_t maxUnrolledOffsets;
   GPUConv gpuConv;
   GPUMatmul gpuMatmul;
+  const GPUTileTable *tileTable = nullptr;
   DenseMap<std::pair<Value, unsigned>, DerivedBuffers> derived;
   ConcatPlan concatPlan;
 };

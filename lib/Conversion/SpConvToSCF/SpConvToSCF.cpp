@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpConvToSCF.h"
+#include "TileTable.h"
 #include "SpConv/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -395,6 +396,9 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError("convert-spconv-to-scf: gpu-matmul must be "
                             "tensor-cores, tf32 or fma, got '")
            << gpuMatmul.getValue() << "'";
+  if (!gpuTiles.empty() && target != "gpu")
+    return module.emitError("convert-spconv-to-scf: gpu-tiles needs "
+                            "target=gpu (it tunes the GPU's implicit GEMM)");
   // The sorted merge walks pointers site after site: a CPU algorithm.
   if (target == "gpu" && submSearch != "hash")
     return module.emitError("convert-spconv-to-scf: target=gpu needs "
@@ -449,6 +453,17 @@ void ConvertSpConvToSCFPass::runOnOperation() {
           .Case("tf32", GPUMatmul::TF32)
           .Case("fma", GPUMatmul::FMA)
           .Default(GPUMatmul::TensorCores));
+  // The tuned tiles, read and checked once per run.
+  std::optional<GPUTileTable> tileTable;
+  if (!gpuTiles.empty()) {
+    std::string error;
+    tileTable = GPUTileTable::load(gpuTiles, error);
+    if (!tileTable) {
+      module.emitError("convert-spconv-to-scf: gpu-tiles: ") << error;
+      return signalPassFailure();
+    }
+    ctx.setTileTable(&*tileTable);
+  }
   planConcatDestinations(ctx);
   MLIRContext *context = &getContext();
 

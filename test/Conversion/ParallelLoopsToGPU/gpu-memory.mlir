@@ -153,3 +153,116 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A constant global that kernels read (a bufferized dense constant: the
+// training loss's seed) is uploaded once per call: one buffer at the
+// function's entry, however many reads (here two, one in a loop, one
+// through a cast), filled by a gpu.memcpy from the global and freed before
+// every return. Device memory when only kernels read it; managed when host
+// code reads it too. A global only host code reads stays where it is.
+// CHECK-LABEL: func.func @constant_globals
+// CHECK-DAG: %[[SEED_HOST:.*]] = memref.get_global @seed : memref<f32>
+// CHECK-DAG: %[[SEED:.*]] = gpu.alloc  () : memref<f32>
+// CHECK-DAG: %[[TABLE_HOST:.*]] = memref.get_global @table : memref<4xi32>
+// CHECK-DAG: %[[TABLE:.*]] = gpu.alloc  host_shared () : memref<4xi32>
+// CHECK-DAG: gpu.memcpy  %[[SEED]], %[[SEED_HOST]] : memref<f32>, memref<f32>
+// CHECK-DAG: gpu.memcpy  %[[TABLE]], %[[TABLE_HOST]] : memref<4xi32>, memref<4xi32>
+// CHECK: scf.for
+// CHECK: gpu.launch_func @kernels::@k {{.*}} args(%[[SEED]] : memref<f32>, %[[TABLE]] : memref<4xi32>)
+// CHECK: %[[CAST:.*]] = memref.cast %[[SEED]]
+// CHECK: gpu.launch_func @kernels::@k {{.*}} args(%[[CAST]] : memref<f32>, %[[TABLE]] : memref<4xi32>)
+// CHECK: memref.load %[[TABLE]]
+// CHECK: %[[HOST_ONLY:.*]] = memref.get_global @host_only
+// CHECK: memref.load %[[HOST_ONLY]]
+// CHECK-DAG: gpu.dealloc  %[[SEED]] : memref<f32>
+// CHECK-DAG: gpu.dealloc  %[[TABLE]] : memref<4xi32>
+// CHECK: return
+// CHECK-NOT: memref.get_global
+// CHECK-LABEL: func.func @no_kernel_reads
+// CHECK-NOT: gpu.alloc
+// CHECK: return
+// A function of the module that gets a constant global may launch kernels
+// on it (the training example's backward gets the loss's seed): the caller
+// uploads it, to managed memory, as any buffer passed to such a function.
+// CHECK-LABEL: func.func @passed
+// CHECK: %[[GLOBAL:.*]] = memref.get_global @seed : memref<f32>
+// CHECK: %[[PASSED:.*]] = gpu.alloc  host_shared () : memref<f32>
+// CHECK: gpu.memcpy  %[[PASSED]], %[[GLOBAL]]
+// CHECK: call @reads_seed(%[[PASSED]])
+// CHECK: gpu.dealloc  %[[PASSED]]
+// CHECK: return
+module attributes {gpu.container_module} {
+  memref.global "private" constant @seed : memref<f32> = dense<1.0>
+  memref.global "private" constant @table : memref<4xi32> = dense<[1, 2, 3, 4]>
+  memref.global "private" constant @host_only : memref<2xi32> = dense<[5, 6]>
+  func.func @constant_globals(%n: index) -> i32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.for %i = %c0 to %n step %c1 {
+      %seed = memref.get_global @seed : memref<f32>
+      %table = memref.get_global @table : memref<4xi32>
+      gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%seed : memref<f32>, %table : memref<4xi32>)
+    }
+    %seed = memref.get_global @seed : memref<f32>
+    %seed_cast = memref.cast %seed : memref<f32> to memref<f32>
+    %table = memref.get_global @table : memref<4xi32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%seed_cast : memref<f32>, %table : memref<4xi32>)
+    %v = memref.load %table[%c0] : memref<4xi32>
+    %host_only = memref.get_global @host_only : memref<2xi32>
+    %w = memref.load %host_only[%c0] : memref<2xi32>
+    %sum = arith.addi %v, %w : i32
+    return %sum : i32
+  }
+  func.func @no_kernel_reads() -> i32 {
+    %c0 = arith.constant 0 : index
+    %table = memref.get_global @table : memref<4xi32>
+    %v = memref.load %table[%c0] : memref<4xi32>
+    return %v : i32
+  }
+  func.func @passed() {
+    %seed = memref.get_global @seed : memref<f32>
+    func.call @reads_seed(%seed) : (memref<f32>) -> ()
+    return
+  }
+  func.func private @reads_seed(%seed: memref<f32>) {
+    %c1 = arith.constant 1 : index
+    %table = memref.get_global @table : memref<4xi32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%seed : memref<f32>, %table : memref<4xi32>)
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<f32>, %b: memref<4xi32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A mutable global cannot be uploaded (the device's copy would not be the
+// global), nor a constant one that leaves the function.
+module attributes {gpu.container_module} {
+  memref.global "private" @state : memref<4xi32> = dense<0>
+  memref.global "private" constant @table : memref<4xi32> = dense<[1, 2, 3, 4]>
+  func.func @mutable() {
+    %c1 = arith.constant 1 : index
+    %state = memref.get_global @state : memref<4xi32>
+    // expected-error @+1 {{spconv-gpu-memory: kernel operand is host-only memory (memref.get_global @state: a mutable global, which the device cannot share)}}
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%state : memref<4xi32>)
+    return
+  }
+  func.func @escaping() -> memref<4xi32> {
+    %c1 = arith.constant 1 : index
+    %table = memref.get_global @table : memref<4xi32>
+    // expected-error @+1 {{spconv-gpu-memory: kernel operand is host-only memory (memref.get_global @table: a constant global that leaves the function, so an upload would not be the global)}}
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%table : memref<4xi32>)
+    return %table : memref<4xi32>
+  }
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<4xi32>) kernel {
+      gpu.return
+    }
+  }
+}

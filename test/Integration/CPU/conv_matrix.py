@@ -10,7 +10,7 @@ conv kinds, pooling, unfold/fold, segment max, batch > 1, N = 0, odd
 channel counts, f16 features and bf16 ones (behind f32 arguments).
 
 usage: conv_matrix.py --bin DIR --work DIR [--shard I/N] [--list]
-                      [--subm-search sorted|hash] [--only OP]
+                      [--subm-search sorted|hash] [--only OP] [--case NAME]...
                       [--target cpu|gpu-emulator|cuda] [--run-arg ARG]...
                       [--tf32-inputs]
 
@@ -518,6 +518,8 @@ def main():
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--subm-search", default="sorted", choices=["sorted", "hash"])
     parser.add_argument("--only", help="run only the cases of this op (e.g. subm)")
+    parser.add_argument("--case", action="append", default=[],
+                        help="run only the case of this name (repeatable)")
     parser.add_argument("--target", default="cpu", choices=["cpu", "gpu-emulator", "cuda"])
     parser.add_argument("--run-arg", action="append", default=[],
                         help="an extra spconv-run option (repeatable)")
@@ -530,7 +532,12 @@ def main():
     args = parser.parse_args()
     index, count = (int(v) for v in args.shard.split("/"))
     selected = [c for i, c in enumerate(cases())
-                if i % count == index and (not args.only or c.op == args.only)]
+                if i % count == index and (not args.only or c.op == args.only)
+                and (not args.case or c.name in args.case)]
+    unknown = set(args.case) - {c.name for c in cases()}
+    if unknown:
+        print("unknown case(s): " + ", ".join(sorted(unknown)), file=sys.stderr)
+        return 2
     if args.list:
         for c in selected:
             print(c.name)
