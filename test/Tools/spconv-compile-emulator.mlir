@@ -58,3 +58,13 @@ func.func @pair(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x16xf1
 // ALLOC: "libraries": [
 // ALLOC-NEXT: "spconv_runtime"
 // ALLOC-NEXT: ],
+
+// --gpu-tiles: a tuning table's tiles, named in the banner; a bad table is
+// the lowering's error, and nothing is written.
+// RUN: spconv-compile %s --target gpu-emulator --gpu-tiles %S/../Integration/GPU/Inputs/gpu-tiles.json -o %t/tiled.o --header %t/tiled.h
+// RUN: FileCheck %s --input-file=%t/tiled.h --check-prefix=TILED
+// TILED: gpu-matmul tensor-cores, gpu-tiles gpu-tiles.json, mcpu host)
+// RUN: not spconv-compile %s --target cuda --gpu-format isa --gpu-tiles %t/missing.json -o %t/bad.o 2>&1 | FileCheck %s --check-prefix=BAD-TABLE
+// BAD-TABLE: missing.json
+// BAD-TABLE: spconv-compile: error: lowering {{.*}} for --target cuda failed
+// RUN: not ls %t/bad.o

@@ -250,6 +250,11 @@ class KitBuilder:
 
 
 def main():
+    # gpu-module-to-binary links libdevice (exp, log in kernels) only from
+    # the toolkit these name.
+    if not any(os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")):
+        ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+        os.environ["CUDA_ROOT"] = os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", required=True, help="the spconv-mlir build directory")
     parser.add_argument("--out", required=True, help="the kit's directory (replaced)")

@@ -113,6 +113,12 @@ static cl::opt<std::string> gpuMatmul(
              "cores, f32 on FMA), tf32 (f32 on tensor cores too, inputs "
              "rounded to TF32) or fma"),
     cl::init("tensor-cores"), cl::cat(category));
+static cl::opt<std::string> gpuTiles(
+    "gpu-tiles",
+    cl::desc("--target cuda and gpu-emulator: a JSON tile table (format "
+             "spconv-gpu-tiles/1, docs/GPU.md \"Tuning table\") whose "
+             "entries replace the implicit GEMM's built-in tiles"),
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
 static cl::opt<bool> gpuRaceCheck(
     "gpu-race-check",
     cl::desc("--target gpu-emulator: fail a call at the first data race "
@@ -171,7 +177,7 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
   if (targetName == "cpu") {
     for (const cl::Option *gpuOnly : std::initializer_list<const cl::Option *>{
              &gpuChip, &gpuFeatures, &gpuFormat, &gpuBlockSize, &gpuMaxBlocks,
-             &gpuConv, &gpuMatmul, &gpuRaceCheck})
+             &gpuConv, &gpuMatmul, &gpuTiles, &gpuRaceCheck})
       if (gpuOnly->getNumOccurrences()) {
         error = "--" + gpuOnly->ArgStr.str() +
                 " applies to --target cuda and gpu-emulator only";
@@ -241,6 +247,7 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     options.maxBlocks = gpuMaxBlocks;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
+    options.gpuTiles = gpuTiles;
     options.profile = profile;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return success();
@@ -259,6 +266,7 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     options.raceCheck = gpuRaceCheck;
     options.gpuConv = gpuConv;
     options.gpuMatmul = gpuMatmul;
+    options.gpuTiles = gpuTiles;
     options.profile = profile;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return success();
@@ -276,6 +284,8 @@ std::string describeCompilation() {
     text += openmp ? "OpenMP" : "no OpenMP";
   if (target != "cpu")
     text += ", gpu-conv " + gpuConv + ", gpu-matmul " + gpuMatmul;
+  if (!gpuTiles.empty())
+    text += ", gpu-tiles " + llvm::sys::path::filename(gpuTiles).str();
   if (gpuRaceCheck)
     text += ", race check";
   text += ", mcpu " + cpuName;

@@ -32,8 +32,9 @@ def run(ctx):
         expected = {}
 
         def default():
-            cpu = ctx.on_cpu(layer, *arrays)
-            expected["features"] = as_float(cpu[1], kind)
+            cpu = ctx.on_cpu("layer/f32_%dx%d" % (meta["channels"], meta["channels"]),
+                             arrays[0], as_float(arrays[1], kind), as_float(arrays[2], kind))
+            expected["features"] = cpu[1]
             library = ctx.library(layer, ctx.device_target(layer))
             expected["ms"], _ = time_calls(ctx, library, arrays, reps)
         if not ctx.checks.run("tiles: default of %s" % layer, default):
