@@ -36,15 +36,16 @@ def run(args):
 
 
 
-def prepare(work, model, sites, seed, lr):
+def prepare(work, model, sites, seed, lr,
+            generator=os.path.join(ROOT, "bench", "workloads", "gen_workload.py")):
     """@train's arguments for a generated scan of about `sites` voxels:
     coordinates, features, one-hot labels, the learning rate, He-initialised
-    weights and zero biases (shapes read from `model`'s @train)."""
+    weights and zero biases (shapes read from `model`'s @train). The GPU kit
+    calls it too, with the workload generator it carries."""
     rng = np.random.default_rng(seed)
     # The scan, rescaled onto the network's grid.
     scan = os.path.join(work, "scan")
-    run([sys.executable, os.path.join(ROOT, "bench", "workloads", "gen_workload.py"), "lidar",
-         scan, "--sites", str(sites), "--seed", str(seed)])
+    run([sys.executable, generator, "lidar", scan, "--sites", str(sites), "--seed", str(seed)])
     coords = np.load(scan + "_coords.npy").astype(np.int64)
     extent = coords[:, 1:].max(axis=0) + 1
     coords[:, 1:] = coords[:, 1:] * GRID // np.maximum(extent, GRID)

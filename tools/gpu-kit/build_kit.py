@@ -102,7 +102,7 @@ class KitBuilder:
                         os.path.join(py, "spconv_mlir"),
                         ignore=shutil.ignore_patterns("__pycache__", "_install.py"))
         for path in ("test/Integration/CPU/conv_matrix.py", "bench/workloads/gen_workload.py",
-                     "scripts/make_inputs.py"):
+                     "scripts/make_inputs.py", "examples/training/train_minkunet.py"):
             shutil.copy2(os.path.join(ROOT, path), py)
         for source, _ in functions.NETWORKS.values():
             os.makedirs(os.path.join(self.out, "examples"), exist_ok=True)

@@ -84,7 +84,10 @@ def check_networks(ctx):
                 if d.dtype.kind in "iu":
                     compare(d, c, 0, 0, "result %d (sites)" % i)
                 else:
-                    compare(d, c, 1e-4, 1e-4, "result %d" % i)
+                    # Relative to the result's scale: the training step's
+                    # gradients are means over the sites, far below 1.
+                    scale = float(np.abs(c).max()) if c.size else 0.0
+                    compare(d, c, 1e-4, 1e-4 * max(scale, 1e-30), "result %d" % i)
             ctx.data.setdefault("networks", {})[name] = {
                 "sites": int(len(args[0])),
                 "results": [list(d.shape) for d in device]}

@@ -27,9 +27,23 @@ def scan(work, sites, seed=1):
     return np.load(prefix + "_coords.npy")
 
 
+def training_arguments(ctx, sites):
+    """The training step's arguments as examples/training/train_minkunet.py
+    makes them for @train (scan, one-hot labels, He weights), less the
+    learning rate, which only @train takes."""
+    import train_minkunet
+    work = os.path.join(ctx.work, "train_%d" % sites)
+    os.makedirs(work, exist_ok=True)
+    args = train_minkunet.prepare(work, os.path.join(ctx.root, "examples", "minkunet_train.mlir"),
+                                  sites, 1, 1.0, generator=os.path.join(PY, "gen_workload.py"))
+    return args[:3] + args[4:]
+
+
 def network_arguments(ctx, name, sites):
     """The arguments of a network function: the scan rescaled onto its
     grid, features and He-scaled weights (make_inputs.py)."""
+    if name == "network/minkunet_train":
+        return training_arguments(ctx, sites)
     info = ctx.functions[name]
     source = {"network/second": "second_middle_encoder.mlir",
               "network/minkunet": "minkunet.mlir",

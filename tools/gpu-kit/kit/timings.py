@@ -175,7 +175,7 @@ def time_layers(ctx, coords, reps):
             elt = 4 if kind in ("f32", "tf32") else 2
             flops = 2.0 * pair_count * c * c
             nbytes = 2.0 * len(coords) * c * elt + 27 * c * c * elt + len(coords) * 27 * 4
-            row["tflops"] = round(flops / (row["ms"] * 1e-3) / 1e12, 4)
+            row["tflops"] = float("%.4g" % (flops / (row["ms"] * 1e-3) / 1e12))
             bound = roofline(ctx, flops, nbytes, kind)
             if bound:
                 row["roofline_ms"] = round(bound, 4)
