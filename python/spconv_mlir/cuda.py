@@ -14,7 +14,10 @@ from . import abi
 from .errors import InputError, ToolchainError
 
 
-class _Cuda:
+class CudaMemory:
+    """Device memory and copies through the runtime's mgpu* wrappers (also
+    the GPU kit's, tools/gpu-kit/kit/device.py)."""
+
     def __init__(self, lib):
         self.lib = lib
         lib.mgpuMemAlloc.restype = ctypes.c_void_p
@@ -75,7 +78,7 @@ def call_cuda(net, indices, features):
     runtime = net.entry.runtime.lib
     cuda = getattr(net, "_cuda", None)
     if cuda is None:
-        cuda = net._cuda = _Cuda(runtime)
+        cuda = net._cuda = CudaMemory(runtime)
     cuda.check_device()
     torch_in = type(indices).__module__.startswith("torch")
     if torch_in:

@@ -13,6 +13,8 @@ import time
 import numpy as np
 
 from spconv_mlir import abi
+from spconv_mlir.cuda import CudaMemory
+from spconv_mlir.errors import ToolchainError
 
 
 class DeviceError(RuntimeError):
@@ -108,21 +110,134 @@ class CudaDevice:
     def __init__(self, runtime_cuda_library, ordinal=0):
         self.lib = ctypes.CDLL(runtime_cuda_library, mode=ctypes.RTLD_GLOBAL)
         self.runtime = abi.Runtime(self.lib)
-        lib = self.lib
-        lib.mgpuMemAlloc.restype = ctypes.c_void_p
-        lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
-        lib.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        lib.mgpuMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                   ctypes.c_void_p]
-        lib.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
-        lib.spconv_rt_cuda_thread_stream.restype = ctypes.c_void_p
-        lib.spconv_rt_cuda_host_wait_count.restype = ctypes.c_int64
-        lib.spconv_rt_cuda_device_count.argtypes = [ctypes.POINTER(ctypes.c_int32)]
-        count = ctypes.c_int32(0)
-        if lib.spconv_rt_cuda_device_count(ctypes.byref(count)) != 0:
-            raise DeviceError("no usable CUDA driver: %s" % self.runtime.last_error())
-        if count.value == 0:
-            raise DeviceError("the CUDA driver sees no device")
+        # Memory and copies as the Python front end does them.
+        self.memory = CudaMemory(self.lib)
+        try:
+            self.memory.check_device()
+        except ToolchainError as e:
+            raise DeviceError(str(e).replace("target='cuda': ", "")) from None
+        self.lib.spconv_rt_cuda_thread_stream.restype = ctypes.c_void_p
+        self.lib.spconv_rt_cuda_host_wait_count.restype = ctypes.c_int64
+        # The driver itself, for properties and timed events, on the
+        # device's primary context (the one the runtime uses).
+        self.cuda = ctypes.CDLL("libcuda.so.1")
+        self._check("cuInit", self.cuda.cuInit(0))
+        self.handle = ctypes.c_int(0)
+        self._check("cuDeviceGet", self.cuda.cuDeviceGet(ctypes.byref(self.handle), ordinal))
+        context = ctypes.c_void_p()
+        self._check("cuDevicePrimaryCtxRetain",
+                    self.cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), self.handle))
+        self._check("cuCtxSetCurrent", self.cuda.cuCtxSetCurrent(context))
+        self.stream = lib.spconv_rt_cuda_thread_stream()
+        if not self.stream:
+            raise DeviceError("no stream: %s" % self.runtime.last_error())
+
+    def _check(self, call, status):
+        if status != 0:
+            name = ctypes.c_char_p()
+            self.cuda.cuGetErrorName(status, ctypes.byref(name))
+            raise DeviceError("%s failed: %s" % (call, (name.value or b"?").decode()))
+
+    # -- properties ---------------------------------------------------------
+    def properties(self):
+        name = ctypes.create_string_buffer(256)
+        self._check("cuDeviceGetName", self.cuda.cuDeviceGetName(name, 256, self.handle))
+        props = {"name": name.value.decode()}
+        for key, attribute in _ATTRIBUTES.items():
+            value = ctypes.c_int(0)
+            self._check("cuDeviceGetAttribute", self.cuda.cuDeviceGetAttribute(
+                ctypes.byref(value), attribute, self.handle))
+            props[key] = value.value
+        total = ctypes.c_size_t(0)
+        self._check("cuDeviceTotalMem", self.cuda.cuDeviceTotalMem_v2(ctypes.byref(total),
+                                                                      self.handle))
+        props["memory_bytes"] = total.value
+        version = ctypes.c_int(0)
+        self._check("cuDriverGetVersion", self.cuda.cuDriverGetVersion(ctypes.byref(version)))
+        props["driver_cuda_version"] = "%d.%d" % (version.value // 1000, version.value % 1000 // 10)
+        props["compute_capability"] = "%d.%d" % (props["cc_major"], props["cc_minor"])
+        props["chip"] = "sm_%d%d" % (props["cc_major"], props["cc_minor"])
+        return props
+
+    # -- memory -------------------------------------------------------------
+    def alloc(self, nbytes):
+        pointer = self.lib.mgpuMemAlloc(max(int(nbytes), 1), None, False)
+        if not pointer:
+            raise DeviceError("cannot allocate %d bytes of device memory: %s"
+                              % (nbytes, self.runtime.last_error()))
+        return pointer
+
+    def free(self, pointer):
+        self.memory.free(pointer)
+
+    def copy(self, dst, src, nbytes):
+        try:
+            self.memory.copy(dst, src, nbytes)
+        except ToolchainError as e:
+            raise DeviceError(str(e)) from None
+
+    def upload(self, array):
+        pointer = self.alloc(array.nbytes)
+        if array.nbytes:
+            self.copy(pointer, array.ctypes.data, array.nbytes)
+        return pointer
+
+    def place(self, array):
+        return _Placed(abi.describe(array.ctypes.data, array.shape, array.itemsize), keep=array)
+
+    def fetch(self, results, dtypes):
+        out = []
+        for desc, dtype in zip(results, dtypes):
+            nbytes = _span_bytes(desc, np.dtype(dtype).itemsize)
+            raw = None
+            if nbytes:
+                raw = np.frombuffer((ctypes.c_char * nbytes).from_address(desc.aligned),
+                                    dtype=dtype).copy()
+            out.append(_as_array(raw, desc, dtype))
+        self.release(results)
+        return out
+
+    def release(self, results):
+        for address in {d.allocated for d in results if d.allocated}:
+            self.runtime.free(address)
+
+    def synchronize(self):
+        pass
+
+    def timer(self):
+        return _WallTimer()
+
+
+class _WallTimer:
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.milliseconds = (time.perf_counter() - self.start) * 1e3
+
+
+# CUdevice_attribute values (cuda.h).
+_ATTRIBUTES = {"cc_major": 75, "cc_minor": 76, "sm_count": 16, "clock_khz": 13,
+               "memory_clock_khz": 36, "bus_width_bits": 37, "l2_bytes": 38}
+
+
+class CudaDevice:
+    """One GPU through the kit's CUDA runtime and the driver."""
+
+    kind = "cuda"
+
+    def __init__(self, runtime_cuda_library, ordinal=0):
+        self.lib = ctypes.CDLL(runtime_cuda_library, mode=ctypes.RTLD_GLOBAL)
+        self.runtime = abi.Runtime(self.lib)
+        # Memory and copies as the Python front end does them.
+        self.memory = CudaMemory(self.lib)
+        try:
+            self.memory.check_device()
+        except ToolchainError as e:
+            raise DeviceError(str(e).replace("target='cuda': ", "")) from None
+        self.lib.spconv_rt_cuda_thread_stream.restype = ctypes.c_void_p
+        self.lib.spconv_rt_cuda_host_wait_count.restype = ctypes.c_int64
         # The driver itself, for properties and timed events, on the
         # device's primary context (the one the runtime uses).
         self.cuda = ctypes.CDLL("libcuda.so.1")
