@@ -43,14 +43,24 @@ static int64_t stagingBytes(const GemmTiles &tiles) {
 }
 
 int64_t GemmTiles::maxRegisters() const {
+  // 65536 registers per SM on sm_80 and sm_90, allocated per warp, 8 per
+  // thread at a time: the most a thread may hold for one block to fit.
+  // The kernels carry no .maxntid (spconv-parallel-loops-to-gpu), so ptxas
+  // may take up to 255: a block of more than 256 threads (a tile table's)
+  // needs this budget to launch at all.
+  int64_t oneBlock = 65536 / (llvm::divideCeil(threads(), 32) * 32) / 8 * 8;
   // A 16 x 16 f32 fragment takes 8 registers per thread. Smaller warp
   // tiles stay below the budget unasked, and ptxas given one it does not
-  // need spends it (f16 32 -> 32: 100 registers instead of 80).
+  // need spends it (f16 32 -> 32: 100 registers instead of 80). Two blocks
+  // per SM only where the budget holds the accumulators twice over (at
+  // 256 threads, 4 x 2 fragments: 128 registers, no spill; a 512-thread
+  // tile would get 64 and spill).
   int64_t accumulators = 8 * fragRows * fragCols;
-  if (!usesTensorCores() || accumulators < 64 || threads() < 256)
-    return 0;
-  // 65536 registers per SM on sm_80 and sm_90.
-  return 65536 / (2 * threads());
+  int64_t twoBlocks = oneBlock / 2 / 8 * 8;
+  if (usesTensorCores() && accumulators >= 64 && threads() >= 256 &&
+      twoBlocks >= 2 * accumulators)
+    return twoBlocks;
+  return oneBlock < 255 ? oneBlock : 0;
 }
 
 int64_t GemmTiles::sumStride() const {
@@ -112,6 +122,8 @@ static DictionaryAttr tileAttr(Builder &b, const GemmTiles &tiles) {
   add("rows", tiles.rows);
   add("cols", tiles.cols);
   add("depth", tiles.depth);
+  if (int64_t budget = tiles.maxRegisters())
+    add("max_registers", budget);
   switch (tiles.math) {
   case GemmMath::FMA:
     add("thread_rows", tiles.threadRows);
@@ -120,8 +132,6 @@ static DictionaryAttr tileAttr(Builder &b, const GemmTiles &tiles) {
     break;
   case GemmMath::F16MMA:
   case GemmMath::TF32MMA:
-    if (int64_t budget = tiles.maxRegisters())
-      add("max_registers", budget);
     add("warp_rows", 16 * tiles.fragRows);
     add("warp_cols", 16 * tiles.fragCols);
     entries.push_back(b.getNamedAttr(

@@ -124,7 +124,8 @@ struct GemmTiles {
   /// Tensor-core warp tiles of 64 accumulator registers or more, at 256
   /// threads: registers per thread that leave room for two blocks per SM
   /// (ptxas would take more and fit one, which leaves nothing to run while
-  /// a block waits on its gathers); 0 for no budget.
+  /// a block waits on its gathers). Any tile of more than 256 threads: the
+  /// most that lets one block fit an SM. 0 for no budget.
   int64_t maxRegisters() const;
 
   /// Tensor cores: the workgroup buffers. Staged input rows (rows x

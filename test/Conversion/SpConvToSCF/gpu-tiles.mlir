@@ -15,6 +15,10 @@
 // CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 64 : i64, threads = 128 : i64, warp_cols = 16 : i64, warp_rows = 16 : i64}
 // CHECK-LABEL: func.func @conv_bf16
 // CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32", rows = 256 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
+// A block of more than 256 threads gets the register budget that lets one
+// block fit an SM (65536 / 512).
+// CHECK-LABEL: func.func @conv_f32_512_threads
+// CHECK: spconv.kernel = "conv_f32_8x16", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "fma", max_registers = 128 : i64, rows = 128 : i64, thread_cols = 4 : i64, thread_rows = 1 : i64, threads = 512 : i64}
 
 // TF32-LABEL: func.func @conv_f32
 // TF32: spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 8 : i64, math = "mma-tf32", rows = 64 : i64, threads = 128 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
@@ -47,4 +51,12 @@ func.func @conv_bf16(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
       : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
         tensor<?x8xbf16>, tensor<27x8x8xbf16> -> tensor<?x8xbf16>
   return %out : tensor<?x8xbf16>
+}
+func.func @conv_f32_512_threads(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                                %features: tensor<?x8xf32>, %w: tensor<27x8x16xf32>) -> tensor<?x16xf32> {
+  %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+  %out = spconv.rulebook_conv %rb, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x8xf32>, tensor<27x8x16xf32> -> tensor<?x16xf32>
+  return %out : tensor<?x16xf32>
 }
