@@ -16,6 +16,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
@@ -24,6 +26,10 @@ namespace {
 
 /// The element types a table names, as MLIR prints them.
 constexpr llvm::StringLiteral kTypes[] = {"f16", "bf16", "f32", "f64"};
+
+/// The largest tile size an entry may give, so that the checks cannot
+/// overflow (no tile near it fits in shared memory anyway).
+constexpr int64_t kMaxTileSize = 1 << 16;
 
 /// Keys that carry tuning notes: ignored, as is any key starting with `_`.
 constexpr llvm::StringLiteral kInformationalKeys[] = {"time_us", "tflops",
@@ -99,17 +105,19 @@ std::string readEntry(const llvm::json::Value &value, GemmTiles &tiles,
     if (!entry->get(key))
       return ("missing '" + key + "'").str();
   std::string error;
-  auto integer = [&](StringRef key, int64_t &out) {
+  auto integer = [&](StringRef key, int64_t &out,
+                     int64_t max = kMaxTileSize) {
     std::optional<int64_t> v = entry->getInteger(key);
-    if (!v || *v < 1) {
+    if (!v || *v < 1 || *v > max) {
       if (error.empty())
-        error = ("'" + key + "' must be a positive integer").str();
+        error = ("'" + key + "' must be an integer in [1, " + Twine(max) + "]")
+                    .str();
       return;
     }
     out = *v;
   };
-  integer("cin", cin);
-  integer("cout", cout);
+  integer("cin", cin, std::numeric_limits<int64_t>::max());
+  integer("cout", cout, std::numeric_limits<int64_t>::max());
   if (!error.empty())
     return error;
   std::optional<StringRef> typeValue = entry->getString("type");
@@ -171,7 +179,7 @@ std::string readEntry(const llvm::json::Value &value, GemmTiles &tiles,
   // Derived fields, if the entry copies them from a `spconv.tile`.
   if (entry->get("threads")) {
     int64_t threads = 0;
-    integer("threads", threads);
+    integer("threads", threads, std::numeric_limits<int64_t>::max());
     if (!error.empty())
       return error;
     if (threads != tiles.threads())

@@ -24,7 +24,9 @@
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/unknown-key.json" 2>&1 | FileCheck %s --check-prefix=KEY
 // KEY: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/unknown-key.json: entries[0]: unknown key 'time_ms' (informational keys are time_us, tflops, note and any key starting with '_')
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/not-positive.json" 2>&1 | FileCheck %s --check-prefix=POSITIVE
-// POSITIVE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/not-positive.json: entries[0]: 'cols' must be a positive integer
+// POSITIVE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/not-positive.json: entries[0]: 'cols' must be an integer in [1, 65536]
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/huge.json" 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/huge.json: entries[0]: 'rows' must be an integer in [1, 65536]
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/bad-type.json" 2>&1 | FileCheck %s --check-prefix=TYPE
 // TYPE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/bad-type.json: entries[0]: 'type' must be one of f16, bf16, f32, f64
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/bad-math.json" 2>&1 | FileCheck %s --check-prefix=MATH
