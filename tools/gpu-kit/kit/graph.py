@@ -2,6 +2,8 @@
 code's stream and replay it. A host synchronisation inside the call breaks
 the capture; the runtime's error then names the call that did it."""
 import ctypes
+import os
+import tempfile
 
 import numpy as np
 
@@ -29,8 +31,21 @@ def run(ctx):
         library.runtime.clear_error()
         out = library.result_struct()
         descriptors = [p.descriptor for p in placed]
-        library.function(ctypes.byref(out), *[ctypes.byref(d) for d in descriptors])
-        error = library.runtime.last_error()
+        # The runtime keeps only the last error; the first, the call that
+        # broke the capture, is the first line it prints.
+        with tempfile.TemporaryFile() as log:
+            saved = os.dup(2)
+            os.dup2(log.fileno(), 2)
+            try:
+                library.function(ctypes.byref(out), *[ctypes.byref(d) for d in descriptors])
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            log.seek(0)
+            printed = [l for l in log.read().decode(errors="replace").splitlines()
+                       if l.startswith("spconv-rt: ")]
+        error = printed[0][len("spconv-rt: "):] if printed else library.runtime.last_error()
+        report["runtime_errors"] = len(printed)
         graph = ctypes.c_void_p()
         status = cuda.cuStreamEndCapture(stream, ctypes.byref(graph))
         if error or status != 0:

@@ -21,14 +21,16 @@ def run(ctx):
         cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "86",
                sys.executable, "-m", "kit", "slice", "--kit", ctx.root,
                "--work", os.path.join(ctx.work, "slice-" + tool)]
+        limit = ctx.budget_left() / 2
         try:
-            result = subprocess.run(cmd, cwd=py, capture_output=True, text=True,
-                                    timeout=ctx.budget_left() / 2)
+            result = subprocess.run(cmd, cwd=py, capture_output=True, text=True, timeout=limit)
         except FileNotFoundError:
             ctx.checks.notes.append("compute-sanitizer is not installed")
             return
         except subprocess.TimeoutExpired:
-            ctx.checks.fail("compute-sanitizer " + tool, "timed out")
+            # Out of time is no finding: say so, and leave the time to others.
+            ctx.checks.notes.append("compute-sanitizer %s did not finish in %.0f s"
+                                    % (tool, limit))
             continue
         text = result.stdout + result.stderr
         summary = [l for l in text.splitlines() if "ERROR SUMMARY" in l]

@@ -127,10 +127,12 @@ def torch_baselines(ctx, coords, arrays, kind, pairs, ours, reps):
     rows = np.flatnonzero(inside)
     local = torch.from_numpy(coords[rows, 1:] - lo).cuda().long()
     dense = torch.zeros((1, channels) + tuple(int(b) for b in box), device="cuda", dtype=dtype)
-    dense[0, :, local[:, 0], local[:, 1], local[:, 2]] = x[torch.from_numpy(rows).cuda()].T
+    # dense[0] first: with the batch index among them, the advanced
+    # indices would not be adjacent and the sites' dimension would lead.
+    dense[0][:, local[:, 0], local[:, 1], local[:, 2]] = x[torch.from_numpy(rows).cuda()].T
     weight = w.reshape(3, 3, 3, channels, -1).permute(4, 3, 0, 1, 2).contiguous()
     conv = lambda: torch.nn.functional.conv3d(dense, weight, padding=1)
-    result = conv()[0, :, local[:, 0], local[:, 1], local[:, 2]].T.float().cpu().numpy()
+    result = conv()[0][:, local[:, 0], local[:, 1], local[:, 2]].T.float().cpu().numpy()
     # Sites whose whole window lies in the crop see the same neighbours.
     interior = ((coords[rows, 1:] - lo >= 1) & (coords[rows, 1:] - lo < box - 1)).all(axis=1)
     compare(result[interior], ours[rows[interior]], TOLERANCE[kind] * 5, TOLERANCE[kind] * 5,
