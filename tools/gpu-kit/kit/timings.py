@@ -9,6 +9,7 @@ on a crop of the grid, each checked against ours.
 """
 import ctypes
 import statistics
+import time
 
 import numpy as np
 
@@ -79,23 +80,32 @@ def roofline(ctx, flops, nbytes, kind):
 
 
 def torch_baselines(ctx, coords, arrays, kind, pairs, ours, reps):
+    """The torch baselines on the GPU; in a stand-in run, on the CPU for f32
+    (so that their code and checks run in the tests; torch's CPU has no
+    f16 conv3d), timed by the wall clock there."""
     try:
         import torch
     except ImportError:
         return {"note": "torch is not importable"}
-    if ctx.mode != "cuda" or not torch.cuda.is_available():
-        return {"note": "torch sees no CUDA device"}
+    if ctx.mode == "cuda":
+        if not torch.cuda.is_available():
+            return {"note": "torch sees no CUDA device"}
+        where = "cuda"
+    elif kind != "f32":
+        return {"note": "stand-in: the CPU baselines run for f32 only"}
+    else:
+        where = "cpu"
     dtype = {"f32": torch.float32, "tf32": torch.float32, "f16": torch.float16,
              "bf16": torch.bfloat16}[kind]
     torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
     torch.backends.cudnn.allow_tf32 = kind == "tf32"
-    x = torch.from_numpy(as_float(arrays[1], kind)).to("cuda", dtype)
-    w = torch.from_numpy(as_float(arrays[2], kind)).to("cuda", dtype)
-    index = [(torch.from_numpy(i).cuda(), torch.from_numpy(o).cuda()) for i, o in pairs]
-    out = {}
+    x = torch.from_numpy(as_float(arrays[1], kind)).to(where, dtype)
+    w = torch.from_numpy(as_float(arrays[2], kind)).to(where, dtype)
+    index = [(torch.from_numpy(i).to(where), torch.from_numpy(o).to(where)) for i, o in pairs]
+    out = {"device": where}
 
     def gather_gemm_scatter():
-        y = torch.zeros((x.shape[0], w.shape[2]), device="cuda", dtype=dtype)
+        y = torch.zeros((x.shape[0], w.shape[2]), device=where, dtype=dtype)
         for k, (i, o) in enumerate(index):
             if len(i):
                 y.index_add_(0, o, x.index_select(0, i) @ w[k])
@@ -103,9 +113,13 @@ def torch_baselines(ctx, coords, arrays, kind, pairs, ours, reps):
 
     def timed(fn):
         fn()
-        torch.cuda.synchronize()
         times = []
         for _ in range(reps):
+            if where == "cpu":
+                start = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - start) * 1e3)
+                continue
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             fn()
@@ -119,17 +133,21 @@ def torch_baselines(ctx, coords, arrays, kind, pairs, ours, reps):
     out["torch_gather_gemm_scatter_ms"] = round(timed(gather_gemm_scatter), 4)
     # Dense conv3d on a crop around the scan's median site.
     channels = w.shape[1]
-    box = np.array([41, 200, 200])
+    # A crop of at most ~0.5 TFLOP per call on a GPU (2 GFLOP on a CPU):
+    # the dense conv computes every voxel of it.
+    flops = 5e11 if where == "cuda" else 2e9
+    side = int(min(200, np.sqrt(flops / (2 * 27 * channels * w.shape[2]) / 41)))
+    box = np.array([41, side, side])
     centre = np.median(coords[:, 1:], axis=0).astype(int)
     lo = np.clip(centre - box // 2, 0, None)
     lo[0] = 0
     inside = ((coords[:, 1:] >= lo) & (coords[:, 1:] < lo + box)).all(axis=1) & (coords[:, 0] == 0)
     rows = np.flatnonzero(inside)
-    local = torch.from_numpy(coords[rows, 1:] - lo).cuda().long()
-    dense = torch.zeros((1, channels) + tuple(int(b) for b in box), device="cuda", dtype=dtype)
+    local = torch.from_numpy(coords[rows, 1:] - lo).to(where).long()
+    dense = torch.zeros((1, channels) + tuple(int(b) for b in box), device=where, dtype=dtype)
     # dense[0] first: with the batch index among them, the advanced
     # indices would not be adjacent and the sites' dimension would lead.
-    dense[0][:, local[:, 0], local[:, 1], local[:, 2]] = x[torch.from_numpy(rows).cuda()].T
+    dense[0][:, local[:, 0], local[:, 1], local[:, 2]] = x[torch.from_numpy(rows).to(where)].T
     weight = w.reshape(3, 3, 3, channels, -1).permute(4, 3, 0, 1, 2).contiguous()
     conv = lambda: torch.nn.functional.conv3d(dense, weight, padding=1)
     result = conv()[0][:, local[:, 0], local[:, 1], local[:, 2]].T.float().cpu().numpy()
