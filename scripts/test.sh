@@ -15,6 +15,16 @@ build=${SPCONV_BUILD_DIR:-$root/build}
 echo "== Python test dependencies: spconv 2.x, torch (scripts/test-python.sh --install)"
 "$root/scripts/test-python.sh" --install
 
+# Best effort: numpy 2, for the GPU kit's driver (gpu-kit-numpy2.test).
+echo "== numpy 2 for the GPU kit's driver (into $build/venv-numpy2)"
+if [[ ! -x "$build/venv-numpy2/bin/python" ]]; then
+  if ! { /usr/bin/python3 -m venv "$build/venv-numpy2" &&
+         "$build/venv-numpy2/bin/pip" install -q "numpy>=2"; } > "$build/venv-numpy2.log" 2>&1; then
+    echo "SKIP: no numpy 2 from PyPI (see $build/venv-numpy2.log); gpu-kit-numpy2.test will not run"
+    rm -rf "$build/venv-numpy2"
+  fi
+fi
+
 echo "== lit: ninja check-spconv"
 ninja -C "$build" check-spconv
 

@@ -61,6 +61,13 @@ if config.spconv_python and subprocess.run(
         [config.spconv_python, "-c", "import torch"], capture_output=True).returncode == 0:
     config.available_features.add("torch")
 
+# The GPU kit's driver must run on numpy 2 too (what the GPU machines have):
+# scripts/test.sh puts numpy 2 into <build>/venv-numpy2 when PyPI answers.
+numpy2 = os.path.join(config.spconv_obj_root, "venv-numpy2", "bin", "python")
+if os.path.exists(numpy2):
+    config.available_features.add("numpy2")
+    config.substitutions.append(("%numpy2_python", numpy2))
+
 tool_dirs = [config.spconv_tools_dir, config.llvm_tools_dir]
 tools = ["spconv-opt", "spconv-compile", "spconv-capi-test"]
 if config.spconv_enable_runtime:
