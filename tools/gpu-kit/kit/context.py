@@ -143,6 +143,22 @@ class Context:
         return self.device.timer()
 
 
+def find_tool(name):
+    """A CUDA tool (ncu, compute-sanitizer) on PATH or where the toolkit and
+    Nsight Compute install it; None if absent."""
+    import glob
+    import shutil
+    found = shutil.which(name)
+    if found:
+        return found
+    for pattern in ("/usr/local/cuda/bin/%s", "/usr/local/cuda-*/bin/%s",
+                    "/opt/nvidia/nsight-compute/*/%s", "/usr/local/cuda/compute-sanitizer/%s"):
+        matches = sorted(glob.glob(pattern % name))
+        if matches:
+            return matches[-1]
+    return None
+
+
 def compare(actual, expected, rtol, atol, what):
     """Fails with the first element outside atol + rtol * |expected|
     (spconv-npy-compare's rule), naming `what`."""

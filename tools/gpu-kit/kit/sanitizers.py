@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from .context import find_tool
+
 REFUSALS = ("Device not supported", "not supported on this", "Target application terminated",
             "Unable to find", "No supported devices")
 
@@ -16,9 +18,13 @@ def run(ctx):
         from . import slice as check_slice
         check_slice.run(ctx, "emu-race")
         return
+    sanitizer = find_tool("compute-sanitizer")
+    if not sanitizer:
+        ctx.checks.notes.append("compute-sanitizer is not installed")
+        return
     py = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for tool in ("memcheck", "racecheck"):
-        cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "86",
+        cmd = [sanitizer, "--tool", tool, "--error-exitcode", "86",
                sys.executable, "-m", "kit", "slice", "--kit", ctx.root,
                "--work", os.path.join(ctx.work, "slice-" + tool)]
         limit = ctx.budget_left() / 2
