@@ -74,18 +74,66 @@ struct SpConvToCPUPipelineOptions
 void buildSpConvToCPUPipeline(OpPassManager &pm,
                               const SpConvToCPUPipelineOptions &options);
 
-/// Options of the `spconv-to-cuda` pipeline.
-struct SpConvToCUDAPipelineOptions
-    : public PassPipelineOptions<SpConvToCUDAPipelineOptions> {
-  PassOptions::Option<int64_t> blockSize{
+/// Options the GPU pipelines share (spconv-to-cuda, spconv-to-gpu-emulator):
+/// how kernels are launched and how the lowering shapes them. `Derived` is
+/// the pipeline's own options struct (PassPipelineOptions is CRTP).
+template <typename Derived>
+struct GPUKernelPipelineOptions : public PassPipelineOptions<Derived> {
+  mlir::detail::PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of every kernel (1 to 1024)"),
       llvm::cl::init(256)};
-  PassOptions::Option<int64_t> maxBlocks{
+  mlir::detail::PassOptions::Option<int64_t> maxBlocks{
       *this, "max-blocks",
       llvm::cl::desc("Most blocks per launch, 0 for no cap; grid-stride "
                      "loops cover the rest"),
       llvm::cl::init(65535)};
+  mlir::detail::PassOptions::Option<int64_t> maxUnrolledOffsets{
+      *this, "max-unrolled-offsets",
+      llvm::cl::desc("Kernels of at most this many offsets get unrolled "
+                     "offset loops; larger ones loop over their offsets "
+                     "(convert-spconv-to-scf). 0 on the GPU: unrolled "
+                     "builders hold a site's candidates in 82 to 170 "
+                     "registers (12-25 % occupancy), looped ones 32 to 40 "
+                     "(75-100 %)"),
+      llvm::cl::init(0)};
+  mlir::detail::PassOptions::Option<std::string> gpuConv{
+      *this, "gpu-conv",
+      llvm::cl::desc("How convolutions with static channel counts run: "
+                     "implicit-gemm (one tiled launch per layer) or "
+                     "gather-scatter (per offset, one thread per pair and "
+                     "output channel) (convert-spconv-to-scf)"),
+      llvm::cl::init("implicit-gemm")};
+  mlir::detail::PassOptions::Option<std::string> gpuMatmul{
+      *this, "gpu-matmul",
+      llvm::cl::desc("How the implicit GEMM multiplies: tensor-cores (f16 "
+                     "and bf16 on tensor cores, f32 on FMA), tf32 (f32 on "
+                     "tensor cores too, inputs rounded to TF32) or fma "
+                     "(convert-spconv-to-scf)"),
+      llvm::cl::init("tensor-cores")};
+  mlir::detail::PassOptions::Option<std::string> gpuTiles{
+      *this, "gpu-tiles",
+      llvm::cl::desc("A JSON tile table (spconv-gpu-tiles/1) whose entries "
+                     "replace the implicit GEMM's built-in tiles for the "
+                     "channel counts, type and math they list; empty for "
+                     "none (convert-spconv-to-scf)"),
+      llvm::cl::init("")};
+  mlir::detail::PassOptions::Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "
+                     "scale and shift, activations, residual adds) as it "
+                     "writes its rows (spconv-fuse-epilogues)"),
+      llvm::cl::init(true)};
+  mlir::detail::PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time every rulebook build and compute at run time "
+                     "(spconv-profile)"),
+      llvm::cl::init(false)};
+};
+
+/// Options of the `spconv-to-cuda` pipeline.
+struct SpConvToCUDAPipelineOptions
+    : public GPUKernelPipelineOptions<SpConvToCUDAPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target GPU architecture (sm_80 = A100, sm_90 = H100)"),
@@ -104,67 +152,18 @@ struct SpConvToCUDAPipelineOptions
       *this, "opt-level",
       llvm::cl::desc("LLVM optimisation level of the device code"),
       llvm::cl::init(3)};
-  PassOptions::Option<int64_t> maxUnrolledOffsets{
-      *this, "max-unrolled-offsets",
-      llvm::cl::desc("Kernels of at most this many offsets get unrolled "
-                     "offset loops; larger ones loop over their offsets "
-                     "(convert-spconv-to-scf). 0 on the GPU: unrolled "
-                     "builders hold a site's candidates in 82 to 170 "
-                     "registers (12-25 % occupancy), looped ones 32 to 40 "
-                     "(75-100 %)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> gpuConv{
-      *this, "gpu-conv",
-      llvm::cl::desc("How convolutions with static channel counts run: "
-                     "implicit-gemm (one tiled launch per layer) or "
-                     "gather-scatter (per offset, one thread per pair and "
-                     "output channel) (convert-spconv-to-scf)"),
-      llvm::cl::init("implicit-gemm")};
-  PassOptions::Option<std::string> gpuMatmul{
-      *this, "gpu-matmul",
-      llvm::cl::desc("How the implicit GEMM multiplies: tensor-cores (f16 "
-                     "and bf16 on tensor cores, f32 on FMA), tf32 (f32 on "
-                     "tensor cores too, inputs rounded to TF32) or fma "
-                     "(convert-spconv-to-scf)"),
-      llvm::cl::init("tensor-cores")};
-  PassOptions::Option<std::string> gpuTiles{
-      *this, "gpu-tiles",
-      llvm::cl::desc("A JSON tile table (spconv-gpu-tiles/1) whose entries "
-                     "replace the implicit GEMM's built-in tiles for the "
-                     "channel counts, type and math they list; empty for "
-                     "none (convert-spconv-to-scf)"),
-      llvm::cl::init("")};
-  PassOptions::Option<bool> fuseEpilogues{
-      *this, "fuse-epilogues",
-      llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "
-                     "scale and shift, activations, residual adds) as it "
-                     "writes its rows (spconv-fuse-epilogues)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> profile{
-      *this, "profile",
-      llvm::cl::desc("Time every rulebook build and compute at run time "
-                     "(spconv-profile)"),
-      llvm::cl::init(false)};
 };
 
 /// spconv ops on tensors -> host code in the LLVM dialect that launches
 /// one kernel per distinct loop (per geometry for rulebook builders),
-/// serialised to a gpu.binary through NVVM; buffers are CUDA managed memory.
+/// serialised to a gpu.binary through NVVM; buffers go where their uses need
+/// them (spconv-gpu-memory: device, managed or host memory).
 void buildSpConvToCUDAPipeline(OpPassManager &pm,
                                const SpConvToCUDAPipelineOptions &options);
 
 /// Options of the `spconv-to-gpu-emulator` pipeline.
 struct SpConvToGPUEmulatorPipelineOptions
-    : public PassPipelineOptions<SpConvToGPUEmulatorPipelineOptions> {
-  PassOptions::Option<int64_t> blockSize{
-      *this, "block-size",
-      llvm::cl::desc("Threads per block of every kernel (1 to 1024)"),
-      llvm::cl::init(256)};
-  PassOptions::Option<int64_t> maxBlocks{
-      *this, "max-blocks",
-      llvm::cl::desc("Most blocks per launch, 0 for no cap; set it small to "
-                     "exercise the grid-stride loops"),
-      llvm::cl::init(65535)};
+    : public GPUKernelPipelineOptions<SpConvToGPUEmulatorPipelineOptions> {
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run the emulated blocks on OpenMP threads"),
@@ -174,47 +173,6 @@ struct SpConvToGPUEmulatorPipelineOptions
       llvm::cl::desc("Fail the run at the first data race between two "
                      "threads of a launch (spconv-gpu-kernels-to-cpu; "
                      "blocks then run one after another)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> maxUnrolledOffsets{
-      *this, "max-unrolled-offsets",
-      llvm::cl::desc("Kernels of at most this many offsets get unrolled "
-                     "offset loops; larger ones loop over their offsets "
-                     "(convert-spconv-to-scf). 0 on the GPU: unrolled "
-                     "builders hold a site's candidates in 82 to 170 "
-                     "registers (12-25 % occupancy), looped ones 32 to 40 "
-                     "(75-100 %)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> gpuConv{
-      *this, "gpu-conv",
-      llvm::cl::desc("How convolutions with static channel counts run: "
-                     "implicit-gemm (one tiled launch per layer) or "
-                     "gather-scatter (per offset, one thread per pair and "
-                     "output channel) (convert-spconv-to-scf)"),
-      llvm::cl::init("implicit-gemm")};
-  PassOptions::Option<std::string> gpuMatmul{
-      *this, "gpu-matmul",
-      llvm::cl::desc("How the implicit GEMM multiplies: tensor-cores (f16 "
-                     "and bf16 on tensor cores, f32 on FMA), tf32 (f32 on "
-                     "tensor cores too, inputs rounded to TF32) or fma "
-                     "(convert-spconv-to-scf)"),
-      llvm::cl::init("tensor-cores")};
-  PassOptions::Option<std::string> gpuTiles{
-      *this, "gpu-tiles",
-      llvm::cl::desc("A JSON tile table (spconv-gpu-tiles/1) whose entries "
-                     "replace the implicit GEMM's built-in tiles for the "
-                     "channel counts, type and math they list; empty for "
-                     "none (convert-spconv-to-scf)"),
-      llvm::cl::init("")};
-  PassOptions::Option<bool> fuseEpilogues{
-      *this, "fuse-epilogues",
-      llvm::cl::desc("Apply element-wise ops that consume a conv (BatchNorm "
-                     "scale and shift, activations, residual adds) as it "
-                     "writes its rows (spconv-fuse-epilogues)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> profile{
-      *this, "profile",
-      llvm::cl::desc("Time every rulebook build and compute at run time "
-                     "(spconv-profile)"),
       llvm::cl::init(false)};
 };
 
