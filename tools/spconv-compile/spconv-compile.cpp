@@ -170,6 +170,18 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The options both GPU pipelines take, from the command line.
+template <typename Options>
+void setGPUKernelOptions(
+    mlir::spconv::GPUKernelPipelineOptions<Options> &options) {
+  options.blockSize = gpuBlockSize;
+  options.maxBlocks = gpuMaxBlocks;
+  options.gpuConv = gpuConv;
+  options.gpuMatmul = gpuMatmul;
+  options.gpuTiles = gpuTiles;
+  options.profile = profile;
+}
+
 /// Adds the lowering of spconv ops on tensors to the LLVM dialect for
 /// `targetName` to `pm`; the only place that knows the targets.
 LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
@@ -204,8 +216,8 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
   }
   // The CPU target's loop shapes do not apply to the GPU targets: theirs
   // are fixed.
-  for (const cl::Option *cpuOnly : std::initializer_list<const cl::Option *>{
-           &blockSize, &submSearch})
+  for (const cl::Option *cpuOnly :
+       std::initializer_list<const cl::Option *>{&blockSize, &submSearch})
     if (cpuOnly->getNumOccurrences()) {
       error = "--" + cpuOnly->ArgStr.str() + " applies to --target cpu only";
       return failure();
@@ -227,10 +239,11 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     return failure();
   }
   if (targetName == "cuda") {
-    for (const cl::Option *notCuda : std::initializer_list<const cl::Option *>{
-             &openmp, &gpuRaceCheck})
+    for (const cl::Option *notCuda :
+         std::initializer_list<const cl::Option *>{&openmp, &gpuRaceCheck})
       if (notCuda->getNumOccurrences()) {
-        error = "--" + notCuda->ArgStr.str() + " does not apply to --target "
+        error = "--" + notCuda->ArgStr.str() +
+                " does not apply to --target "
                 "cuda";
         return failure();
       }
@@ -240,15 +253,10 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
       return failure();
     }
     mlir::spconv::SpConvToCUDAPipelineOptions options;
+    setGPUKernelOptions(options);
     options.chip = gpuChip;
     options.features = gpuFeatures;
     options.format = gpuFormat;
-    options.blockSize = gpuBlockSize;
-    options.maxBlocks = gpuMaxBlocks;
-    options.gpuConv = gpuConv;
-    options.gpuMatmul = gpuMatmul;
-    options.gpuTiles = gpuTiles;
-    options.profile = profile;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return success();
   }
@@ -256,22 +264,19 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     for (const cl::Option *cudaOnly : std::initializer_list<const cl::Option *>{
              &gpuChip, &gpuFeatures, &gpuFormat})
       if (cudaOnly->getNumOccurrences()) {
-        error = "--" + cudaOnly->ArgStr.str() + " applies to --target cuda only";
+        error =
+            "--" + cudaOnly->ArgStr.str() + " applies to --target cuda only";
         return failure();
       }
     mlir::spconv::SpConvToGPUEmulatorPipelineOptions options;
-    options.blockSize = gpuBlockSize;
-    options.maxBlocks = gpuMaxBlocks;
+    setGPUKernelOptions(options);
     options.openmp = openmp;
     options.raceCheck = gpuRaceCheck;
-    options.gpuConv = gpuConv;
-    options.gpuMatmul = gpuMatmul;
-    options.gpuTiles = gpuTiles;
-    options.profile = profile;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return success();
   }
-  error = "--target must be cpu, cuda or gpu-emulator, got '" + targetName.str() + "'";
+  error = "--target must be cpu, cuda or gpu-emulator, got '" +
+          targetName.str() + "'";
   return failure();
 }
 
