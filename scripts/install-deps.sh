@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ python3 python3-numpy
+  cmake ninja-build g++ python3 python3-numpy python3-pyflakes
   python3-venv python3-setuptools
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libomp-22-dev
   libgtest-dev libbenchmark-dev robin-map-dev libopenblas-dev

@@ -128,7 +128,7 @@ class CudaDevice:
         self._check("cuDevicePrimaryCtxRetain",
                     self.cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), self.handle))
         self._check("cuCtxSetCurrent", self.cuda.cuCtxSetCurrent(context))
-        self.stream = lib.spconv_rt_cuda_thread_stream()
+        self.stream = self.lib.spconv_rt_cuda_thread_stream()
         if not self.stream:
             raise DeviceError("no stream: %s" % self.runtime.last_error())
 
