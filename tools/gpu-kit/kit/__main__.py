@@ -28,7 +28,7 @@ import traceback
 
 from . import report
 from .context import Context
-from .device import CudaDevice, DeviceError
+from .device import CudaDevice, DeviceError, stderr_to
 
 KIT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -71,16 +71,13 @@ def run_phase(args):
 def device_or_reason(kit):
     """None if the kit's CUDA runtime finds a device, else why not. The
     runtime also says why on stderr; the reason is printed once, here."""
-    saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
     try:
-        CudaDevice(os.path.join(kit, "lib", "libspconv_runtime_cuda.so.1"))
+        with stderr_to(devnull):
+            CudaDevice(os.path.join(kit, "lib", "libspconv_runtime_cuda.so.1"))
     except (DeviceError, OSError) as e:
         return str(e)
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
         os.close(devnull)
     return None
 

@@ -7,7 +7,9 @@ what the runtime does not export: device properties and timed events.
 `HostDevice` is the CPU and emulator builds' side: arguments are the numpy
 arrays themselves, results malloc'ed buffers freed with free().
 """
+import contextlib
 import ctypes
+import os
 import time
 
 import numpy as np
@@ -19,6 +21,19 @@ from spconv_mlir.errors import ToolchainError
 
 class DeviceError(RuntimeError):
     pass
+
+
+@contextlib.contextmanager
+def stderr_to(fd):
+    """Sends what the runtime prints on stderr (file descriptor 2, which
+    C code writes to directly) to `fd` for the block."""
+    saved = os.dup(2)
+    os.dup2(fd, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 class _Placed:

@@ -2,11 +2,9 @@
 code's stream and replay it. A host synchronisation inside the call breaks
 the capture; the runtime's error then names the call that did it."""
 import ctypes
-import os
 import tempfile
 
-import numpy as np
-
+from .device import stderr_to
 from .inputs import network_arguments
 
 CAPTURE_RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
@@ -21,48 +19,43 @@ def run(ctx):
     library = ctx.library(name, ctx.device_target(name))
     device = ctx.device
     cuda = device.cuda
-    placed = [device.place(np.ascontiguousarray(a)) for a in args]
     stream = ctypes.c_void_p(device.stream)
     report = {}
-    try:
-        device.release(library.call_placed(placed))  # warm: modules loaded, pool grown
-        device.synchronize()
-        device._check("cuStreamBeginCapture", cuda.cuStreamBeginCapture_v2(stream, CAPTURE_RELAXED))
-        library.runtime.clear_error()
-        out = library.result_struct()
-        descriptors = [p.descriptor for p in placed]
-        # The runtime keeps only the last error; the first, the call that
-        # broke the capture, is the first line it prints.
-        with tempfile.TemporaryFile() as log:
-            saved = os.dup(2)
-            os.dup2(log.fileno(), 2)
-            try:
-                library.function(ctypes.byref(out), *[ctypes.byref(d) for d in descriptors])
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-            log.seek(0)
-            printed = [l for l in log.read().decode(errors="replace").splitlines()
-                       if l.startswith("spconv-rt: ")]
-        error = printed[0][len("spconv-rt: "):] if printed else library.runtime.last_error()
-        report["runtime_errors"] = len(printed)
-        graph = ctypes.c_void_p()
-        status = cuda.cuStreamEndCapture(stream, ctypes.byref(graph))
-        if error or status != 0:
-            report["captured"] = False
-            report["broken_by"] = error or "cuStreamEndCapture returned %d" % status
-            ctx.checks.notes.append("capture broken: %s" % report["broken_by"][:300])
-        else:
-            executable = ctypes.c_void_p()
-            device._check("cuGraphInstantiate", cuda.cuGraphInstantiateWithFlags(
-                ctypes.byref(executable), graph, ctypes.c_ulonglong(0)))
-            device._check("cuGraphLaunch", cuda.cuGraphLaunch(executable, stream))
+    with library.arguments(args) as placed:
+        try:
+            library.call_discarding(placed)  # warm: modules loaded, pool grown
             device.synchronize()
-            report["captured"] = True
-            report["replayed"] = True
-            ctx.checks.ok("graph: one SECOND call captured and replayed")
-    finally:
-        device.synchronize()
-        for p in placed:
-            p.free()
+            device._check("cuStreamBeginCapture",
+                          cuda.cuStreamBeginCapture_v2(stream, CAPTURE_RELAXED))
+            library.runtime.clear_error()
+            out = library.result_struct()
+            descriptors = [p.descriptor for p in placed]
+            # The runtime keeps only the last error; the first, the call
+            # that broke the capture, is the first line it prints.
+            with tempfile.TemporaryFile() as log:
+                with stderr_to(log.fileno()):
+                    library.function(ctypes.byref(out),
+                                     *[ctypes.byref(d) for d in descriptors])
+                log.seek(0)
+                printed = [l for l in log.read().decode(errors="replace").splitlines()
+                           if l.startswith("spconv-rt: ")]
+            error = printed[0][len("spconv-rt: "):] if printed else library.runtime.last_error()
+            report["runtime_errors"] = len(printed)
+            graph = ctypes.c_void_p()
+            status = cuda.cuStreamEndCapture(stream, ctypes.byref(graph))
+            if error or status != 0:
+                report["captured"] = False
+                report["broken_by"] = error or "cuStreamEndCapture returned %d" % status
+                ctx.checks.notes.append("capture broken: %s" % report["broken_by"][:300])
+            else:
+                executable = ctypes.c_void_p()
+                device._check("cuGraphInstantiate", cuda.cuGraphInstantiateWithFlags(
+                    ctypes.byref(executable), graph, ctypes.c_ulonglong(0)))
+                device._check("cuGraphLaunch", cuda.cuGraphLaunch(executable, stream))
+                device.synchronize()
+                report["captured"] = True
+                report["replayed"] = True
+                ctx.checks.ok("graph: one SECOND call captured and replayed")
+        finally:
+            device.synchronize()
     ctx.data["graph"] = report

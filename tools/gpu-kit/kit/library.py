@@ -10,6 +10,7 @@ kit calls compiled code exactly as `spconv_mlir.compile` does.
 Where the buffers live is the device's business (device.py): host memory
 for the CPU and emulator builds, device memory for the CUDA ones.
 """
+import contextlib
 import ctypes
 import json
 import os
@@ -70,14 +71,25 @@ class Library:
             raise CallError("%s: %s" % (self.name, error))
         return results
 
-    def __call__(self, *arrays):
-        """numpy in, numpy out: copies to the device and back."""
+    @contextlib.contextmanager
+    def arguments(self, arrays):
+        """`arrays`, checked, where the device reads them, for the calls in
+        the block (`call_placed`); freed after it."""
         arrays = [np.ascontiguousarray(a) for a in arrays]
         self.check_arguments(arrays)
         placed = [self.device.place(a) for a in arrays]
         try:
-            results = self.call_placed(placed)
+            yield placed
         finally:
             for p in placed:
                 p.free()
+
+    def call_discarding(self, placed):
+        """A call whose results are not wanted (a warm-up, a timed call)."""
+        self.device.release(self.call_placed(placed))
+
+    def __call__(self, *arrays):
+        """numpy in, numpy out: copies to the device and back."""
+        with self.arguments(arrays) as placed:
+            results = self.call_placed(placed)
         return self.device.fetch(results, [dtype for _, dtype in self.results])

@@ -26,9 +26,8 @@ def as_float(array, kind):
 def time_calls(ctx, library, arrays, reps):
     """Median milliseconds of `reps` calls on arguments placed once, and
     the host waits per call (CUDA)."""
-    placed = [library.device.place(np.ascontiguousarray(a)) for a in arrays]
-    try:
-        library.device.release(library.call_placed(placed))  # warm-up
+    with library.arguments(arrays) as placed:
+        library.call_discarding(placed)  # warm-up
         waits0 = ctx.device.host_waits() if ctx.mode == "cuda" else None
         times = []
         for _ in range(reps):
@@ -37,9 +36,6 @@ def time_calls(ctx, library, arrays, reps):
             library.device.release(results)
             times.append(t.milliseconds)
         waits = None if waits0 is None else (ctx.device.host_waits() - waits0) / reps
-    finally:
-        for p in placed:
-            p.free()
     return statistics.median(times), waits
 
 
@@ -49,14 +45,10 @@ def profile_split(ctx, name, arrays):
     library = ctx.library(name, ctx.device_target(name))
     lib = library.handle
     lib.spconv_rt_profile_count.restype = ctypes.c_int64
-    placed = [library.device.place(np.ascontiguousarray(a)) for a in arrays]
-    try:
-        library.device.release(library.call_placed(placed))  # warm-up
+    with library.arguments(arrays) as placed:
+        library.call_discarding(placed)  # warm-up
         lib.spconv_rt_profile_reset()
-        library.device.release(library.call_placed(placed))
-    finally:
-        for p in placed:
-            p.free()
+        library.call_discarding(placed)
     labels = library.manifest.get("profile_labels", [])
     split = {}
     for i in range(lib.spconv_rt_profile_count()):
