@@ -283,35 +283,34 @@ llvm::Expected<JITCPU> jitCPU() {
   return cpu;
 }
 
+/// The options both GPU pipelines take, from the command line.
+template <typename Options>
+void setGPUKernelOptions(
+    mlir::spconv::GPUKernelPipelineOptions<Options> &options) {
+  options.profile = profile;
+  options.blockSize = gpuBlockSize;
+  options.maxBlocks = gpuMaxBlocks;
+  if (maxUnrolledOffsets.getNumOccurrences())
+    options.maxUnrolledOffsets = maxUnrolledOffsets;
+  options.gpuConv = gpuConv;
+  options.gpuMatmul = gpuMatmul;
+  options.gpuTiles = gpuTiles;
+  options.fuseEpilogues = fuseEpilogues;
+}
+
 /// The pipeline of --target.
 void buildPipeline(PassManager &pm, const JITCPU &cpu) {
   if (target == "cuda") {
     mlir::spconv::SpConvToCUDAPipelineOptions options;
-    options.profile = profile;
-    options.blockSize = gpuBlockSize;
-    options.maxBlocks = gpuMaxBlocks;
+    setGPUKernelOptions(options);
     options.chip = gpuChip;
-    if (maxUnrolledOffsets.getNumOccurrences())
-      options.maxUnrolledOffsets = maxUnrolledOffsets;
-    options.gpuConv = gpuConv;
-    options.gpuMatmul = gpuMatmul;
-    options.gpuTiles = gpuTiles;
-    options.fuseEpilogues = fuseEpilogues;
     mlir::spconv::buildSpConvToCUDAPipeline(pm, options);
     return;
   }
   if (target == "gpu-emulator") {
     mlir::spconv::SpConvToGPUEmulatorPipelineOptions options;
-    options.profile = profile;
-    options.blockSize = gpuBlockSize;
-    options.maxBlocks = gpuMaxBlocks;
-    if (maxUnrolledOffsets.getNumOccurrences())
-      options.maxUnrolledOffsets = maxUnrolledOffsets;
+    setGPUKernelOptions(options);
     options.raceCheck = gpuRaceCheck;
-    options.gpuConv = gpuConv;
-    options.gpuMatmul = gpuMatmul;
-    options.gpuTiles = gpuTiles;
-    options.fuseEpilogues = fuseEpilogues;
     mlir::spconv::buildSpConvToGPUEmulatorPipeline(pm, options);
     return;
   }
