@@ -116,7 +116,7 @@ class KitBuilder:
             return ["--target", "cuda", "--gpu-chip", chip, "--gpu-format", "fatbin"] + \
                 fn.gpu_options
         if target == "cpu":
-            return ["--target", "cpu"] + fn.cpu_options
+            return ["--target", "cpu"]
         options = ["--target", "gpu-emulator"] + fn.gpu_options
         return options + (["--gpu-race-check"] if target == "emu-race" else [])
 

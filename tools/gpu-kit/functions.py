@@ -59,7 +59,7 @@ class Function:
     """One compiled function: its source, entry and per-target options."""
 
     def __init__(self, name, group, entry, source=None, text=None, targets=ALL_TARGETS,
-                 gpu_options=(), cpu_options=(), meta=None):
+                 gpu_options=(), meta=None):
         self.name = name
         self.group = group
         self.entry = entry
@@ -67,7 +67,6 @@ class Function:
         self.text = text      # or the MLIR itself
         self.targets = list(targets)
         self.gpu_options = list(gpu_options)
-        self.cpu_options = list(cpu_options)
         self.meta = meta or {}
 
     def directory(self, root):
@@ -133,7 +132,7 @@ def kit_functions(small, matrix_cases, cuda_targets):
         if (case.dtype == "f32" and case.op in ("subm", "regular", "transposed")
                 and not case.dynamic_channels and (not small or case.name == "subm_3d_k3")):
             fns.append(Function("tf32/" + case.name, "matrix", "f", text=case.mlir(),
-                                targets=cuda_targets + emu_targets, cpu_options=[],
+                                targets=cuda_targets + emu_targets,
                                 gpu_options=["--gpu-matmul", "tf32"],
                                 meta={"case": case.name, "tf32": True}))
     for entry in GRADIENT_ENTRIES[:1] if small else GRADIENT_ENTRIES:

@@ -80,11 +80,12 @@ class Context:
         chip = self.device_props["chip"]
         if "cuda-" + chip in built:
             return "cuda-" + chip
-        # PTX of the lowest chip: the driver compiles it for newer ones.
-        cudas = sorted(t for t in built if t.startswith("cuda-"))
+        # PTX of the lowest chip: the driver compiles it for newer ones
+        # (by number: sm_100 is newer than sm_80).
+        cudas = [t for t in built if t.startswith("cuda-sm_")]
         if not cudas:
             raise CallError("%s has no CUDA build in this kit" % name)
-        return cudas[0]
+        return min(cudas, key=lambda t: int(t[len("cuda-sm_"):].rstrip("a")))
 
     def library(self, name, target):
         key = (name, target)
