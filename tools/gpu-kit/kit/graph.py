@@ -21,7 +21,7 @@ def run(ctx):
     cuda = device.cuda
     stream = ctypes.c_void_p(device.stream)
     report = {}
-    with library.arguments(args) as placed:
+    with library.staged(args) as placed:
         try:
             library.call_discarding(placed)  # warm: modules loaded, pool grown
             device.synchronize()

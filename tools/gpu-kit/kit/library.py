@@ -72,7 +72,7 @@ class Library:
         return results
 
     @contextlib.contextmanager
-    def arguments(self, arrays):
+    def staged(self, arrays):
         """`arrays`, checked, where the device reads them, for the calls in
         the block (`call_placed`); freed after it."""
         arrays = [np.ascontiguousarray(a) for a in arrays]
@@ -90,6 +90,6 @@ class Library:
 
     def __call__(self, *arrays):
         """numpy in, numpy out: copies to the device and back."""
-        with self.arguments(arrays) as placed:
+        with self.staged(arrays) as placed:
             results = self.call_placed(placed)
         return self.device.fetch(results, [dtype for _, dtype in self.results])

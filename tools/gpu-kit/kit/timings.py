@@ -26,7 +26,7 @@ def as_float(array, kind):
 def time_calls(ctx, library, arrays, reps):
     """Median milliseconds of `reps` calls on arguments placed once, and
     the host waits per call (CUDA)."""
-    with library.arguments(arrays) as placed:
+    with library.staged(arrays) as placed:
         library.call_discarding(placed)  # warm-up
         waits0 = ctx.device.host_waits() if ctx.mode == "cuda" else None
         times = []
@@ -45,7 +45,7 @@ def profile_split(ctx, name, arrays):
     library = ctx.library(name, ctx.device_target(name))
     lib = library.handle
     lib.spconv_rt_profile_count.restype = ctypes.c_int64
-    with library.arguments(arrays) as placed:
+    with library.staged(arrays) as placed:
         library.call_discarding(placed)  # warm-up
         lib.spconv_rt_profile_reset()
         library.call_discarding(placed)
