@@ -8,7 +8,7 @@ import json
 
 from .context import compare
 from .inputs import layer_arguments, scan
-from .timings import TOLERANCE, as_float, time_calls
+from .timings import TOLERANCE, as_float, layer_reference, time_calls
 
 # A tile enters the table only if it beats the default by this much: below
 # it, run-to-run noise decides.
@@ -32,9 +32,7 @@ def run(ctx):
         expected = {}
 
         def default():
-            cpu = ctx.on_cpu("layer/f32_%dx%d" % (meta["channels"], meta["channels"]),
-                             arrays[0], as_float(arrays[1], kind), as_float(arrays[2], kind))
-            expected["features"] = cpu[1]
+            expected["features"] = layer_reference(ctx, kind, meta["channels"], arrays)[1]
             library = ctx.library(layer, ctx.device_target(layer))
             expected["ms"], _ = time_calls(ctx, library, arrays, reps)
         if not ctx.checks.run("tiles: default of %s" % layer, default):

@@ -23,6 +23,14 @@ def as_float(array, kind):
     return bf16_values(array) if kind == "bf16" else array.astype(np.float32)
 
 
+def layer_reference(ctx, kind, channels, arrays):
+    """A layer's expected (sites, features as f32): the CPU build of the f32
+    layer on the same values (f16 and bf16 widen exactly), the CPU's fast
+    path, for every element type."""
+    return ctx.on_cpu("layer/f32_%dx%d" % (channels, channels), arrays[0],
+                      as_float(arrays[1], kind), as_float(arrays[2], kind))
+
+
 def time_calls(ctx, library, arrays, reps):
     """Median milliseconds of `reps` calls on arguments placed once, and
     the host waits per call (CUDA)."""
@@ -165,16 +173,12 @@ def time_layers(ctx, coords, reps):
         meta = ctx.functions[name]["meta"]
         kind, c = meta["kind"], meta["channels"]
         arrays = layer_arguments(coords, c, meta["element"])
-        reference = "layer/f32_%dx%d" % (c, c)
         row = {"layer": name, "channels": c, "kind": kind, "sites": int(len(coords)),
                "pairs": pair_count}
 
         def one():
             device = ctx.on_device(name, *arrays)
-            # The reference: the CPU build of the f32 layer on the same
-            # values (f16 and bf16 widen exactly), the CPU's fast path.
-            cpu = ctx.on_cpu(reference, arrays[0], as_float(arrays[1], kind),
-                             as_float(arrays[2], kind))
+            cpu = layer_reference(ctx, kind, c, arrays)
             compare(device[0], cpu[0], 0, 0, "output sites")
             tol = TOLERANCE[kind]
             ours = as_float(device[1], kind)
