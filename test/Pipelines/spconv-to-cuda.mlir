@@ -7,38 +7,27 @@
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa chip=sm_90 features=+ptx80" | FileCheck %s --check-prefix=SM90
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa" -mlir-print-ir-after=spconv-gpu-stream-order -o /dev/null 2>&1 | FileCheck %s --check-prefix=STREAM
 
-// The host code on one stream: a builder (inlined) computes its keys, table,
-// counts and scan on the device, the runtime's CUDA primitives in stream
-// order, and waits once, for the read-back of its status (bad and repeated
-// sites, the pair total, a size the host needs); an error report, only on
-// the error path, copies what it names itself. The conv's table and tile
-// schedule (sorted on the stream) are built once for the two layers sharing
-// the fine rulebook, which run back to back, their features and tables in
-// device memory, with no wait between them. A strided builder reads back a
-// second size, its number of output sites.
+// The host code on one stream. The fine subm build makes the neighbour
+// table of its two layers itself, all they read of it: keys, hash table
+// and table on the device, the runtime's CUDA primitives in stream order,
+// no size for the host, so no wait. The tile schedule (sorted on the
+// stream) follows; the two layers run back to back, their features and
+// tables in device memory. The strided build waits once, for the read-back
+// of its status after the unique (bad and repeated sites, the pair total,
+// the number of output sites); an error report, only on the error path,
+// copies what it names itself. At the end the statuses of the two subm
+// builds are copied back one after the other and waited for once, a wait
+// that leaves nothing in flight for the return.
 // STREAM-LABEL: func.func @net
 // STREAM: %[[T0:.*]] = gpu.wait async
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_init_status
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_init_status
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_linearize
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_linearize
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: call @spconv_rt_cuda_memref_hash_build_deferred
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: call @spconv_rt_cuda_memref_exclusive_scan_i64_deferred
-// STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: %[[READ:.*]] = gpu.memcpy async [%{{.*}}] %{{.*}}, %{{.*}} : memref<4xi64>, memref<4xi64>
-// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[READ]])
-// STREAM: scf.if
-// STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: func.call @spconv_rt_cuda_memref_report_build_error
-// STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: _write_pairs
-// STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: _offsets
-// STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x4xf32>
-// STREAM: gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?x27xi32>
+// STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_neighbour_table
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: call @spconv_rt_cuda_memref_sort_pairs_bits
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
@@ -47,85 +36,100 @@
 // STREAM-NOT: host_shared
 // STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_4x4
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// The strided builder: two read-backs, the pair total and the output sites,
-// whose coordinates a kernel writes.
-// STREAM: _linearize
+// The strided build: its pairs in buffers sized by the most pairs a site
+// has (here one), their free slots padded with the largest key, one
+// read-back, then a kernel writes the output coordinates.
+// STREAM: _count_pairs
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: gpu.memcpy async
-// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
+// STREAM: call @spconv_rt_cuda_memref_exclusive_scan_i64_deferred
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: _pad_keys
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: _write_pairs
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: call @spconv_rt_cuda_memref_unique_deferred
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: gpu.memcpy async
-// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
+// STREAM: %[[READ:.*]] = gpu.memcpy async [%{{.*}}] %{{.*}}, %{{.*}} : memref<4xi64>, memref<4xi64>
+// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[READ]])
+// STREAM: scf.if
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: func.call @spconv_rt_cuda_memref_report_build_error
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: _delinearize
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_4x8
-// The coarse subm builder waits once; then nothing until the return.
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: gpu.memcpy async
-// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize
+// STREAM: _g8x8x8_table_neighbour_table
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
 // STREAM: gpu.launch_func async [%{{.*}}] @spconv_kernels::@spconv_conv_f32_8x8
+// STREAM-NEXT: %[[FIRST:.*]] = gpu.memcpy async [%{{.*}}] %{{.*}}, %{{.*}} : memref<4xi64>, memref<4xi64>
+// STREAM-NEXT: %[[SECOND:.*]] = gpu.memcpy async [%[[FIRST]]] %{{.*}}, %{{.*}} : memref<4xi64>, memref<4xi64>
+// STREAM-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[SECOND]])
 // STREAM-NOT: spconv_rt_cuda_stream_synchronize
-// STREAM: call @spconv_rt_cuda_stream_synchronize
-// STREAM-NEXT: return
+// STREAM: func.call @spconv_rt_cuda_memref_report_build_error
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: func.call @spconv_rt_cuda_memref_report_build_error
+// STREAM-NOT: spconv_rt_cuda_stream_synchronize
+// STREAM: return
 
 // Two subm layers on one grid share a rulebook; a strided layer and a subm
-// layer on the coarse grid have builders of their own. Each layer fills its
-// neighbour table and launches its tiled conv kernel once (no loop over
-// offsets on the host); the two 4 -> 4 layers share one kernel.
+// layer on the coarse grid have builders of their own. Each subm builder
+// makes the neighbour table its layers read; the strided layer's table
+// comes from its rulebook's pairs. Each layer launches its tiled conv
+// kernel once (no loop over offsets on the host); the two 4 -> 4 layers
+// share one kernel.
 // CHECK-LABEL: func.func @net
-// CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16(
+// CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table(
 // CHECK-NOT: scf.for
-// CHECK: gpu.launch_func @spconv_kernels::@spconv_neighbour_table_init blocks
-// CHECK: gpu.launch_func @spconv_kernels::@spconv_neighbour_table blocks
+// CHECK-NOT: @spconv_neighbour_table
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c64,
 // CHECK-NOT: scf.for
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x4 blocks
 // CHECK: call @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16(
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_neighbour_table_init blocks
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_neighbour_table blocks
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_4x8 blocks
-// CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8(
+// CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_table(
 // CHECK: gpu.launch_func @spconv_kernels::@spconv_conv_f32_8x8 blocks
 // CHECK-NOT: call @spconv_build_
 
-// The builders launch their kernels: count, then write the pairs.
-// CHECK-LABEL: func.func private @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16
-// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
-// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_write_pairs
+// The builders launch their kernels: a subm one its table, a strided one
+// count, pad, write.
+// CHECK-LABEL: func.func private @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_neighbour_table
+// CHECK-LABEL: func.func private @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_count_pairs
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_pad_keys
+// CHECK: gpu.launch_func @spconv_kernels::@spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_write_pairs
 
-// The kernel module: three geometries, two kernels each, named after them.
-// In the subm count kernel the 13 offsets below the centre are a loop (the
-// GPU's default max-unrolled-offsets=0: offsets from a table, one inline
-// probe, few registers) and the grid extent is a constant; with
-// max-unrolled-offsets=125 they are unrolled (13 inline probes, no loop
+// The kernel module, its kernels named after their geometries. In the
+// subm table kernel the 27 offsets are a loop (the GPU's default
+// max-unrolled-offsets=0: one inline probe, few registers), the centre the
+// site itself, and the grid extent is a constant; with
+// max-unrolled-offsets=125 they are unrolled (26 inline probes, no loop
 // over offsets).
 // The tiled conv kernels come last, each with its workgroup tiles.
 // CHECK-LABEL: gpu.module @spconv_kernels
 // CHECK: gpu.func @spconv_neighbour_table_init(
 // CHECK: gpu.func @spconv_neighbour_table(
-// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs(
+// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_neighbour_table(
 // CHECK: arith.constant 16 : i64
 // CHECK: gpu.thread_id x
-// CHECK: scf.for
-// CHECK: scf.for %{{.*}} = %c0 to %c13 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c27 step %c1
+// CHECK: arith.cmpi eq, %{{.*}}, %c13 : index
 // CHECK: call @spconv_ht_find_slot
 // CHECK-NOT: call @spconv_ht_find_slot
 // CHECK: gpu.return
-// UNROLLED: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs(
+// UNROLLED: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_neighbour_table(
 // UNROLLED: gpu.thread_id x
-// UNROLLED: scf.for
-// UNROLLED: scf.for
-// UNROLLED-COUNT-13: call @spconv_ht_find_slot
+// UNROLLED-COUNT-26: call @spconv_ht_find_slot
 // UNROLLED-NOT: scf.for
 // UNROLLED-NOT: call @spconv_ht_find_slot
 // UNROLLED: gpu.return
-// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_write_pairs(
 // CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_count_pairs(
+// CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_pad_keys(
 // CHECK: gpu.func @spconv_build_regular_k2x2x2_s2x2x2_p0x0x0_d1x1x1_g16x16x16_write_pairs(
-// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_count_pairs(
-// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_write_pairs(
+// CHECK: gpu.func @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_table_neighbour_table(
 // CHECK: gpu.func @spconv_conv_f32_4x4({{.*}}) workgroup({{.*}}#gpu.address_space<workgroup>>{{.*}}) kernel attributes {spconv.tile = {cols = 4 : i64, {{.*}}threads = 64 : i64}}
 // CHECK: gpu.barrier
 // CHECK: gpu.func @spconv_conv_f32_4x8(
@@ -143,18 +147,20 @@
 // needs no wait before it.
 // BINARY-NOT: spconv_rt_cuda_stream_synchronize
 // BINARY: llvm.call @spconv_rt_cuda_memref_hash_build_deferred(
-// BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
-// The build's read-back is a copy on that stream, then the one wait.
-// BINARY: llvm.call @mgpuMemcpy(%{{.*}}, %{{.*}}, %{{.*}}, %[[S]])
-// BINARY-NEXT: llvm.call @spconv_rt_cuda_stream_synchronize(%[[S]])
+// BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_neighbour_table
 // BINARY-NOT: mgpuStreamCreate
+// BINARY-NOT: spconv_rt_cuda_stream_synchronize
 // BINARY: gpu.launch_func <%[[S]] : !llvm.ptr> @spconv_kernels::@spconv_conv_f32_4x4
+// (The stream crosses the conv's guard as a block argument.) The strided
+// build's read-back is a copy on that stream, then a wait.
+// BINARY: llvm.call @mgpuMemcpy(%{{.*}}, %{{.*}}, %{{.*}}, %[[S2:[0-9]+]])
+// BINARY-NEXT: llvm.call @spconv_rt_cuda_stream_synchronize(%[[S2]])
 // BINARY-NOT: mgpuStreamCreate
 // BINARY-NOT: mgpuStreamSynchronize
 // BINARY: llvm.return
 // BINARY: gpu.binary @spconv_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 // BINARY-SAME: .target sm_80
-// BINARY-SAME: .entry spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_count_pairs
+// BINARY-SAME: .entry spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table_neighbour_table
 // The kernel module's data layout keeps 64-bit keys whole (one ld.global.b64,
 // not two b32 loads):
 // BINARY-SAME: ld.global.b64

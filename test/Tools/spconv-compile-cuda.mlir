@@ -25,7 +25,7 @@
 
 // The kernels are embedded as PTX for the requested chip.
 // IR: .target sm_90
-// IR: .entry spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_count_pairs
+// IR: .entry spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g8x8x8_table_neighbour_table
 
 func.func @subm(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x4xf32>,
                 %w: tensor<27x4x8xf32>) -> tensor<?x8xf32> {

@@ -7,8 +7,9 @@
 // the whole function is one token chain: one stream, in program order. The
 // runtime's CUDA primitives (spconv_rt_cuda_memref_*) join it too: they run
 // on the calling thread's stream, which is the chain's. The host waits for
-// the stream only where it must: after a copy into host memory (a
-// read-back), before it touches memory that the device may be using, before
+// the stream only where it must: after copies into host memory (read-backs;
+// consecutive ones share a wait), before it touches memory that the device
+// may be using, before
 // any other call that takes such memory, around profiling timers and before
 // returning.
 //
@@ -59,6 +60,14 @@ bool isGPUWork(Operation *op) {
 bool isStreamOrderedCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
   return call && call.getCallee().starts_with("spconv_rt_cuda_memref_");
+}
+
+/// Whether `op` calls the runtime's CUDA error report of a rulebook build,
+/// which waits for the stream before it copies what it names: nothing is
+/// in flight after it.
+bool waitsForStream(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee() == "spconv_rt_cuda_memref_report_build_error";
 }
 
 bool containsGPUWork(Operation *op) {
@@ -119,11 +128,20 @@ bool nestedNeedsSynchronization(Operation *op) {
       .wasInterrupted();
 }
 
-/// The chain of one function: the last token and whether work may be in
-/// flight since the host last waited.
+/// Whether `op` copies into host memory: a read-back, which the host reads
+/// next.
+bool isReadBack(Operation *op) {
+  auto copy = dyn_cast<gpu::MemcpyOp>(op);
+  return copy && !isDeviceVisible(copy.getDst());
+}
+
+/// The chain of one function: the last token, whether work may be in
+/// flight since the host last waited (frees do not count: nothing waits
+/// for memory to return to the pool), and whether a read-back is among it.
 struct Chain {
   Value token;
   bool pending = false;
+  bool readBack = false;
 };
 
 class StreamOrder {
@@ -153,6 +171,7 @@ private:
     func::CallOp::create(b, before->getLoc(), synchronize,
                          ValueRange{chain.token});
     chain.pending = false;
+    chain.readBack = false;
   }
 
   /// Makes the synchronous `op` asynchronous after `token`; returns its
@@ -181,19 +200,19 @@ private:
           async && (async.getAsyncToken() || isa<gpu::WaitOp>(op)))
         return op.emitOpError("spconv-gpu-stream-order: expected synchronous "
                               "GPU operations, which this pass chains");
+      // The host waits for read-backs before anything but more read-backs
+      // and frees: consecutive read-backs share one wait.
+      bool free = isa<gpu::DeallocOp>(op);
+      if (chain.readBack && !isReadBack(&op) && !free)
+        wait(&op, chain);
       if (isGPUWork(&op)) {
-        // A copy into host memory is a read-back: the host reads it next.
-        auto copy = dyn_cast<gpu::MemcpyOp>(op);
-        bool readBack = copy && !isDeviceVisible(copy.getDst());
-        Operation *next = op.getNextNode();
+        chain.readBack |= isReadBack(&op);
+        chain.pending |= !free;
         chain.token = chainOp(&op, chain.token);
-        chain.pending = true;
-        if (readBack)
-          wait(next, chain);
         continue;
       }
       if (isStreamOrderedCall(&op)) {
-        chain.pending = true;
+        chain.pending = !waitsForStream(&op);
         continue;
       }
       if (isa<func::ReturnOp>(op)) {

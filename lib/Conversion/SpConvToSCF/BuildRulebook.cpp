@@ -49,6 +49,13 @@ static std::string getBuilderName(RulebookType type) {
   return name;
 }
 
+/// The batch bound of the site keys of a build of `type`.
+static int64_t buildBatchSize(RulebookType type) {
+  return effectiveBatchSize(type.getInputGrid(),
+                            {*checkedProduct(type.getInputGrid().getShape()),
+                             *checkedProduct(type.getOutputGrid().getShape())});
+}
+
 namespace {
 /// Emits the body of one builder function.
 class RulebookBuilder {
@@ -57,11 +64,33 @@ public:
       : ctx(ctx), type(type), geometry(type.getGeometry()),
         inShape(type.getInputGrid().getShape()),
         outShape(type.getOutputGrid().getShape()), rank(geometry.getRank()),
-        volume(geometry.getKernelVolume()) {}
+        volume(geometry.getKernelVolume()), batchSize(buildBatchSize(type)) {}
 
+  /// (coords) -> ([out coords,] pair in, pair out, CSR offsets).
   func::FuncOp create(StringRef name);
+  /// For subm: (coords) -> (neighbour table, status, site keys), the table
+  /// buildNeighbourTable would make of the rulebook, without the pairs: no
+  /// size to read back. The caller checks the status (checkAtReturn).
+  func::FuncOp createNeighbourTable(StringRef name);
 
 private:
+  /// A private function `name` from the coordinates to `results`, its
+  /// builder at the start of its body.
+  func::FuncOp declare(OpBuilder &b, StringRef name, TypeRange results);
+
+  /// What every builder does first: the site keys, checked against the
+  /// grid, and the hash table of the input sites (`table`), whose build
+  /// finds repeated sites; both record what they find in `status`.
+  struct IndexedSites {
+    Value n;         ///< index: the input sites
+    Value keys;      ///< memref<?xi64>: their keys (linearizeSites)
+    Value built;     ///< i1: the hash table was built
+    Value sites;     ///< index: n, or 0 if it was not
+    Value tableMask; ///< i64: the table's capacity - 1
+  };
+  IndexedSites indexSites(OpBuilder &b, Location loc, Value coords,
+                          const BuildStatus &status);
+
   using Site = std::pair<Value, SmallVector<Value>>;
   using BlockRange =
       function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value)>;
@@ -143,7 +172,12 @@ private:
   ArrayRef<int64_t> inShape, outShape;
   unsigned rank;
   int64_t volume;
+  int64_t batchSize;
   HashTableBuffers table;
+  /// A strided builder's site keys: a site outside the grid is loaded with
+  /// batch -1, which pairs with nothing, so its (unchecked) coordinates
+  /// never make an output key.
+  Value stridedSiteKeys;
 };
 } // namespace
 
@@ -151,6 +185,14 @@ std::pair<Value, SmallVector<Value>>
 RulebookBuilder::loadSite(OpBuilder &b, Location loc, Value coords, Value row) {
   Type i64 = b.getI64Type();
   Value batch = loadAs(b, loc, coords, {row, indexConst(b, loc, 0)}, i64);
+  if (stridedSiteKeys) {
+    Value outside = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        memref::LoadOp::create(b, loc, stridedSiteKeys, ValueRange{row}),
+        i64Const(b, loc, outsideSiteKey(inShape, batchSize)));
+    batch =
+        arith::SelectOp::create(b, loc, outside, i64Const(b, loc, -1), batch);
+  }
   SmallVector<Value> spatial;
   for (unsigned d = 0; d < rank; ++d)
     spatial.push_back(
@@ -229,19 +271,162 @@ std::pair<Value, Value> RulebookBuilder::findPair(OpBuilder &b, Location loc,
           key};
 }
 
-func::FuncOp RulebookBuilder::create(StringRef name) {
+func::FuncOp RulebookBuilder::declare(OpBuilder &b, StringRef name,
+                                      TypeRange results) {
   MLIRContext *context = type.getContext();
-  ModuleOp module = ctx.getModule();
-  Location loc = module.getLoc();
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto coordsType = MemRefType::get(
+      {ShapedType::kDynamic, static_cast<int64_t>(rank) + 1}, b.getI32Type(),
+      StridedLayoutAttr::get(context, ShapedType::kDynamic,
+                             {ShapedType::kDynamic, ShapedType::kDynamic}));
+  auto function =
+      func::FuncOp::create(b, ctx.getModule().getLoc(), name,
+                           b.getFunctionType({coordsType}, results));
+  function.setPrivate();
+  b.setInsertionPointToStart(function.addEntryBlock());
+  return function;
+}
+
+RulebookBuilder::IndexedSites
+RulebookBuilder::indexSites(OpBuilder &b, Location loc, Value coords,
+                            const BuildStatus &status) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
+  IndexedSites indexed;
+  indexed.n = memref::DimOp::create(b, loc, coords, 0);
+  // The site keys, by a kernel; sites outside the grid are recorded in the
+  // status.
+  indexed.keys =
+      linearizeSites(b, loc, coords, indexed.n, inShape, batchSize, status);
+  // The input table: subm probes it inline for every neighbour; for every
+  // kind, building it is what detects repeated sites.
+  auto scalar = MemRefType::get({1}, i64);
+  Value capacityBuffer = memref::AllocaOp::create(b, loc, scalar);
+  Value nI64 = arith::IndexCastOp::create(b, loc, i64, indexed.n);
+  callRuntime(ctx, b, loc, "spconv_rt_memref_hash_capacity",
+              {nI64, castTo(b, loc, capacityBuffer,
+                            MemRefType::get({ShapedType::kDynamic}, i64))});
+  Value capacity = arith::IndexCastOp::create(
+      b, loc, index,
+      memref::LoadOp::create(b, loc, capacityBuffer,
+                             ValueRange{indexConst(b, loc, 0)}));
+  table.keys = alloc1d(b, loc, i64, capacity);
+  indexed.tableMask = arith::SubIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, i64, capacity),
+      i64Const(b, loc, 1));
+  table.values = alloc1d(b, loc, i32, capacity);
+  indexed.built =
+      callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build_deferred",
+                  {indexed.keys, table.keys, table.values,
+                   status.slot(b, loc, BuildStatus::RepeatRow)});
+  indexed.sites = arith::SelectOp::create(b, loc, indexed.built, indexed.n,
+                                          indexConst(b, loc, 0));
+  return indexed;
+}
+
+func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
+  assert(geometry.getKind() == ConvKind::Subm && "a subm builder");
+  OpBuilder b = OpBuilder::atBlockEnd(ctx.getModule().getBody());
+  Location loc = ctx.getModule().getLoc();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto tableType = MemRefType::get({ShapedType::kDynamic, volume}, i32);
+  auto statusType = MemRefType::get({BuildStatus::NumSlots}, i64);
+  auto keysType = MemRefType::get({ShapedType::kDynamic}, i64);
+  func::FuncOp function = declare(b, name, {tableType, statusType, keysType});
+  Value coords = function.getArgument(0);
+  BuildStatus status(b, loc);
+  IndexedSites indexed = indexSites(b, loc, coords, status);
+  Value tableOut =
+      memref::AllocOp::create(b, loc, tableType, ValueRange{indexed.n});
+
+  // One thread per site writes its row: the neighbour's row at each offset
+  // or -1, itself at the centre of a symmetric kernel. Without a hash table
+  // (its build failed and said so) every row is -1.
+  SubmSearchPlan plan(geometry, /*subm=*/true);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  auto writeRow = [&](OpBuilder &rb, Location rloc, Value row, bool search) {
+    auto site = search ? loadSite(rb, rloc, coords, row) : Site();
+    auto entry = [&](OpBuilder &eb, Location eloc, Value offset) -> Value {
+      if (!search)
+        return i32Const(eb, eloc, -1);
+      Value slot = probe(eb, eloc, pairedKey(eb, eloc, site, offset));
+      Value found = arith::CmpIOp::create(eb, eloc, arith::CmpIPredicate::sge,
+                                          slot, indexConst(eb, eloc, 0));
+      // The slot is read only where it was found.
+      Value safe = arith::SelectOp::create(eb, eloc, found, slot,
+                                           indexConst(eb, eloc, 0));
+      Value neighbour =
+          memref::LoadOp::create(eb, eloc, table.values, ValueRange{safe});
+      return arith::SelectOp::create(eb, eloc, found, neighbour,
+                                     i32Const(eb, eloc, -1));
+    };
+    Value self = arith::IndexCastOp::create(rb, rloc, i32, row);
+    auto store = [&](OpBuilder &sb, Location sloc, Value value, Value offset) {
+      memref::StoreOp::create(sb, sloc, value, tableOut,
+                              ValueRange{row, offset});
+    };
+    if (ctx.unrollsOffsets(volume)) {
+      for (int64_t offset = 0; offset < volume; ++offset) {
+        Value at = indexConst(rb, rloc, offset);
+        store(rb, rloc,
+              search && plan.symmetric && offset == plan.centre
+                  ? self
+                  : entry(rb, rloc, at),
+              at);
+      }
+      return;
+    }
+    scf::ForOp::create(
+        rb, rloc, zero, indexConst(rb, rloc, volume), one, ValueRange{},
+        [&](OpBuilder &fb, Location floc, Value offset, ValueRange) {
+          Value value;
+          if (search && plan.symmetric) {
+            Value centre = arith::CmpIOp::create(
+                fb, floc, arith::CmpIPredicate::eq, offset,
+                indexConst(fb, floc, plan.centre));
+            value =
+                scf::IfOp::create(
+                    fb, floc, centre,
+                    [&](OpBuilder &tb, Location tloc) {
+                      scf::YieldOp::create(tb, tloc, self);
+                    },
+                    [&](OpBuilder &eb, Location eloc) {
+                      scf::YieldOp::create(eb, eloc, entry(eb, eloc, offset));
+                    })
+                    .getResult(0);
+          } else {
+            value = entry(fb, floc, offset);
+          }
+          store(fb, floc, value, offset);
+          scf::YieldOp::create(fb, floc);
+        });
+  };
+  markKernel(scf::ParallelOp::create(
+                 b, loc, ValueRange{zero}, ValueRange{indexed.n},
+                 ValueRange{one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   scf::IfOp::create(
+                       pb, ploc, indexed.built,
+                       [&](OpBuilder &tb, Location tloc) {
+                         writeRow(tb, tloc, ivs[0], /*search=*/true);
+                         scf::YieldOp::create(tb, tloc);
+                       },
+                       [&](OpBuilder &eb, Location eloc) {
+                         writeRow(eb, eloc, ivs[0], /*search=*/false);
+                         scf::YieldOp::create(eb, eloc);
+                       });
+                 }),
+             "neighbour_table");
+  func::ReturnOp::create(
+      b, loc, ValueRange{tableOut, status.getBuffer(), indexed.keys});
+  return function;
+}
+
+func::FuncOp RulebookBuilder::create(StringRef name) {
+  OpBuilder b = OpBuilder::atBlockEnd(ctx.getModule().getBody());
+  Location loc = ctx.getModule().getLoc();
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
   bool subm = geometry.getKind() == ConvKind::Subm;
   int64_t columns = rank + 1;
 
-  auto coordsType = MemRefType::get(
-      {ShapedType::kDynamic, columns}, i32,
-      StridedLayoutAttr::get(context, ShapedType::kDynamic,
-                             {ShapedType::kDynamic, ShapedType::kDynamic}));
   auto outCoordsType = MemRefType::get({ShapedType::kDynamic, columns}, i32);
   auto pairsType = MemRefType::get({ShapedType::kDynamic}, i32);
   auto offsetsType = MemRefType::get({volume + 1}, index);
@@ -249,43 +434,16 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   if (!subm)
     results.push_back(outCoordsType);
   results.append({pairsType, pairsType, offsetsType});
-  auto function = func::FuncOp::create(
-      b, loc, name, b.getFunctionType({coordsType}, results));
-  function.setPrivate();
-  b.setInsertionPointToStart(function.addEntryBlock());
+  func::FuncOp function = declare(b, name, results);
   Value coords = function.getArgument(0);
-
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value n = memref::DimOp::create(b, loc, coords, 0);
 
-  // The site keys, by a kernel; sites outside the grid are recorded in the
-  // status, read back with the pair total.
-  GridAttr inGrid = type.getInputGrid();
-  int64_t batchSize = effectiveBatchSize(
-      inGrid, {*checkedProduct(inShape), *checkedProduct(outShape)});
   BuildStatus status(b, loc);
-  Value keys = linearizeSites(b, loc, coords, n, inShape, batchSize, status);
-
-  // The input table: subm probes it inline for every neighbour; for every
-  // kind, building it is what detects repeated sites.
-  auto scalar = MemRefType::get({1}, i64);
-  Value capacityBuffer = memref::AllocaOp::create(b, loc, scalar);
-  Value nI64 = arith::IndexCastOp::create(b, loc, i64, n);
-  callRuntime(ctx, b, loc, "spconv_rt_memref_hash_capacity",
-              {nI64, castTo(b, loc, capacityBuffer,
-                            MemRefType::get({ShapedType::kDynamic}, i64))});
-  Value capacity = arith::IndexCastOp::create(
-      b, loc, index,
-      memref::LoadOp::create(b, loc, capacityBuffer, ValueRange{zero}));
-  table.keys = alloc1d(b, loc, i64, capacity);
-  Value tableMask = arith::SubIOp::create(
-      b, loc, arith::IndexCastOp::create(b, loc, i64, capacity),
-      i64Const(b, loc, 1));
-  table.values = alloc1d(b, loc, i32, capacity);
-  Value built = callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build_deferred",
-                            {keys, table.keys, table.values,
-                             status.slot(b, loc, BuildStatus::RepeatRow)});
-  Value sites = arith::SelectOp::create(b, loc, built, n, zero);
+  IndexedSites indexed = indexSites(b, loc, coords, status);
+  Value keys = indexed.keys, sites = indexed.sites,
+        tableMask = indexed.tableMask;
+  if (!subm)
+    stridedSiteKeys = keys;
 
   // Pass 1 counts the pairs of each (offset, block), pass 2 writes them.
   int64_t blockSize = ctx.getBlockSize();
@@ -389,17 +547,46 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
 
   Value scanned = counts.scan(ctx, b, loc, status);
 
-  // The read-back: the pair total is a size the host must know. A bad or
-  // repeated site, or a failed step, leaves the rulebook empty.
-  BuiltPairs pairs = readBackPairs(ctx, b, loc, status, scanned, coords, keys,
-                                   inShape, batchSize);
-  Value valid = pairs.valid, total = pairs.total;
-  Value writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
+  // The pair buffers' capacity. Exact: the pair total, read back with the
+  // first error (which leaves the rulebook empty). Bounded (a strided build
+  // where the context says so): the sites times the most pairs a site has,
+  // known without a wait; the build's one read-back then comes after the
+  // unique, and the pairs are the buffers' first `total` slots.
+  bool bounded = !subm && ctx.boundsStridedPairs();
+  Value valid, total, capacity, writeBlocks;
+  if (bounded) {
+    int64_t pairsPerSite = geometry.getKind() == ConvKind::Regular
+                               ? OutputBox(geometry, outShape).maxPairsPerSite()
+                               : volume;
+    capacity =
+        arith::MulIOp::create(b, loc, sites, indexConst(b, loc, pairsPerSite));
+    writeBlocks = arith::SelectOp::create(b, loc, scanned, blocks, zero);
+  } else {
+    BuiltPairs pairs = readBackPairs(ctx, b, loc, status, scanned, coords, keys,
+                                     inShape, batchSize);
+    valid = pairs.valid;
+    total = capacity = pairs.total;
+    writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
+  }
 
   // Pass 2: write the pairs.
-  Value pairIn = alloc1d(b, loc, i32, total);
-  Value pairOut = subm ? alloc1d(b, loc, i32, total) : Value();
-  Value candidateKeys = subm ? Value() : alloc1d(b, loc, i64, total);
+  Value pairIn = alloc1d(b, loc, i32, capacity);
+  Value pairOut = subm ? alloc1d(b, loc, i32, capacity) : Value();
+  Value candidateKeys = subm ? Value() : alloc1d(b, loc, i64, capacity);
+  int64_t outKeyBits = siteKeyBits(outShape, batchSize);
+  if (bounded) {
+    // Slots past the total keep the largest key of the unique's width,
+    // above every output key: one output more, dropped after the
+    // read-back, when the pairs leave slots free.
+    Value padding = i64Const(b, loc, (int64_t(1) << outKeyBits) - 1);
+    markKernel(
+        scf::ParallelOp::create(
+            b, loc, ValueRange{zero}, ValueRange{capacity}, ValueRange{one},
+            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+              memref::StoreOp::create(pb, ploc, padding, candidateKeys, ivs);
+            }),
+        "pad_keys");
+  }
   auto store = [&](OpBuilder &tb, Location tloc, Value value, Value buffer,
                    Value slot) {
     memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
@@ -476,21 +663,44 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   SmallVector<Value> returned;
   if (!subm) {
     // Output sites: the sorted unique candidate keys. The inverse map gives
-    // every pair its output row directly. Their number is the build's
-    // second size, read back once more.
-    Value unique = alloc1d(b, loc, i64, total);
-    Value first = alloc1d(b, loc, i32, total);
-    pairOut = alloc1d(b, loc, i32, total);
-    Value uniqued =
-        callRuntime(ctx, b, loc, "spconv_rt_memref_unique_deferred",
-                    {candidateKeys, unique, first, pairOut,
-                     status.slot(b, loc, BuildStatus::UniqueCount),
-                     i64Const(b, loc, siteKeyBits(outShape, batchSize))});
-    valid = arith::AndIOp::create(b, loc, valid, uniqued);
-    Value outputs = arith::IndexCastOp::create(
-        b, loc, index,
-        status.readBack(b, loc, {BuildStatus::UniqueCount}).front());
-    outputs = arith::SelectOp::create(b, loc, valid, outputs, zero);
+    // every pair its output row directly. Their number is a size the host
+    // needs: read back once more, or, bounded, for the first time.
+    Value unique = alloc1d(b, loc, i64, capacity);
+    Value first = alloc1d(b, loc, i32, capacity);
+    pairOut = alloc1d(b, loc, i32, capacity);
+    Value uniqued = callRuntime(ctx, b, loc, "spconv_rt_memref_unique_deferred",
+                                {candidateKeys, unique, first, pairOut,
+                                 status.slot(b, loc, BuildStatus::UniqueCount),
+                                 i64Const(b, loc, outKeyBits)});
+    Value outputs;
+    if (bounded) {
+      BuiltPairs built = readBackPairs(
+          ctx, b, loc, status, arith::AndIOp::create(b, loc, scanned, uniqued),
+          coords, keys, inShape, batchSize, /*withUnique=*/true);
+      valid = built.valid;
+      total = built.total;
+      Value padded = arith::AndIOp::create(
+          b, loc, valid,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, total,
+                                capacity));
+      outputs = arith::SubIOp::create(
+          b, loc, built.unique,
+          arith::SelectOp::create(b, loc, padded, one, zero));
+      auto firstSlots = [&](Value buffer) {
+        return memref::ReinterpretCastOp::create(
+            b, loc, pairsType, buffer, b.getIndexAttr(0),
+            ArrayRef<OpFoldResult>{total},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      };
+      pairIn = firstSlots(pairIn);
+      pairOut = firstSlots(pairOut);
+    } else {
+      valid = arith::AndIOp::create(b, loc, valid, uniqued);
+      outputs = arith::IndexCastOp::create(
+          b, loc, index,
+          status.readBack(b, loc, {BuildStatus::UniqueCount}).front());
+      outputs = arith::SelectOp::create(b, loc, valid, outputs, zero);
+    }
     Value outCoords =
         memref::AllocOp::create(b, loc, outCoordsType, ValueRange{outputs});
     delinearizeSites(b, loc, unique, outputs, outShape, outCoords);
@@ -723,6 +933,59 @@ void RulebookBuilder::writePairsInBoxes(OpBuilder &b, Location loc,
                      writePair);
 }
 
+/// Whether every use of `op`'s rulebook is a conv that lowers to the
+/// implicit GEMM, which reads only the neighbour table and tile schedule.
+static bool onlyImplicitGemmsUse(const LoweringContext &ctx,
+                                 BuildRulebookOp op) {
+  Value rulebook = op.getRulebook();
+  return !rulebook.use_empty() &&
+         llvm::all_of(rulebook.getUsers(), [&](Operation *user) {
+           auto conv = dyn_cast<RulebookConvOp>(user);
+           return conv && !conv.getInverse() && lowersToImplicitGemm(ctx, conv);
+         });
+}
+
+/// A subm build whose only users are implicit GEMMs: the builder makes
+/// their neighbour table directly, the tile schedule follows, and both are
+/// recorded as the rulebook's derived buffers. The host learns no size from
+/// the build, so it does not wait for it: the status is checked at the
+/// call's end. The rulebook's pair buffers are empty and never read.
+static BuiltRulebook lowerNeighbourTableBuild(LoweringContext &ctx,
+                                              OpBuilder &b, BuildRulebookOp op,
+                                              Value coordsBuffer) {
+  RulebookType type = op.getRulebook().getType();
+  GeometryAttr geometry = type.getGeometry();
+  int64_t volume = geometry.getKernelVolume();
+  std::string name = getBuilderName(type) + "_table";
+  func::FuncOp builder = ctx.lookupFunction(name);
+  if (!builder)
+    builder = RulebookBuilder(ctx, type).createNeighbourTable(name);
+
+  Location loc = op.getLoc();
+  Value argument =
+      castTo(b, loc, coordsBuffer, builder.getFunctionType().getInput(0));
+  auto call = func::CallOp::create(b, loc, builder, ValueRange{argument});
+  Value table = call.getResult(0);
+  checkAtReturn(ctx, b, op, BuildStatus(call.getResult(1)), argument,
+                call.getResult(2), type.getInputGrid().getShape(),
+                buildBatchSize(type));
+
+  BuiltRulebook built;
+  RulebookBuffers &rulebook = built.rulebook;
+  rulebook.numIn = rulebook.numOut =
+      memref::DimOp::create(b, loc, coordsBuffer, 0);
+  Value none = indexConst(b, loc, 0);
+  rulebook.pairIn = alloc1d(b, loc, b.getI32Type(), none);
+  rulebook.pairOut = alloc1d(b, loc, b.getI32Type(), none);
+  rulebook.offsets = memref::AllocOp::create(
+      b, loc, MemRefType::get({volume + 1}, b.getIndexType()));
+  TileSchedule schedule =
+      buildTileSchedule(ctx, b, loc, table, volume, rulebook.numOut);
+  ctx.recordDerived(rulebook.offsets, /*inverse=*/false,
+                    {call, {table, schedule.order, schedule.groupOffsets}});
+  return built;
+}
+
 FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
                                                       OpBuilder &b,
                                                       BuildRulebookOp op,
@@ -733,6 +996,8 @@ FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
   // the hash table in an offset loop.
   bool sorted = subm && ctx.getSubmSearch() == SubmSearch::Sorted &&
                 ctx.unrollsOffsets(type.getGeometry().getKernelVolume());
+  if (subm && !sorted && onlyImplicitGemmsUse(ctx, op) && canCheckAtReturn(op))
+    return lowerNeighbourTableBuild(ctx, b, op, coordsBuffer);
   std::string name = getBuilderName(type) + (sorted ? "_sorted" : "");
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)

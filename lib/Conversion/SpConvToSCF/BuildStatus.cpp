@@ -7,6 +7,7 @@
 #include "BuildStatus.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -75,15 +76,15 @@ SmallVector<Value> BuildStatus::readBack(OpBuilder &b, Location loc,
   return values;
 }
 
-/// batchSize * prod(shape), which the verifier and effectiveBatchSize keep
-/// inside int64.
-static int64_t keyLimit(ArrayRef<int64_t> shape, int64_t batchSize) {
+int64_t lowering::outsideSiteKey(ArrayRef<int64_t> shape, int64_t batchSize) {
+  // The verifier and effectiveBatchSize keep it inside int64.
   return batchSize * *checkedProduct(shape);
 }
 
 int64_t lowering::siteKeyBits(ArrayRef<int64_t> shape, int64_t batchSize) {
-  return std::max<int64_t>(
-      1, llvm::Log2_64(static_cast<uint64_t>(keyLimit(shape, batchSize))) + 1);
+  return std::max<int64_t>(1, llvm::Log2_64(static_cast<uint64_t>(
+                                  outsideSiteKey(shape, batchSize))) +
+                                  1);
 }
 
 Value lowering::linearizeSites(OpBuilder &b, Location loc, Value coords,
@@ -119,7 +120,7 @@ Value lowering::linearizeSites(OpBuilder &b, Location loc, Value coords,
             }
             Value key = arith::SelectOp::create(
                 pb, ploc, inside, linearKey(pb, ploc, batch, spatial, shape),
-                i64Const(pb, ploc, keyLimit(shape, batchSize)));
+                i64Const(pb, ploc, outsideSiteKey(shape, batchSize)));
             memref::StoreOp::create(pb, ploc, key, keys, ValueRange{row});
             Value outside = arith::XOrIOp::create(
                 pb, ploc, inside,
@@ -198,17 +199,62 @@ static Value checkBuild(LoweringContext &ctx, OpBuilder &b, Location loc,
 BuiltPairs lowering::readBackPairs(LoweringContext &ctx, OpBuilder &b,
                                    Location loc, const BuildStatus &status,
                                    Value scanned, Value coords, Value keys,
-                                   ArrayRef<int64_t> shape, int64_t batchSize) {
-  SmallVector<Value> outcome = status.readBack(
-      b, loc,
-      {BuildStatus::BadRow, BuildStatus::RepeatRow, BuildStatus::PairTotal});
+                                   ArrayRef<int64_t> shape, int64_t batchSize,
+                                   bool withUnique) {
+  SmallVector<BuildStatus::Slot> slots = {
+      BuildStatus::BadRow, BuildStatus::RepeatRow, BuildStatus::PairTotal};
+  if (withUnique)
+    slots.push_back(BuildStatus::UniqueCount);
+  SmallVector<Value> outcome = status.readBack(b, loc, slots);
   Value valid = arith::AndIOp::create(b, loc, scanned,
                                       checkBuild(ctx, b, loc, coords, keys,
                                                  shape, batchSize, outcome[0],
                                                  outcome[1], outcome[2]));
-  Value total = arith::SelectOp::create(
-      b, loc, valid,
-      arith::IndexCastOp::create(b, loc, b.getIndexType(), outcome[2]),
-      indexConst(b, loc, 0));
-  return {valid, total};
+  auto sizeIfValid = [&](Value value) {
+    return arith::SelectOp::create(
+        b, loc, valid,
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), value),
+        indexConst(b, loc, 0));
+  };
+  BuiltPairs built{valid, sizeIfValid(outcome[2]), Value()};
+  if (withUnique)
+    built.unique = sizeIfValid(outcome[3]);
+  return built;
+}
+
+bool lowering::canCheckAtReturn(Operation *op) {
+  auto function = dyn_cast_or_null<func::FuncOp>(op->getParentOp());
+  return function && function.getBody().hasOneBlock() &&
+         isa<func::ReturnOp>(function.getBody().front().back());
+}
+
+void lowering::checkAtReturn(LoweringContext &ctx, OpBuilder &b, Operation *op,
+                             const BuildStatus &status, Value coords,
+                             Value keys, ArrayRef<int64_t> shape,
+                             int64_t batchSize) {
+  assert(canCheckAtReturn(op) && "no single return to check before");
+  Location loc = op->getLoc();
+  Block &body = cast<func::FuncOp>(op->getParentOp()).getBody().front();
+  Operation *ret = &body.back();
+  OpBuilder::InsertionGuard guard(b);
+  // The host buffer first, so that nothing but the copies (and the frees
+  // of what they copied) comes between the read-backs.
+  b.setInsertionPointToStart(&body);
+  Value host = memref::AllocOp::create(b, loc, statusType(b.getContext()));
+  Operation *&checks = ctx.getReturnChecks(ret);
+  b.setInsertionPoint(checks ? checks : ret);
+  auto copy = memref::CopyOp::create(b, loc, status.getBuffer(), host);
+  b.setInsertionPoint(ret);
+  auto load = [&](BuildStatus::Slot slot) {
+    return memref::LoadOp::create(b, loc, host,
+                                  ValueRange{indexConst(b, loc, slot)})
+        .getResult();
+  };
+  Value badRow = load(BuildStatus::BadRow);
+  Value repeatRow = load(BuildStatus::RepeatRow);
+  if (!checks)
+    checks = copy->getNextNode();
+  // The build counted no pairs: its total is 0, never an overflow.
+  checkBuild(ctx, b, loc, coords, keys, shape, batchSize, badRow, repeatRow,
+             i64Const(b, loc, 0));
 }

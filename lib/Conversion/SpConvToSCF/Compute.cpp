@@ -475,7 +475,8 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
                 .getResult();
   // The table and schedule depend on the rulebook only: built before the
   // first conv that uses it, shared by the later ones.
-  if (ArrayRef<Value> shared = ctx.lookupDerived(op.getRulebook(), inverse, op);
+  if (ArrayRef<Value> shared =
+          ctx.lookupDerived(rulebook.offsets, inverse, op);
       !shared.empty()) {
     operands.table = shared[0];
     operands.schedule = TileSchedule{shared[1], shared[2]};
@@ -484,7 +485,7 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
         buildNeighbourTable(b, loc, rulebook, volume, inverse, rows);
     operands.schedule =
         buildTileSchedule(ctx, b, loc, operands.table, volume, rows);
-    ctx.recordDerived(op.getRulebook(), inverse,
+    ctx.recordDerived(rulebook.offsets, inverse,
                       {operands.table.getDefiningOp(),
                        {operands.table, operands.schedule.order,
                         operands.schedule.groupOffsets}});
@@ -535,6 +536,16 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
                        SizeCheck::ConvRows);
 }
 
+bool lowering::lowersToImplicitGemm(const LoweringContext &ctx,
+                                    RulebookConvOp op) {
+  // The implicit GEMM tiles one dense Cin x Cout weight per offset; grouped
+  // convs take the pair-channel form.
+  auto weightType = cast<ShapedType>(op.getWeight().getType());
+  return ctx.getTarget() == LoopTarget::GPU && op.getGroups() == 1 &&
+         ctx.getGPUConv() == GPUConv::ImplicitGemm &&
+         !weightType.isDynamicDim(1) && !weightType.isDynamicDim(2);
+}
+
 Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                                   RulebookConvOp op,
                                   const RulebookBuffers &rulebook,
@@ -559,11 +570,7 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
                         .getResult();
 
   auto weightType = cast<MemRefType>(weight.getType());
-  // The implicit GEMM tiles one dense Cin x Cout weight per offset; grouped
-  // convs take the pair-channel form.
-  if (ctx.getTarget() == LoopTarget::GPU && groups == 1 &&
-      ctx.getGPUConv() == GPUConv::ImplicitGemm &&
-      !weightType.isDynamicDim(1) && !weightType.isDynamicDim(2))
+  if (lowersToImplicitGemm(ctx, op))
     return lowerImplicitGemmConv(ctx, b, op, rulebook, features, weight, bias,
                                  epilogue, destination);
 

@@ -110,6 +110,12 @@ public:
   /// The tuned tiles of the implicit GEMM (`gpu-tiles`), or null.
   const GPUTileTable *getTileTable() const { return tileTable; }
   void setTileTable(const GPUTileTable *table) { tileTable = table; }
+  /// Whether a strided build sizes its pairs by a bound the host knows
+  /// (sites x pairs per site) and reads its status back once, after the
+  /// unique, rather than reading the exact pair total back first: on the
+  /// GPU each read-back is a host wait; on the CPU it is a copy of a few
+  /// words, and exact sizes use less memory.
+  bool boundsStridedPairs() const { return target == LoopTarget::GPU; }
   /// Whether loops over the `volume` offsets of a kernel are unrolled
   /// (offsets become constants) or stay loops, which keeps the IR and the
   /// compile time of large kernels linear in their volume.
@@ -130,10 +136,11 @@ public:
   /// Returns the module-level function `name`, or null.
   func::FuncOp lookupFunction(StringRef name);
 
-  /// Buffers derived once from a rulebook value (the GPU conv's neighbour
-  /// table and tile schedule) and shared by the ops that use it: `values`
-  /// were built where `anchor` (their first op) is, so they serve every op
-  /// after it in its block or nested in it.
+  /// Buffers derived once from a rulebook (the GPU conv's neighbour table
+  /// and tile schedule) and shared by the ops that use it, keyed by the
+  /// rulebook's converted offsets buffer, which every user's adaptor holds:
+  /// `values` were built where `anchor` is, so they serve every op after it
+  /// in its block or nested in it.
   struct DerivedBuffers {
     Operation *anchor = nullptr;
     SmallVector<Value> values;
@@ -162,6 +169,10 @@ public:
   };
   ConcatPlan &getConcatPlan() { return concatPlan; }
 
+  /// The first op of the build checks before `ret` (checkAtReturn in
+  /// BuildStatus.h), or null: the next build's read-back goes before it.
+  Operation *&getReturnChecks(Operation *ret) { return returnChecks[ret]; }
+
 private:
   ModuleOp module;
   int64_t blockSize;
@@ -175,6 +186,7 @@ private:
   const GPUTileTable *tileTable = nullptr;
   DenseMap<std::pair<Value, unsigned>, DerivedBuffers> derived;
   ConcatPlan concatPlan;
+  DenseMap<Operation *, Operation *> returnChecks;
 };
 
 //===----------------------------------------------------------------------===//

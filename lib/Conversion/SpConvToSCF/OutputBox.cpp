@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <numeric>
 
@@ -38,6 +39,13 @@ OutputBox::OutputBox(GeometryAttr geometry, ArrayRef<int64_t> outShape) {
     dim.inverse = inverseModulo(dim.dilation / dim.divisor, dim.period);
     dims.push_back(dim);
   }
+}
+
+int64_t OutputBox::maxPairsPerSite() const {
+  int64_t pairs = 1;
+  for (const Dimension &dim : dims)
+    pairs *= llvm::divideCeil(dim.kernel, dim.period);
+  return pairs;
 }
 
 void OutputBox::forEachPair(OpBuilder &b, Location loc, Value batch,

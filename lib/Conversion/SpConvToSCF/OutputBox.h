@@ -36,6 +36,10 @@ public:
   void forEachPair(OpBuilder &b, Location loc, Value batch,
                    ArrayRef<Value> spatial, PairBody body) const;
 
+  /// The most pairs one site can have: per dimension, the offsets of one
+  /// progression, ceil(kernel / period).
+  int64_t maxPairsPerSite() const;
+
 private:
   /// The constants of one dimension: its offsets that pair solve
   /// j == residue(x) (mod period).

@@ -54,6 +54,10 @@ Value checkEpilogueOperands(LoweringContext &ctx, OpBuilder &b, Location loc,
 Value applyEpilogue(OpBuilder &b, Location loc, const EpilogueBuffers &epilogue,
                     Value value, Value row, Value column);
 
+/// Whether `op` lowers to the implicit GEMM (ImplicitGemm.cpp), which reads
+/// its rulebook only through the neighbour table and tile schedule.
+bool lowersToImplicitGemm(const LoweringContext &ctx, RulebookConvOp op);
+
 /// Gather, GEMM per offset and scatter-add, then the epilogue; returns the
 /// result buffer: `destination` where given (a view of the conv's rows in a
 /// concatenation's buffer, concatDestination), else a buffer of its own.

@@ -1,7 +1,8 @@
 // RUN: spconv-opt %s -spconv-gpu-stream-order -split-input-file -verify-diagnostics | FileCheck %s
 
 // Two layers: every GPU operation joins one chain, started at the entry;
-// the host waits only before reading managed memory and before returning.
+// the host waits only before reading managed memory and before returning
+// (here the wait before the load left only a free in flight).
 // Host-only memory and scalar-only calls (error reports) need no wait, nor
 // does a managed allocation (no stream).
 // CHECK-LABEL: func.func @layers
@@ -18,8 +19,7 @@
 // CHECK-NEXT: %[[T6:.*]] = gpu.launch_func async [%[[T5]]] @kernels::@count
 // CHECK-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[T6]]) : (!gpu.async.token) -> ()
 // CHECK-NEXT: memref.load %[[COUNT]]
-// CHECK: %[[T7:.*]] = gpu.dealloc async [%[[T6]]] %[[COUNT]]
-// CHECK-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[T7]])
+// CHECK: gpu.dealloc async [%[[T6]]] %[[COUNT]]
 // CHECK-NEXT: return
 // CHECK: func.func private @spconv_rt_cuda_stream_synchronize(!gpu.async.token)
 module attributes {gpu.container_module} {
@@ -57,7 +57,8 @@ module attributes {gpu.container_module} {
 
 // A copy into host memory is a read-back: the host waits right after it
 // (the loads that follow read host memory, which by itself would not ask
-// for a wait). A copy between device buffers just joins the chain.
+// for a wait). A copy between device buffers just joins the chain. Frees
+// leave nothing a caller waits for: the return does not wait for them.
 // CHECK-LABEL: func.func @read_back
 // CHECK: gpu.wait async
 // CHECK: gpu.launch_func async [%{{.*}}] @kernels::@status
@@ -69,7 +70,6 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT: memref.load %[[HOST]]
 // CHECK-NOT: spconv_rt_cuda_stream_synchronize
 // CHECK: gpu.dealloc async
-// CHECK-NEXT: call @spconv_rt_cuda_stream_synchronize
 // CHECK-NEXT: return
 module attributes {gpu.container_module} {
   func.func @read_back() -> i64 {
@@ -90,6 +90,69 @@ module attributes {gpu.container_module} {
     gpu.func @status(%a: memref<4xi64>) kernel {
       gpu.return
     }
+  }
+}
+
+// -----
+
+// Consecutive read-backs, and the frees of what they copied, go before one
+// wait: the host waits for the stream once for all of them.
+// CHECK-LABEL: func.func @read_backs
+// CHECK: gpu.memcpy async
+// CHECK-NEXT: gpu.dealloc async
+// CHECK-NEXT: gpu.memcpy async
+// CHECK-NEXT: %[[FREED:.*]] = gpu.dealloc async
+// CHECK-NEXT: call @spconv_rt_cuda_stream_synchronize(%[[FREED]])
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.load
+// CHECK-NOT: spconv_rt_cuda_stream_synchronize
+// CHECK: return
+module attributes {gpu.container_module} {
+  func.func @read_backs() -> (i64, i64) {
+    %c0 = arith.constant 0 : index
+    %first = gpu.alloc () : memref<4xi64>
+    %second = gpu.alloc () : memref<4xi64>
+    %h1 = memref.alloc() : memref<4xi64>
+    %h2 = memref.alloc() : memref<4xi64>
+    gpu.memcpy %h1, %first : memref<4xi64>, memref<4xi64>
+    gpu.dealloc %first : memref<4xi64>
+    gpu.memcpy %h2, %second : memref<4xi64>, memref<4xi64>
+    gpu.dealloc %second : memref<4xi64>
+    %x = memref.load %h1[%c0] : memref<4xi64>
+    %y = memref.load %h2[%c0] : memref<4xi64>
+    memref.dealloc %h1 : memref<4xi64>
+    memref.dealloc %h2 : memref<4xi64>
+    return %x, %y : i64, i64
+  }
+}
+
+// -----
+
+// A rulebook build's error report waits for the stream itself before it
+// copies what it names: after it, as after a wait, nothing is in flight.
+// CHECK-LABEL: func.func @report
+// CHECK: call @spconv_rt_cuda_stream_synchronize
+// CHECK: scf.if
+// CHECK: func.call @spconv_rt_cuda_memref_report_build_error
+// CHECK-NOT: spconv_rt_cuda_stream_synchronize
+// CHECK: gpu.dealloc async
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  func.func private @spconv_rt_cuda_memref_report_build_error(memref<?xi64>) -> i32
+  func.func @report(%keys: memref<?xi64>) {
+    %c0 = arith.constant 0 : index
+    %c0_i64 = arith.constant 0 : i64
+    %status = gpu.alloc () : memref<4xi64>
+    %host = memref.alloc() : memref<4xi64>
+    gpu.memcpy %host, %status : memref<4xi64>, memref<4xi64>
+    %bad = memref.load %host[%c0] : memref<4xi64>
+    %failed = arith.cmpi ne, %bad, %c0_i64 : i64
+    scf.if %failed {
+      %r = func.call @spconv_rt_cuda_memref_report_build_error(%keys) : (memref<?xi64>) -> i32
+    }
+    memref.dealloc %host : memref<4xi64>
+    gpu.dealloc %status : memref<4xi64>
+    return
   }
 }
 

@@ -1,6 +1,7 @@
 // The hash-probing builders (subm-search=hash); sorted-subm.mlir has the
 // default subm builder.
 // RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash" -split-input-file | FileCheck %s
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash" -split-input-file | FileCheck %s --check-prefix=GPU
 // RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash block-size=64" -split-input-file | FileCheck %s --check-prefix=BLOCK
 // RUN: spconv-opt %s -convert-spconv-to-scf="subm-search=hash block-size=1" -split-input-file | FileCheck %s --check-prefix=ONE
 
@@ -141,7 +142,12 @@ func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tens
 // CHECK: %[[COUNTS:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[COUNTS]]
-// CHECK: %[[BATCH:.*]] = arith.extsi
+// A site outside the grid (its key one past the last valid one: 9 sites
+// x a batch bound of 2^31 - 1) is loaded with batch -1, which pairs with
+// nothing.
+// CHECK: %[[RAW_BATCH:.*]] = arith.extsi
+// CHECK: %[[OUTSIDE:.*]] = arith.cmpi eq, %{{.*}}, %c19327352823_i64 : i64
+// CHECK: %[[BATCH:.*]] = arith.select %[[OUTSIDE]], %c-1_i64, %[[RAW_BATCH]]
 // CHECK: %[[X:.*]] = arith.extsi
 // CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %[[X]] : i64
 // CHECK: %[[LO:.*]] = arith.maxsi
@@ -190,6 +196,43 @@ func.func @second(%c: tensor<?x3xi32, #spconv.grid<[8, 8], batch = 2>>, %f: tens
 // ONE: memref.store %{{.*}}, %{{.*}}[%[[SLOT]]] : memref<?xi32>
 // ONE: memref.store %{{.*}}, %{{.*}}[%[[SLOT]]] : memref<?xi64>
 // ONE: } {spconv.kernel = "write_pairs"}
+// For the GPU (target=gpu) the build reads its status back once, after the
+// unique: the pairs go to buffers of sites x 1 slots (a kernel of 2 at
+// stride 2 reaches one output per site), whose free slots keep the largest
+// key of the unique's 33 bits; the read-back brings the errors, the pair
+// total and the unique count, less the padding's key where slots were
+// left free; the pairs are the buffers' first `total` slots.
+// GPU-LABEL: func.func private @spconv_build_regular_k2_s2_p0_d1_g9
+// GPU: call @spconv_rt_memref_exclusive_scan_i64_deferred
+// GPU-NOT: memref.copy
+// GPU: %[[CAPACITY:.*]] = arith.muli %{{.*}}, %c1{{.*}} : index
+// GPU: %[[PAIR_IN:.*]] = memref.alloc(%[[CAPACITY]]) : memref<?xi32>
+// GPU: %[[KEYS:.*]] = memref.alloc(%[[CAPACITY]]) : memref<?xi64>
+// GPU: scf.parallel
+// GPU: memref.store %c8589934591_i64, %[[KEYS]]
+// GPU: } {spconv.kernel = "pad_keys"}
+// GPU-NOT: memref.copy
+// GPU: } {spconv.kernel = "write_pairs"}
+// GPU-NOT: memref.copy
+// GPU: memref.alloc(%[[CAPACITY]]) : memref<?xi64>
+// GPU: memref.alloc(%[[CAPACITY]]) : memref<?xi32>
+// GPU: %[[PAIR_OUT:.*]] = memref.alloc(%[[CAPACITY]]) : memref<?xi32>
+// GPU: call @spconv_rt_memref_unique_deferred(%[[KEYS]], %{{.*}}, %{{.*}}, %[[PAIR_OUT]], %{{.*}}, %c33_i64)
+// GPU: memref.copy
+// GPU: %[[TOTAL_I64:.*]] = memref.load %{{.*}}[%c2{{.*}}] : memref<4xi64>
+// GPU: %[[UNIQUE_I64:.*]] = memref.load %{{.*}}[%c3{{.*}}] : memref<4xi64>
+// GPU: call @spconv_rt_memref_report_build_error
+// GPU: %[[TOTAL:.*]] = arith.select %[[VALID:.*]], %{{.*}}, %c0
+// GPU: %[[UNIQUE:.*]] = arith.select %[[VALID]], %{{.*}}, %c0
+// GPU: %[[FREE:.*]] = arith.cmpi ult, %[[TOTAL]], %[[CAPACITY]] : index
+// GPU: %[[PADDED:.*]] = arith.andi %[[VALID]], %[[FREE]] : i1
+// GPU: %[[PADDING:.*]] = arith.select %[[PADDED]], %c1, %c0 : index
+// GPU: %[[OUTPUTS:.*]] = arith.subi %[[UNIQUE]], %[[PADDING]] : index
+// GPU: memref.reinterpret_cast %[[PAIR_IN]] to offset: [0], sizes: [%[[TOTAL]]], strides: [1]
+// GPU: memref.reinterpret_cast %[[PAIR_OUT]] to offset: [0], sizes: [%[[TOTAL]]], strides: [1]
+// GPU: memref.alloc(%[[OUTPUTS]]) : memref<?x2xi32>
+// GPU-NOT: memref.copy
+// GPU: return
 func.func @regular(%c: tensor<?x2xi32, #spconv.grid<[9]>>) -> tensor<?x2xi32, #spconv.grid<[4]>> {
   %rb, %oc = spconv.build_rulebook %c
       : tensor<?x2xi32, #spconv.grid<[9]>>

@@ -4,7 +4,8 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=tf32" -split-input-file | FileCheck %s --check-prefix=TF32
 
 // The GPU's convolution with static channel counts: an output-major
-// neighbour table from the rulebook's pairs, then one gpu.launch over tiles
+// neighbour table from the rulebook's pairs (a rulebook built elsewhere;
+// see @table_build for one built here), then one gpu.launch over tiles
 // of output rows x output channels that stages gathered rows and the weight
 // slice in workgroup memory between two barriers and writes every output
 // once, bias included.
@@ -125,10 +126,9 @@
 // TF32: gpu.barrier
 // TF32-NOT: gpu.subgroup_mma_store_matrix
 // TF32: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "mma-tf32", rows = 256 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 32 : i64}}
-func.func @conv(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
                 %features: tensor<?x16xf32>, %w: tensor<27x16x32xf32>,
                 %b: tensor<32xf32>) -> tensor<?x32xf32> {
-  %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
   %out = spconv.rulebook_conv %rb, %features, %w bias %b
       : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
         tensor<?x16xf32>, tensor<27x16x32xf32>, tensor<32xf32> -> tensor<?x32xf32>
@@ -238,9 +238,9 @@ func.func @conv_f16_64(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 
 // -----
 
-// Convs of one rulebook share its table and schedule, built once before the
-// first: also a conv nested in an scf.if after it. A conv in a branch the
-// first does not dominate builds its own.
+// Convs of one rulebook (here an argument) share its table and schedule,
+// built once before the first: also a conv nested in an scf.if after it. A
+// conv in a branch the first does not dominate builds its own.
 // CHECK-LABEL: func.func @shared
 // CHECK: } {spconv.kernel = "neighbour_table"}
 // CHECK: call @spconv_rt_memref_sort_pairs_bits
@@ -258,9 +258,90 @@ func.func @conv_f16_64(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // CHECK: } else {
 // CHECK: } {spconv.kernel = "neighbour_table"}
 // CHECK: gpu.launch
-func.func @shared(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+func.func @shared(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
                   %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
                   %again: i1) -> tensor<?x16xf32> {
+  %x = spconv.rulebook_conv %rb, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+  %y = scf.if %again -> tensor<?x16xf32> {
+    %z = spconv.rulebook_conv %rb, %x, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    scf.yield %z : tensor<?x16xf32>
+  } else {
+    scf.yield %x : tensor<?x16xf32>
+  }
+  return %y : tensor<?x16xf32>
+}
+func.func @branches(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+                    %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
+                    %which: i1) -> tensor<?x16xf32> {
+  %y = scf.if %which -> tensor<?x16xf32> {
+    %a = spconv.rulebook_conv %rb, %features, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    scf.yield %a : tensor<?x16xf32>
+  } else {
+    %b = spconv.rulebook_conv %rb, %features, %w
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+    scf.yield %b : tensor<?x16xf32>
+  }
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// A subm build whose only users are implicit GEMMs makes their neighbour
+// table itself: one thread per site probes every offset but the centre
+// (the site itself), so no pairs are counted and the host reads no size
+// back. The schedule follows the call, and every conv shares both, also
+// one in a branch. The status is read back at the end, where a bad or
+// repeated site is reported; the host buffer comes first, so that the
+// read-backs of several such builds are copied one after the other.
+// CHECK-LABEL: func.func @table_build
+// CHECK: %[[HOST:.*]] = memref.alloc() : memref<4xi64>
+// CHECK: %[[BUILT:.*]]:3 = call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table(
+// CHECK-NOT: memref.copy
+// CHECK: call @spconv_rt_memref_sort_pairs_bits
+// CHECK-NOT: neighbour_table
+// CHECK-NOT: call @spconv_rt_memref_sort_pairs_bits
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK-NOT: neighbour_table
+// CHECK: gpu.launch
+// CHECK: memref.copy %[[BUILT]]#1, %[[HOST]]
+// CHECK: memref.load %[[HOST]]
+// CHECK: memref.load %[[HOST]]
+// CHECK: scf.if
+// CHECK: call @spconv_rt_memref_report_build_error(%{{.*}}, %[[BUILT]]#2,
+// CHECK: return
+// CHECK-LABEL: func.func @two_tables
+// CHECK: memref.copy %{{.*}}#1
+// CHECK-NEXT: memref.copy %{{.*}}#1
+// CHECK: call @spconv_rt_memref_report_build_error
+// CHECK: call @spconv_rt_memref_report_build_error
+// CHECK: return
+// CHECK-LABEL: func.func @mixed_users
+// CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16(
+// CHECK: } {spconv.kernel = "neighbour_table"}
+// CHECK-LABEL: func.func private @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table
+// CHECK-SAME: -> (memref<?x27xi32>, memref<4xi64>, memref<?xi64>)
+// CHECK-NOT: exclusive_scan
+// CHECK: %[[TABLE:.*]] = memref.alloc(%{{.*}}) : memref<?x27xi32>
+// CHECK: scf.parallel
+// CHECK: scf.if
+// CHECK-COUNT-13: call @spconv_ht_find_slot
+// CHECK: memref.store %{{.*}}, %[[TABLE]][%{{.*}}, %c13]
+// CHECK-COUNT-13: call @spconv_ht_find_slot
+// CHECK: } else {
+// CHECK-COUNT-27: memref.store %c-1_i32{{.*}}, %[[TABLE]]
+// CHECK: } {spconv.kernel = "neighbour_table"}
+// CHECK: return %[[TABLE]]
+func.func @table_build(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                       %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
+                       %again: i1) -> tensor<?x16xf32> {
   %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
   %x = spconv.rulebook_conv %rb, %features, %w
       : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
@@ -275,20 +356,31 @@ func.func @shared(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
   }
   return %y : tensor<?x16xf32>
 }
-func.func @branches(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
-                    %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
-                    %which: i1) -> tensor<?x16xf32> {
+func.func @two_tables(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                      %more: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                      %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>)
+    -> (tensor<?x16xf32>, tensor<?x16xf32>) {
   %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
-  %y = scf.if %which -> tensor<?x16xf32> {
-    %a = spconv.rulebook_conv %rb, %features, %w
-        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
-          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
-    scf.yield %a : tensor<?x16xf32>
-  } else {
-    %b = spconv.rulebook_conv %rb, %features, %w
-        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
-          tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
-    scf.yield %b : tensor<?x16xf32>
-  }
-  return %y : tensor<?x16xf32>
+  %rb2, %oc2 = spconv.build_rulebook %more : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+  %x = spconv.rulebook_conv %rb, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+  %y = spconv.rulebook_conv %rb2, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+  return %x, %y : tensor<?x16xf32>, tensor<?x16xf32>
+}
+// A grouped conv takes the pairs: the build makes them, as before.
+func.func @mixed_users(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
+                       %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
+                       %wg: tensor<27x4x16xf32>)
+    -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+  %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>
+  %x = spconv.rulebook_conv %rb, %features, %w
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
+  %y = spconv.rulebook_conv groups 4 %rb, %features, %wg
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
+        tensor<?x16xf32>, tensor<27x4x16xf32> -> tensor<?x16xf32>
+  return %x, %y : tensor<?x16xf32>, tensor<?x16xf32>
 }

@@ -25,6 +25,20 @@
 // RUN: not spconv-run %s --entry f --input %t/negative.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: spconv-run: error: @f: input coordinates: row 1: batch index -1 is outside
 
+// A strided build finds a site outside the grid as well.
+// RUN: %python %S/Inputs/make_npy.py %t/outside3.npy int32 "[[0, 1, 2, 3], [0, 8, 0, 0], [0, 5, 5, 5]]"
+// RUN: not spconv-run %s --entry down --input %t/outside3.npy --input %t/feats3.npy --input %t/weight8.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=OUTSIDE-REGULAR
+// OUTSIDE-REGULAR: spconv-run: error: @down: input coordinates: row 1: coordinate 0 (column 1) = 8 is outside [0, 8)
+
+// The GPU target's builds report the same errors (docs/GPU.md): a subm
+// build whose layers are implicit GEMMs at the end of the call, a strided
+// build at its one read-back, after the unique.
+// RUN: not spconv-run %s --entry f --target gpu-emulator --input %t/dup.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=DUP
+// RUN: not spconv-run %s --entry f --target gpu-emulator --input %t/outside.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=OUTSIDE
+// RUN: not spconv-run %s --entry f --target gpu-emulator --input %t/negative.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not spconv-run %s --entry down --target gpu-emulator --input %t/dup3.npy --input %t/feats3.npy --input %t/weight8.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=DUP-REGULAR
+// RUN: not spconv-run %s --entry down --target gpu-emulator --input %t/outside3.npy --input %t/feats3.npy --input %t/weight8.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=OUTSIDE-REGULAR
+
 // Inputs that do not match the function's arguments.
 // RUN: %python %S/Inputs/make_npy.py %t/ok.npy int32 "[[0, 1, 2, 3], [0, 1, 2, 4]]"
 // RUN: not spconv-run %s --entry f --input %t/feats.npy --input %t/feats.npy --input %t/weight.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=DTYPE
