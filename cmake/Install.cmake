@@ -17,10 +17,10 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# One name for the three conversion libraries.
+# One name for the conversion libraries.
 add_library(SpConvConversion INTERFACE)
 target_link_libraries(SpConvConversion INTERFACE
-  SpConvToSCF SpConvParallelLoopsToGPU SpConvGPUKernelsToCPU)
+  SpConvToSCF SpConvParallelLoopsToGPU SpConvGPUKernelsToCPU SpConvToLLVM)
 
 # target -> exported name.
 set(SPCONV_EXPORTED_LIBRARIES
@@ -29,6 +29,7 @@ set(SPCONV_EXPORTED_LIBRARIES
   SpConvToSCF ToSCF
   SpConvParallelLoopsToGPU ParallelLoopsToGPU
   SpConvGPUKernelsToCPU GPUKernelsToCPU
+  SpConvToLLVM ToLLVM
   SpConvConversion Conversion
   SpConvPipelines Pipelines
   SpConvCAPI CAPI
@@ -52,7 +53,7 @@ endif()
 # generated .inc), MLIR's and LLVM's, C++17. Installed, MLIR's come from
 # SpConvConfig.cmake, which finds the MLIR they were built with.
 foreach(target SpConvIR SpConvTransforms SpConvToSCF SpConvParallelLoopsToGPU
-    SpConvGPUKernelsToCPU SpConvPipelines)
+    SpConvGPUKernelsToCPU SpConvToLLVM SpConvPipelines)
   target_include_directories(${target} INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>

@@ -659,3 +659,11 @@ LogicalResult SegmentMaxGradOp::verify() {
     return failure();
   return success();
 }
+
+LogicalResult NullBufferOp::verify() {
+  // Its lowering writes the strides into the descriptor.
+  auto type = cast<MemRefType>(getBuffer().getType());
+  if (!type.isStrided())
+    return emitOpError("needs a strided layout, got ") << type;
+  return success();
+}

@@ -60,10 +60,17 @@ static void addBufferization(OpPassManager &pm) {
   // each iteration; the deallocation pipeline frees the old.
   bufferization.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  // Out of memory is an error, never a crash: no code runs after a failed
+  // allocation. Before deallocation, so that the skipped path frees what
+  // was allocated too.
+  pm.addPass(createSpConvGuardAllocationsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocation clones what a function returns without owning it (e.g. a
-  // subm layer's coordinates, which are its argument's).
+  // subm layer's coordinates, which are its argument's); the copy into a
+  // clone runs only if it was allocated.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createSpConvGuardAllocationsPass(
+      SpConvGuardAllocationsPassOptions{/*afterDeallocation=*/true}));
 }
 
 /// Host code on the CPU: LLVM, with the parallel loops on OpenMP threads.
@@ -74,6 +81,7 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
   if (openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createConvertSpConvNullBuffersToLLVMPass());
   // Buffers come from the runtime's cache of freed blocks
   // (runtime/lib/CPU/Memory.cpp), not straight from malloc: glibc would give
   // large ones back to the kernel and every call fault them in again.
@@ -172,6 +180,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
   pm.addPass(createSpConvGPUCheckNVPTXTypesPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
   // the mgpu* wrappers (runtime/lib/CUDA).
+  pm.addPass(createConvertSpConvNullBuffersToLLVMPass());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features;

@@ -16,15 +16,16 @@ See docs/Python.md.
 """
 from . import functional, nn
 from .compiler import CompiledNetwork, SparseConvTensor, compile, trace
-from .errors import (InputError, ModelError, SpconvMlirError, ToolchainError,
-                     UnsupportedError, WeightError)
+from .errors import (InputError, ModelError, OutOfMemoryError, SpconvMlirError,
+                     ToolchainError, UnsupportedError, WeightError)
 from .toolchain import find_toolchain
 from .weights import LAYOUTS, load_state_dict
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CompiledNetwork", "InputError", "LAYOUTS", "ModelError", "SparseConvTensor",
+    "CompiledNetwork", "InputError", "LAYOUTS", "ModelError", "OutOfMemoryError",
+    "SparseConvTensor",
     "SpconvMlirError", "ToolchainError", "UnsupportedError", "WeightError", "compile",
     "find_toolchain", "functional", "load_state_dict", "nn", "trace",
 ]

@@ -12,7 +12,10 @@ import weakref
 
 import numpy as np
 
-from .errors import InputError, ToolchainError
+from .errors import InputError, OutOfMemoryError, ToolchainError
+
+# SpConvRuntime.h's status of an allocation that failed.
+SPCONV_RT_ERR_OUT_OF_MEMORY = 6
 
 _DESCRIPTORS = {}
 
@@ -53,6 +56,7 @@ class Runtime:
     def __init__(self, library):
         self.lib = library
         self.lib.spconv_rt_last_error.restype = ctypes.c_char_p
+        self.lib.spconv_rt_last_status.restype = ctypes.c_int
         self.lib.spconv_rt_clear_error.restype = None
         self.lib.spconv_rt_set_num_threads.argtypes = [ctypes.c_int32]
         libc = ctypes.CDLL(None)
@@ -66,6 +70,10 @@ class Runtime:
     def last_error(self):
         message = self.lib.spconv_rt_last_error()
         return message.decode(errors="replace") if message else ""
+
+    def out_of_memory(self):
+        """Whether the last error is SPCONV_RT_ERR_OUT_OF_MEMORY."""
+        return self.lib.spconv_rt_last_status() == SPCONV_RT_ERR_OUT_OF_MEMORY
 
 
 class _Allocation:
@@ -121,6 +129,8 @@ class Entry:
         if error:
             for address in {d.allocated for d in descs if d.allocated}:
                 release(address)
+            if self.runtime.out_of_memory():
+                raise OutOfMemoryError(error)
             raise InputError(error)
         return descs
 

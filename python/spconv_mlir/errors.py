@@ -34,3 +34,9 @@ class InputError(SpconvMlirError, ValueError):
 class ToolchainError(SpconvMlirError, RuntimeError):
     """spconv-compile, the runtime library or the C compiler could not be
     found or failed."""
+
+
+class OutOfMemoryError(SpconvMlirError, MemoryError):
+    """A compiled network ran out of memory: the message names what was
+    being allocated, how many bytes, and for which layer (its source line).
+    Nothing of the failed call is returned; the next call may succeed."""

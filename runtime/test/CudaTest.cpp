@@ -455,3 +455,59 @@ TEST(CudaDevice, ReportBuildErrorReadsDeviceMemory) {
   EXPECT_EQ(lastError(), "input coordinates: row 1: coordinate 0 (column 1) = "
                          "8 is outside [0, 8)");
 }
+
+// Device allocations are counted for failure injection, which fails them
+// before the driver is asked: the same with or without a GPU.
+TEST(CudaOutOfMemory, InjectedMemAllocFailureIsOutOfMemory) {
+  spconv_rt_clear_error();
+  int64_t count = spconv_rt_test_allocation_count();
+  spconv_rt_test_fail_allocation(1);
+  EXPECT_EQ(mgpuMemAlloc(size_t(3) << 20, nullptr, false), nullptr);
+  EXPECT_EQ(spconv_rt_test_allocation_count(), count + 1);
+  EXPECT_EQ(spconv_rt_alloc_failed(), 1);
+  EXPECT_EQ(spconv_rt_last_status(), SPCONV_RT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(lastError(),
+            "out of memory: 3.0 MiB (3145728 bytes) of device memory");
+  spconv_rt_clear_error();
+  spconv_rt_test_fail_allocation(1);
+  EXPECT_EQ(mgpuMemAlloc(100, nullptr, true), nullptr);
+  EXPECT_EQ(lastError(), "out of memory: 100 bytes of managed memory");
+  spconv_rt_clear_error();
+}
+
+TEST(CudaOutOfMemory, DeviceFailuresAreOutOfMemory) {
+  REQUIRE_DEVICE();
+  spconv_rt_clear_error();
+  void *stream = spconv_rt_cuda_thread_stream();
+  // More than any device has: the driver's out of memory, with the size.
+  EXPECT_EQ(mgpuMemAlloc(uint64_t(1) << 50, stream, false), nullptr);
+  EXPECT_EQ(spconv_rt_alloc_failed(), 1);
+  EXPECT_EQ(spconv_rt_last_status(), SPCONV_RT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(lastError(), "out of memory: 1024.0 TiB (1125899906842624 bytes) "
+                         "of device memory");
+  spconv_rt_clear_error();
+  // The primitives' scratch: an injected failure, then the same call works
+  // (nothing is left pending in the CUDA runtime).
+  std::vector<int64_t> keys = randomKeys(10000, 1 << 20, 5);
+  std::vector<int32_t> values(keys.size());
+  std::iota(values.begin(), values.end(), 0);
+  DeviceVector<int64_t> dKeys(keys);
+  DeviceVector<int32_t> dValues(values);
+  int64_t n = int64_t(keys.size());
+  spconv_rt_test_fail_allocation(1);
+  EXPECT_EQ(spconv_rt_cuda_sort_pairs(dKeys.ptr, dValues.ptr, n, nullptr),
+            SPCONV_RT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(spconv_rt_alloc_failed(), 1);
+  EXPECT_EQ(lastError().rfind("out of memory: ", 0), 0u) << lastError();
+  EXPECT_NE(lastError().find("of device scratch memory"), std::string::npos)
+      << lastError();
+  spconv_rt_clear_error();
+  ASSERT_EQ(spconv_rt_cuda_sort_pairs(dKeys.ptr, dValues.ptr, n, nullptr), 0)
+      << lastError();
+  auto cpuKeys = keys;
+  auto cpuValues = values;
+  ASSERT_EQ(spconv_rt_sort_pairs(cpuKeys.data(), cpuValues.data(), n), 0);
+  EXPECT_TRUE(dKeys.toHost() == cpuKeys);
+  EXPECT_TRUE(dValues.toHost() == cpuValues);
+  EXPECT_EQ(spconv_rt_last_status(), SPCONV_RT_OK) << lastError();
+}

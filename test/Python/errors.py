@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Bad models, checkpoints and inputs: each case prints the error the user
 sees (errors.test checks the messages), or "no error", which fails it."""
+import ctypes
 import os
 import sys
 
@@ -115,6 +116,12 @@ case("a negative index", lambda: net(bad, ok_feat))
 bad = ok_idx.copy()
 bad[2] = bad[0]
 case("a duplicate site", lambda: net(bad, ok_feat))
+# The runtime's test switch: the first allocation of the next call fails.
+runtime = net.entry.runtime.lib
+runtime.spconv_rt_test_fail_allocation.argtypes = [ctypes.c_int64]
+runtime.spconv_rt_test_fail_allocation(1)
+case("out of memory", lambda: net(ok_idx, ok_feat))
+print("is a MemoryError: %s" % issubclass(spconv_mlir.OutOfMemoryError, MemoryError))
 print("== still usable after errors")
 out = net(ok_idx, ok_feat)
 print("sites %d, features %s" % (len(out.indices), out.features.shape))

@@ -4,7 +4,7 @@
 //
 // spconv-run FILE.mlir --entry NAME --input A.npy [--input B.npy ...]
 //            --output-dir DIR [--time] [--profile] [--repeat N]
-//            [--num-threads N] [--print-ir-after-all]
+//            [--num-threads N] [--print-ir-after-all] [--fail-each-allocation]
 //
 // Compiles FILE with the spconv-to-cpu pipeline, JIT-compiles it, calls
 // NAME with the inputs (one .npy per tensor argument, in order) and writes
@@ -90,6 +90,14 @@ static llvm::cl::opt<int> repeat(
                    "--time and --profile report the last run, --time the first "
                    "(cold) one too as \"first\" (default 1)"),
     llvm::cl::init(1));
+static llvm::cl::opt<bool> failAllocations(
+    "fail-each-allocation",
+    llvm::cl::desc("Testing aid: call the function once per heap allocation "
+                   "it makes, the n-th allocation failing in call n (n = 1, "
+                   "2, ...), until a call succeeds; each failed call must "
+                   "report out of memory and free everything it allocated. "
+                   "The outputs are the successful call's. Targets cpu and "
+                   "gpu-emulator"));
 static llvm::cl::opt<std::string> target(
     "target",
     llvm::cl::desc("Where to run: cpu (spconv-to-cpu), cuda (spconv-to-cuda; "
@@ -403,6 +411,11 @@ int main(int argc, char **argv) {
                 "'");
   if (repeat < 1)
     return fail("--repeat must be positive");
+  if (failAllocations && target == "cuda")
+    return fail("--fail-each-allocation applies to --target cpu and "
+                "gpu-emulator only");
+  if (failAllocations && repeat != 1)
+    return fail("--fail-each-allocation and --repeat exclude each other");
   if (numThreads < 0)
     return fail("--num-threads must be positive");
   if (numThreads > 0) {
@@ -614,8 +627,8 @@ int main(int argc, char **argv) {
       if (!inputPointers.count(allocated) && freed.insert(allocated).second) {
         if (onGPU)
           freeDevice(reinterpret_cast<void *>(allocated));
-        else
-          std::free(reinterpret_cast<void *>(allocated));
+        else // The runtime's allocator's free(): its live count stays true.
+          _mlir_memref_to_llvm_free(reinterpret_cast<void *>(allocated));
       }
       descriptor += run::descriptorWords(rank);
     }
@@ -638,6 +651,35 @@ int main(int argc, char **argv) {
     runtimeError = spconv_rt_last_error();
     if (!runtimeError.empty())
       break;
+  }
+  // The failed calls of the sweep, then the successful one's outputs.
+  if (failAllocations && runtimeError.empty())
+    freeResults();
+  for (int64_t n = 1; failAllocations && runtimeError.empty(); ++n) {
+    int64_t live = spconv_rt_test_live_buffers();
+    spconv_rt_clear_error();
+    spconv_rt_test_fail_allocation(n);
+    packedEntry(packed.data());
+    spconv_rt_test_fail_allocation(0);
+    std::string error = spconv_rt_last_error();
+    if (error.empty()) {
+      llvm::errs() << "spconv-run: @" << entryName << ": " << n - 1
+                   << " allocations, each failure reported\n";
+      break;
+    }
+    freeResults();
+    if (spconv_rt_last_status() != SPCONV_RT_ERR_OUT_OF_MEMORY)
+      return fail("--fail-each-allocation: allocation " + llvm::Twine(n) +
+                  " failed, but the call reported: " + error);
+    if (int64_t left = spconv_rt_test_live_buffers() - live)
+      return fail("--fail-each-allocation: allocation " + llvm::Twine(n) +
+                  " failed (" + error + ") and " + llvm::Twine(left) +
+                  " buffers were not freed");
+  }
+  if (!runtimeError.empty()) {
+    // Nothing of a failed call is read: its results may be null.
+    freeResults();
+    return fail("@" + entryName + ": " + runtimeError);
   }
 
   timer.start();
@@ -664,8 +706,6 @@ int main(int argc, char **argv) {
     descriptor += words;
   }
   freeResults();
-  if (!runtimeError.empty())
-    return fail("@" + entryName + ": " + runtimeError);
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
     return fail("--output-dir " + outputDir + ": " + ec.message());

@@ -320,6 +320,20 @@ def SpConvGPUKernelsToCPUPass
   ];
 }
 
+def ConvertSpConvNullBuffersToLLVMPass
+    : Pass<"convert-spconv-null-buffers-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Lower spconv.null_buffer to a memref descriptor of nulls";
+  let description = [{
+    Each `spconv.null_buffer` becomes the LLVM struct of a memref
+    descriptor whose allocated and aligned pointers are null, offset 0,
+    dynamic sizes 0, static sizes and strides those of its type (strides
+    a dynamic size would fix are 0). Its users see it through an
+    `unrealized_conversion_cast`, which the conversion of the memref ops to
+    LLVM resolves. The pipelines run it right before that conversion.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def SpConvGPUCheckNVPTXTypesPass
     : Pass<"spconv-gpu-check-nvptx-types", "::mlir::ModuleOp"> {
   let summary = "Reject kernels computing in floats NVPTX cannot compile";

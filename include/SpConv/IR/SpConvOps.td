@@ -798,4 +798,31 @@ def SpConv_SegmentMaxGradOp : SpConv_Op<"segment_max_grad", [
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+def SpConv_NullBufferOp : SpConv_Op<"null_buffer"> {
+  let summary = "A buffer that holds nothing: what a skipped allocation yields";
+  let description = [{
+    The result stands for a buffer that was never allocated: both of its
+    pointers are null, its offset 0, its dynamic sizes 0 (static sizes and
+    strides as its type says). `spconv-guard-allocations` yields one for
+    every buffer of the code it skips after an allocation failed, so that
+    the skipped code's results have values; nothing reads or writes them.
+    It counts as an allocation (freeing a null pointer does nothing), so
+    the deallocation pipeline owns it like any other buffer and never
+    copies it. `convert-spconv-null-buffers-to-llvm` lowers it.
+
+    Example:
+
+    ```mlir
+    %none = spconv.null_buffer : memref<?x27xi32>
+    ```
+  }];
+  let results = (outs Res<AnyMemRef, "", [MemAlloc]>:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
 #endif // SPCONV_IR_SPCONVOPS_TD

@@ -242,6 +242,55 @@ def SpConvMatmulToRowLoopsPass
   ];
 }
 
+def SpConvGuardAllocationsPass
+    : Pass<"spconv-guard-allocations", "::mlir::ModuleOp"> {
+  let summary = "Skip the code after a failed allocation, report it, return";
+  let description = [{
+    A heap allocation that fails returns a null buffer: the runtime's
+    allocator records an out-of-memory error and sets a per-thread flag
+    (`spconv_rt_alloc_failed()`). The code after it must not run, or it
+    writes through the null pointer. This pass splits every block of the
+    module's functions at its allocations (`memref.alloc`, and the ops that
+    may allocate inside them: calls of the module's functions, ops whose
+    regions allocate) into segments, and puts each segment under an
+    `scf.if` on the flag. Right after an allocation that failed, the
+    runtime's `spconv_rt_memref_report_alloc_failure(what, line)` names
+    what the buffer was for (its `spconv.buffer` attribute, or its type)
+    and the source line; every later segment then yields placeholders
+    (`spconv.null_buffer`, zeros) instead of running, so the function
+    returns null buffers and the caller reads the error. A loop that
+    allocates runs no more iterations once the flag is set.
+
+    Run it on buffers, before the deallocation pipeline: the deallocations
+    it places then free, on the failure path, exactly what was allocated.
+    With `after-deallocation`, the pass instead protects what the
+    deallocation pipeline allocated itself: the copy into a clone of a
+    returned buffer runs only if the clone was allocated, and the small
+    fixed-size arrays of the deallocations' bookkeeping move to the stack,
+    where allocation cannot fail. An allocation that no guard covers (the
+    flag is not read right after it) and that an op other than a copy
+    into it, a deallocation, a view or a return uses is then an error, so
+    that no allocation escapes the guard unnoticed.
+
+    An allocation inside a parallel loop (it would run on a worker thread,
+    whose flag the calling thread cannot see) or inside a region the pass
+    does not know is an error naming the op.
+  }];
+  let options = [
+    Option<"afterDeallocation", "after-deallocation", "bool",
+           /*default=*/"false",
+           "Protect the allocations the deallocation pipeline added (its "
+           "clones) and check that no allocation is unguarded">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::spconv::SpConvDialect"
+  ];
+}
+
 def SpConvCheckLoweredPass : Pass<"spconv-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail unless only ops that translate to LLVM IR are left";
   let description = [{

@@ -100,6 +100,14 @@ void collectAccess(Value buffer, Access &access) {
         continue;
       }
     }
+    // Yielded by an scf.if (guarded code, spconv-guard-allocations, and the
+    // deallocation pipeline's conditional clones): what happens to the
+    // result happens to the buffer.
+    if (auto yield = dyn_cast<scf::YieldOp>(user))
+      if (auto ifOp = dyn_cast<scf::IfOp>(yield->getParentOp())) {
+        collectAccess(ifOp.getResult(use.getOperandNumber()), access);
+        continue;
+      }
     // Returned, yielded, copied on the host, passed to a function of the
     // module: either side may touch it.
     access.host = access.device = true;
@@ -121,6 +129,12 @@ bool escapes(Value buffer) {
           return true;
       continue;
     }
+    if (auto yield = dyn_cast<scf::YieldOp>(user))
+      if (auto ifOp = dyn_cast<scf::IfOp>(yield->getParentOp())) {
+        if (escapes(ifOp.getResult(use.getOperandNumber())))
+          return true;
+        continue;
+      }
     if (user->hasTrait<OpTrait::IsTerminator>())
       return true;
   }

@@ -308,11 +308,13 @@ RulebookBuilder::indexSites(OpBuilder &b, Location loc, Value coords,
       b, loc, index,
       memref::LoadOp::create(b, loc, capacityBuffer,
                              ValueRange{indexConst(b, loc, 0)}));
-  table.keys = alloc1d(b, loc, i64, capacity);
+  table.keys = alloc1d(
+      b, bufferLoc(loc, "the hash table of a rulebook build"), i64, capacity);
   indexed.tableMask = arith::SubIOp::create(
       b, loc, arith::IndexCastOp::create(b, loc, i64, capacity),
       i64Const(b, loc, 1));
-  table.values = alloc1d(b, loc, i32, capacity);
+  table.values = alloc1d(
+      b, bufferLoc(loc, "the hash table of a rulebook build"), i32, capacity);
   indexed.built =
       callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build_deferred",
                   {indexed.keys, table.keys, table.values,
@@ -325,7 +327,8 @@ RulebookBuilder::indexSites(OpBuilder &b, Location loc, Value coords,
 func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
   assert(geometry.getKind() == ConvKind::Subm && "a subm builder");
   OpBuilder b = OpBuilder::atBlockEnd(ctx.getModule().getBody());
-  Location loc = ctx.getModule().getLoc();
+  // The builder's ops name it: a failing allocation says where it was.
+  Location loc = bufferLoc(ctx.getModule().getLoc(), name);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto tableType = MemRefType::get({ShapedType::kDynamic, volume}, i32);
   auto statusType = MemRefType::get({BuildStatus::NumSlots}, i64);
@@ -335,7 +338,8 @@ func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
   BuildStatus status(b, loc);
   IndexedSites indexed = indexSites(b, loc, coords, status);
   Value tableOut =
-      memref::AllocOp::create(b, loc, tableType, ValueRange{indexed.n});
+      memref::AllocOp::create(b, bufferLoc(loc, "the neighbour table of a rulebook"),
+                              tableType, ValueRange{indexed.n});
 
   // One thread per site writes its row: the neighbour's row at each offset
   // or -1, itself at the centre of a symmetric kernel. Without a hash table
@@ -422,7 +426,8 @@ func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
 
 func::FuncOp RulebookBuilder::create(StringRef name) {
   OpBuilder b = OpBuilder::atBlockEnd(ctx.getModule().getBody());
-  Location loc = ctx.getModule().getLoc();
+  // The builder's ops name it: a failing allocation says where it was.
+  Location loc = bufferLoc(ctx.getModule().getLoc(), name);
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
   bool subm = geometry.getKind() == ConvKind::Subm;
   int64_t columns = rank + 1;
@@ -468,7 +473,8 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   Value hits;
   if (subm && unrolled)
     hits =
-        alloc1d(b, loc, b.getI8Type(),
+        alloc1d(b, bufferLoc(loc, "the probe hits of a subm build"),
+                b.getI8Type(),
                 arith::MulIOp::create(
                     b, loc, sites,
                     indexConst(b, loc, static_cast<int64_t>(searched.size()))));
@@ -570,9 +576,13 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
   }
 
   // Pass 2: write the pairs.
-  Value pairIn = alloc1d(b, loc, i32, capacity);
-  Value pairOut = subm ? alloc1d(b, loc, i32, capacity) : Value();
-  Value candidateKeys = subm ? Value() : alloc1d(b, loc, i64, capacity);
+  Location pairsLoc = bufferLoc(loc, "the pairs of a rulebook");
+  Value pairIn = alloc1d(b, pairsLoc, i32, capacity);
+  Value pairOut = subm ? alloc1d(b, pairsLoc, i32, capacity) : Value();
+  Value candidateKeys =
+      subm ? Value()
+           : alloc1d(b, bufferLoc(loc, "the output keys of a rulebook's pairs"),
+                     i64, capacity);
   int64_t outKeyBits = siteKeyBits(outShape, batchSize);
   if (bounded) {
     // Slots past the total keep the largest key of the unique's width,
@@ -665,9 +675,11 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
     // Output sites: the sorted unique candidate keys. The inverse map gives
     // every pair its output row directly. Their number is a size the host
     // needs: read back once more, or, bounded, for the first time.
-    Value unique = alloc1d(b, loc, i64, capacity);
-    Value first = alloc1d(b, loc, i32, capacity);
-    pairOut = alloc1d(b, loc, i32, capacity);
+    Location uniqueLoc =
+        bufferLoc(loc, "the unique output keys of a rulebook build");
+    Value unique = alloc1d(b, uniqueLoc, i64, capacity);
+    Value first = alloc1d(b, uniqueLoc, i32, capacity);
+    pairOut = alloc1d(b, pairsLoc, i32, capacity);
     Value uniqued = callRuntime(ctx, b, loc, "spconv_rt_memref_unique_deferred",
                                 {candidateKeys, unique, first, pairOut,
                                  status.slot(b, loc, BuildStatus::UniqueCount),
@@ -702,7 +714,8 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
       outputs = arith::SelectOp::create(b, loc, valid, outputs, zero);
     }
     Value outCoords =
-        memref::AllocOp::create(b, loc, outCoordsType, ValueRange{outputs});
+        memref::AllocOp::create(b, bufferLoc(loc, "the output sites of a rulebook build"),
+                                outCoordsType, ValueRange{outputs});
     delinearizeSites(b, loc, unique, outputs, outShape, outCoords);
     returned.push_back(outCoords);
   }

@@ -25,7 +25,9 @@ static MemRefType statusType(MLIRContext *context) {
 }
 
 BuildStatus::BuildStatus(OpBuilder &b, Location loc) {
-  buffer = memref::AllocOp::create(b, loc, statusType(b.getContext()));
+  buffer = memref::AllocOp::create(
+      b, bufferLoc(loc, "the status of a rulebook build"),
+      statusType(b.getContext()));
   // The rows start at "none", the sizes at 0 (what a failed call leaves).
   // One thread per slot (a single-iteration loop would fold to host code).
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
@@ -91,7 +93,8 @@ Value lowering::linearizeSites(OpBuilder &b, Location loc, Value coords,
                                Value n, ArrayRef<int64_t> shape,
                                int64_t batchSize, const BuildStatus &status) {
   Type i64 = b.getI64Type();
-  Value keys = alloc1d(b, loc, i64, n);
+  Value keys = alloc1d(b, bufferLoc(loc, "the site keys of a rulebook build"),
+                       i64, n);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   markKernel(
       scf::ParallelOp::create(

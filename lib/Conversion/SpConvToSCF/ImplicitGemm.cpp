@@ -397,7 +397,9 @@ Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
   Value k = indexConst(b, loc, volume);
   auto tableType =
       MemRefType::get({ShapedType::kDynamic, volume}, b.getI32Type());
-  Value table = memref::AllocOp::create(b, loc, tableType, ValueRange{rows});
+  Value table = memref::AllocOp::create(
+      b, bufferLoc(loc, "the neighbour table of a rulebook"), tableType,
+      ValueRange{rows});
   markKernel(scf::ParallelOp::create(
                  b, loc, ValueRange{zero, zero}, ValueRange{rows, k},
                  ValueRange{one, one},

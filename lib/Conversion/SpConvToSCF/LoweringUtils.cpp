@@ -211,6 +211,10 @@ Value lowering::castTo(OpBuilder &b, Location loc, Value buffer, Type type) {
   return memref::CastOp::create(b, loc, type, buffer);
 }
 
+Location lowering::bufferLoc(Location loc, StringRef what) {
+  return NameLoc::get(StringAttr::get(loc.getContext(), what), loc);
+}
+
 Value lowering::alloc1d(OpBuilder &b, Location loc, Type elementType,
                         Value size) {
   auto type = MemRefType::get({ShapedType::kDynamic}, elementType);

@@ -193,6 +193,10 @@ private:
 // IR helpers
 //===----------------------------------------------------------------------===//
 
+/// `loc` naming what the buffer allocated there is for ("the pairs of a
+/// rulebook"): an allocation that fails reports it (GuardAllocations.cpp).
+Location bufferLoc(Location loc, StringRef what);
+
 /// Names what `loop` does (`count_pairs`, `conv_f32_16x32`, ...): the GPU
 /// mapping names the kernel it makes of the loop after this role and, inside
 /// a builder, after the builder's geometry. Returns `loop`.

@@ -18,7 +18,7 @@ using namespace mlir::spconv::lowering;
 PairCounts::PairCounts(OpBuilder &b, Location loc, int64_t volume, Value blocks)
     : volume(volume), blocks(blocks) {
   counts = alloc1d(
-      b, loc, b.getI64Type(),
+      b, bufferLoc(loc, "the pair counts of a rulebook build"), b.getI64Type(),
       arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, volume)));
 }
 

@@ -113,7 +113,8 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   unsigned rank = geometry.getRank();
   int64_t volume = geometry.getKernelVolume();
   ModuleOp module = ctx.getModule();
-  Location loc = module.getLoc();
+  // The builder's ops name it: a failing allocation says where it was.
+  Location loc = bufferLoc(module.getLoc(), name);
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
 
@@ -189,8 +190,9 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   // keyed past the last valid key); then sorted, carrying their rows.
   BuildStatus status(b, loc);
   Value keys = linearizeSites(b, loc, coords, n, shape, batchSize, status);
-  Value sorted = alloc1d(b, loc, i64, n);
-  Value rows = alloc1d(b, loc, i32, n);
+  Location sortedLoc = bufferLoc(loc, "the sorted site keys of a subm build");
+  Value sorted = alloc1d(b, sortedLoc, i64, n);
+  Value rows = alloc1d(b, sortedLoc, i32, n);
   int64_t gridKeys = batchSize * *checkedProduct(shape);
   markKernel(
       scf::ParallelOp::create(
@@ -418,8 +420,9 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   Value writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
 
   // Pass 2: write the pairs the merge found.
-  Value pairIn = alloc1d(b, loc, i32, total);
-  Value pairOut = alloc1d(b, loc, i32, total);
+  Location pairsLoc = bufferLoc(loc, "the pairs of a rulebook");
+  Value pairIn = alloc1d(b, pairsLoc, i32, total);
+  Value pairOut = alloc1d(b, pairsLoc, i32, total);
   markKernel(
       scf::ParallelOp::create(
           b, loc, ValueRange{zero}, ValueRange{writeBlocks}, ValueRange{one},

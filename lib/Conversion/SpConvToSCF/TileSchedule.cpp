@@ -35,8 +35,11 @@ TileSchedule lowering::buildTileSchedule(LoweringContext &ctx, OpBuilder &b,
   auto dynamic = [&](Type element) {
     return MemRefType::get({ShapedType::kDynamic}, element);
   };
-  Value keys = memref::AllocOp::create(b, loc, dynamic(i64), ValueRange{rows});
-  Value order = memref::AllocOp::create(b, loc, dynamic(i32), ValueRange{rows});
+  Location scheduleLoc = bufferLoc(loc, "the tile schedule of a rulebook");
+  Value keys =
+      memref::AllocOp::create(b, scheduleLoc, dynamic(i64), ValueRange{rows});
+  Value order =
+      memref::AllocOp::create(b, scheduleLoc, dynamic(i32), ValueRange{rows});
   int64_t keyOffsets = std::min(volume, kMaxKeyOffsets);
   // key[r] = sum over offsets k where row r has a neighbour of 2^k.
   markKernel(

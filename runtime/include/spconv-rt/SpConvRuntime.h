@@ -12,7 +12,10 @@
 |*   - sizes are int64_t; N = 0 is valid and produces empty outputs;          *|
 |*   - site indices are int32_t, so N is limited to INT32_MAX where indices   *|
 |*     are produced;                                                          *|
-|*   - outputs may be partially written when an entry point fails.            *|
+|*   - outputs may be partially written when an entry point fails;            *|
+|*   - running out of memory is an error, never a crash: a failed allocation  *|
+|*     is recorded (spconv_rt_alloc_failed) and sticks until                  *|
+|*     spconv_rt_clear_error().                                               *|
 |* See docs/Runtime.md.                                                       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
@@ -79,8 +82,25 @@ SPCONV_RT_EXPORT int spconv_rt_abi_version(void);
 /* Message of the last failure on the calling thread ("" if none). The
  * pointer stays valid until the next runtime call on this thread. */
 SPCONV_RT_EXPORT const char *spconv_rt_last_error(void);
-/* Clears the calling thread's last error. */
+/* Status (SpConvRtStatus) of the last failure on the calling thread;
+ * SPCONV_RT_OK if none since spconv_rt_clear_error(). */
+SPCONV_RT_EXPORT int spconv_rt_last_status(void);
+/* Clears the calling thread's last error, its status and the allocation
+ * failure flag. */
 SPCONV_RT_EXPORT void spconv_rt_clear_error(void);
+/* 1 if a runtime allocation (the memref allocation hooks, the runtime's
+ * scratch buffers, the CUDA library's device allocations) failed on the
+ * calling thread since the last spconv_rt_clear_error(), else 0. Compiled
+ * code checks it after each allocation.
+ *
+ * Out of memory is sticky: from the first failed allocation until
+ * spconv_rt_clear_error(), the thread's last error stays that failure's
+ * ("out of memory: 1.2 GiB (1288490188 bytes)", status
+ * SPCONV_RT_ERR_OUT_OF_MEMORY). Later errors on the thread, consequences
+ * of it, are still returned by the functions that find them but not
+ * recorded; only _mlir_ciface_spconv_rt_memref_report_alloc_failure
+ * refines the message. */
+SPCONV_RT_EXPORT int32_t spconv_rt_alloc_failed(void);
 /* Records that position `position` of an index operand holds `value`,
  * outside [0, bound), and returns SPCONV_RT_ERR_OUT_OF_RANGE. Lowered code
  * calls it when it finds such an index (the rows of spconv.gather_rows, the
@@ -249,7 +269,12 @@ SPCONV_RT_EXPORT int spconv_rt_get_num_threads(int32_t *numThreads);
  * again to a request it fits with at most 2x slack, so repeated calls of a
  * compiled function do not fault in fresh pages for every buffer. Blocks
  * are malloc blocks: a buffer that a compiled function returns is freed
- * with free(). */
+ * with free().
+ *
+ * A request that fails frees the cached blocks and is tried once more;
+ * then it records "out of memory: <size>" with SPCONV_RT_ERR_OUT_OF_MEMORY
+ * (see spconv_rt_alloc_failed) and returns null. A zero-byte request is
+ * malloc(0): a null result is no failure. Freeing null does nothing. */
 SPCONV_RT_EXPORT void *_mlir_memref_to_llvm_alloc(size_t bytes);
 SPCONV_RT_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                           size_t bytes);
@@ -262,6 +287,27 @@ SPCONV_RT_EXPORT int spconv_rt_set_buffer_cache_limit(int64_t bytes);
 /* The blocks the cache holds now and their bytes. */
 SPCONV_RT_EXPORT int spconv_rt_get_buffer_cache_stats(int64_t *numBlocks,
                                                       int64_t *bytes);
+
+/*===----------------------------------------------------------------------===*
+ * Test API: allocation failure injection and counts
+ *
+ * For tests of the out-of-memory paths, not for production use. Counted are
+ * all allocation requests of the runtime, process-wide: the memref hooks
+ * and scratch buffers (cache hits included), the profile table, and in
+ * libspconv_runtime_cuda mgpuMemAlloc and the primitives' device scratch.
+ * An injected failure behaves like a real one (recorded error, null).
+ *===----------------------------------------------------------------------===*/
+
+/* Makes the n-th allocation request counted from this call fail (n >= 1);
+ * 0 turns injection off. $SPCONV_RT_FAIL_ALLOC=N, read at the process's
+ * first allocation, does the same counted from process start. */
+SPCONV_RT_EXPORT void spconv_rt_test_fail_allocation(int64_t n);
+/* Number of allocation requests since process start. */
+SPCONV_RT_EXPORT int64_t spconv_rt_test_allocation_count(void);
+/* Buffers handed out by the memref hooks and the scratch allocator and not
+ * yet freed through _mlir_memref_to_llvm_free (or the runtime): a leak
+ * check. Blocks a caller frees with free() stay counted. */
+SPCONV_RT_EXPORT int64_t spconv_rt_test_live_buffers(void);
 
 /*===----------------------------------------------------------------------===*
  * Profiling (called by code compiled with the spconv-profile pass)
@@ -532,6 +578,16 @@ SPCONV_RT_EXPORT int
 _mlir_ciface_spconv_rt_report_empty_window(int64_t dim, int64_t extent,
                                            int64_t padding,
                                            int64_t kernelExtent, int64_t line);
+/* Rewrites the calling thread's last error to "out of memory: <size> for
+ * <what> at line <line>" and returns SPCONV_RT_ERR_OUT_OF_MEMORY (also the
+ * status). <size> is the allocation that failed on this thread, as in
+ * "1.2 GiB (1288490188 bytes)" or "512 bytes"; without one recorded the
+ * message starts "out of memory for". `what` is UTF-8 text, not
+ * NUL-terminated, of sizes[0] bytes; " at line <line>" is left out for
+ * line <= 0. Lowered code calls it when spconv_rt_alloc_failed() says an
+ * allocation it made failed. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_report_alloc_failure(
+    StridedMemRefType<int8_t, 1> *what, int64_t line);
 /* coords: N x (1 + D), spatialShape: D, keys: >= N. */
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_memref_linearize_coords(
     StridedMemRefType<int32_t, 2> *coords,

@@ -10,12 +10,19 @@
 // between a write and a third reader; it never reports one that is not
 // there. The first race of a launch becomes the thread's last error.
 //
+// The shadow memory and the names are standard containers, which throw
+// std::bad_alloc when memory runs out. This file alone is built with
+// -fexceptions, and each entry point that allocates turns that exception
+// into an out-of-memory error (and stops checking the launch): it must not
+// reach the runtime's or the JIT's frames, where it would abort the process.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Support.h"
 
 #include <cinttypes>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +68,8 @@ struct Launch {
   std::mutex mutex;
   bool active = false;
   bool raced = false;
+  /// A container could not grow during the launch.
+  bool outOfMemory = false;
   std::vector<std::string> names; // kernel, then buffers
   int64_t numArguments = 0;
   int64_t phase = 0;
@@ -115,54 +124,77 @@ int reportRace(Launch &state, int64_t buffer, int64_t offset,
                                   : ", in different blocks");
 }
 
+/// The handler of the entry points that allocate (function-try-blocks):
+/// records out of memory and ends checking of the launch, whose state stays
+/// valid (the containers give the strong guarantee on insertion).
+int outOfMemory() {
+  Launch &state = launch();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (state.active)
+    state.outOfMemory = true;
+  state.active = false;
+  state.shadow.clear();
+  return spconv_rt_internal_set_alloc_failure(0, 0,
+                                              "race checker: out of memory");
+}
+
 } // namespace
 
 extern "C" {
 
 int spconv_rt_emu_report_partial_warp(int64_t names, int64_t namesLength,
-                                      int64_t threads) {
+                                      int64_t threads) try {
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "kernel @%s uses warp-level operations but was launched with %" PRId64
       " threads per block, not a whole number of 32-thread warps",
       kernelName(names, namesLength).c_str(), threads);
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
 }
 
 int spconv_rt_emu_report_divergent_warp(int64_t names, int64_t namesLength,
-                                        int64_t thread) {
+                                        int64_t thread) try {
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "kernel @%s: thread %" PRId64 " and the first lane of its warp disagree "
       "on a branch around warp-level operations (a divergent warp)",
       kernelName(names, namesLength).c_str(), thread);
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
 }
 
 int spconv_rt_emu_report_divergent_block(int64_t names, int64_t namesLength,
-                                         int64_t thread) {
+                                         int64_t thread) try {
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "kernel @%s: thread %" PRId64 " and thread 0 of its block disagree on "
       "a branch or loop bound around a barrier (a barrier in divergent "
       "control flow)",
       kernelName(names, namesLength).c_str(), thread);
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
 }
 
 int spconv_rt_emu_launch_begin(int64_t names, int64_t namesLength,
-                               int64_t numArguments) {
+                               int64_t numArguments) try {
   Launch &state = launch();
   std::lock_guard<std::mutex> lock(state.mutex);
   state.active = true;
   state.raced = false;
+  state.outOfMemory = false;
   state.names = splitLines(names, namesLength);
   state.numArguments = numArguments;
   state.phase = 0;
   state.shadow.clear();
   return SPCONV_RT_OK;
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
 }
 
 int spconv_rt_emu_access(int64_t buffer, int64_t address, int64_t offset,
                          int64_t elementBytes, int64_t count, int64_t isWrite,
-                         int64_t block, int64_t thread) {
+                         int64_t block, int64_t thread) try {
   Launch &state = launch();
   std::lock_guard<std::mutex> lock(state.mutex);
   if (!state.active || state.raced)
@@ -197,6 +229,8 @@ int spconv_rt_emu_access(int64_t buffer, int64_t address, int64_t offset,
     }
   }
   return SPCONV_RT_OK;
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
 }
 
 int spconv_rt_emu_barrier(void) {
@@ -211,6 +245,8 @@ int spconv_rt_emu_launch_end(void) {
   std::lock_guard<std::mutex> lock(state.mutex);
   state.active = false;
   state.shadow.clear();
+  if (state.outOfMemory)
+    return SPCONV_RT_ERR_OUT_OF_MEMORY;
   return state.raced ? SPCONV_RT_ERR_EMULATION : SPCONV_RT_OK;
 }
 

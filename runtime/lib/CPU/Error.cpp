@@ -1,7 +1,9 @@
 //===- Error.cpp - Status codes and the thread-local last error ----------===//
 //
 // One fixed-size thread-local buffer per thread: recording an error never
-// allocates, so it cannot fail or throw.
+// allocates, so it cannot fail or throw. An allocation failure is sticky:
+// the code that goes on after it (skipping work, reporting zero sites) must
+// not replace "out of memory" with a consequence of it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,11 @@
 
 namespace {
 thread_local char lastError[1024];
+thread_local int lastStatus = SPCONV_RT_OK;
+/// Set by the first failed allocation; cleared by spconv_rt_clear_error.
+thread_local bool allocFailed = false;
+thread_local bool failedBytesKnown = false;
+thread_local uint64_t failedBytes = 0;
 } // namespace
 
 extern "C" {
@@ -20,7 +27,17 @@ int spconv_rt_abi_version(void) { return SPCONV_RT_ABI_VERSION; }
 
 const char *spconv_rt_last_error(void) { return lastError; }
 
-void spconv_rt_clear_error(void) { lastError[0] = '\0'; }
+int spconv_rt_last_status(void) { return lastStatus; }
+
+int32_t spconv_rt_alloc_failed(void) { return allocFailed ? 1 : 0; }
+
+void spconv_rt_clear_error(void) {
+  lastError[0] = '\0';
+  lastStatus = SPCONV_RT_OK;
+  allocFailed = false;
+  failedBytesKnown = false;
+  failedBytes = 0;
+}
 
 const char *spconv_rt_status_name(int status) {
   switch (status) {
@@ -196,8 +213,43 @@ int spconv_rt_report_empty_window(int64_t dim, int64_t extent, int64_t padding,
 }
 
 int spconv_rt_internal_set_error(int status, const char *message) {
+  if (allocFailed)
+    return status;
   std::snprintf(lastError, sizeof(lastError), "%s", message ? message : "");
+  lastStatus = status;
   return status;
 }
 
+int spconv_rt_internal_set_alloc_failure(int hasBytes, uint64_t bytes,
+                                         const char *message) {
+  if (allocFailed)
+    return SPCONV_RT_ERR_OUT_OF_MEMORY;
+  allocFailed = true;
+  failedBytesKnown = hasBytes != 0;
+  failedBytes = hasBytes ? bytes : 0;
+  std::snprintf(lastError, sizeof(lastError), "%s", message ? message : "");
+  lastStatus = SPCONV_RT_ERR_OUT_OF_MEMORY;
+  return SPCONV_RT_ERR_OUT_OF_MEMORY;
+}
+
 } // extern "C"
+
+int spconv::rt::reportAllocFailure(const char *what, int64_t length,
+                                   int64_t line) {
+  char size[80] = "";
+  if (allocFailed && failedBytesKnown)
+    std::snprintf(size, sizeof(size), ": %s",
+                  spconv::rt::HumanBytes(failedBytes).c_str());
+  char at[32];
+  formatLine(at, line);
+  if (!what || length < 0)
+    length = 0;
+  // Room for the rest of the message; a longer description is cut.
+  if (length > 512)
+    length = 512;
+  std::snprintf(lastError, sizeof(lastError), "out of memory%s%s%.*s%s", size,
+                length ? " for " : "", static_cast<int>(length),
+                what ? what : "", at);
+  lastStatus = SPCONV_RT_ERR_OUT_OF_MEMORY;
+  return SPCONV_RT_ERR_OUT_OF_MEMORY;
+}

@@ -150,6 +150,22 @@ extern "C" int _mlir_ciface_spconv_rt_report_empty_window(int64_t dim,
                                        line);
 }
 
+extern "C" int _mlir_ciface_spconv_rt_memref_report_alloc_failure(
+    StridedMemRefType<int8_t, 1> *what, int64_t line) {
+  // A description from lowered code: bytes, not NUL-terminated. An
+  // unusable descriptor leaves it out rather than hiding the failure.
+  char text[512];
+  int64_t length = 0;
+  if (what && what->data && what->sizes[0] > 0) {
+    length = what->sizes[0] < int64_t(sizeof(text)) ? what->sizes[0]
+                                                    : int64_t(sizeof(text));
+    const int8_t *begin = what->data + what->offset;
+    for (int64_t i = 0; i < length; ++i)
+      text[i] = static_cast<char>(begin[i * what->strides[0]]);
+  }
+  return reportAllocFailure(text, length, line);
+}
+
 extern "C" int _mlir_ciface_spconv_rt_memref_hash_capacity(
     int64_t n, StridedMemRefType<int64_t, 1> *capacity) {
   const char *fn = "spconv_rt_memref_hash_capacity";

@@ -11,13 +11,21 @@
 // blocks (their size is malloc_usable_size), so a buffer that a compiled
 // function returns is still the caller's to free() (the AOT contract).
 //
+// Out of memory is an error, never a crash: a failed request first gives
+// the cached blocks back and tries again, then records the failure (sticky,
+// spconv_rt_alloc_failed) and returns null for the caller to check. Every
+// request is counted, so that a test can make the N-th one fail
+// (spconv_rt_test_fail_allocation, $SPCONV_RT_FAIL_ALLOC).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Support.h"
 
+#include <atomic>
 #include <cstddef>
 #include <malloc.h>
 #include <mutex>
+#include <new>
 
 using namespace spconv::rt;
 
@@ -80,6 +88,16 @@ public:
     }
   }
 
+  /// Frees every cached block, keeping the limit.
+  void flush() {
+    std::lock_guard<std::mutex> lock(mutex);
+    while (count > 0) {
+      --count;
+      std::free(blocks[count].ptr);
+    }
+    cachedBytes = 0;
+  }
+
   void stats(int64_t *numBlocks, int64_t *bytes) {
     std::lock_guard<std::mutex> lock(mutex);
     *numBlocks = count;
@@ -109,37 +127,123 @@ private:
 };
 
 BlockCache &cache() {
-  // Never destroyed: buffers may be freed by other static destructors.
-  static BlockCache *instance = new BlockCache;
+  // In static storage, so that the first allocation cannot fail itself, and
+  // never destroyed: buffers may be freed by other static destructors.
+  alignas(BlockCache) static unsigned char storage[sizeof(BlockCache)];
+  static BlockCache *instance = new (storage) BlockCache;
   return *instance;
 }
 
-size_t roundUp(size_t bytes, size_t multiple) {
-  return (bytes + multiple - 1) / multiple * multiple;
+/// `bytes` rounded up to a multiple of `multiple`; false if that overflows.
+bool roundUp(size_t bytes, size_t multiple, size_t *rounded) {
+  size_t sum;
+  if (__builtin_add_overflow(bytes, multiple - 1, &sum))
+    return false;
+  *rounded = sum / multiple * multiple;
+  return true;
 }
-} // namespace
 
-void *spconv::rt::allocateBuffer(size_t bytes, size_t alignment) {
-  if (alignment < alignof(std::max_align_t))
-    alignment = alignof(std::max_align_t);
+/// One try at a block; null on failure.
+void *tryAllocate(size_t bytes, size_t alignment) {
+  size_t rounded;
   if (bytes < kMinCachedBytes || alignment > kBlockAlignment) {
     if (alignment <= alignof(std::max_align_t))
       return std::malloc(bytes);
-    return std::aligned_alloc(alignment, roundUp(bytes, alignment));
+    if (!roundUp(bytes, alignment, &rounded))
+      return nullptr;
+    return std::aligned_alloc(alignment, rounded);
   }
   if (void *ptr = cache().take(bytes, alignment))
     return ptr;
-  return std::aligned_alloc(kBlockAlignment, roundUp(bytes, kBlockAlignment));
+  if (!roundUp(bytes, kBlockAlignment, &rounded))
+    return nullptr;
+  return std::aligned_alloc(kBlockAlignment, rounded);
 }
 
-void spconv::rt::freeBuffer(void *ptr) {
+/// Requests since process start, and the one that must fail (0: none).
+/// Process-wide: allocations happen on the thread that calls a compiled
+/// function, so the N-th is the same whatever the thread count.
+std::atomic<int64_t> allocationRequests{0};
+std::atomic<int64_t> failingRequest{0};
+/// Blocks handed out by spconv_rt_internal_allocate and not yet freed.
+std::atomic<int64_t> liveBuffers{0};
+
+/// Reads $SPCONV_RT_FAIL_ALLOC, once.
+void readFailureInjection() {
+  static const bool done = [] {
+    if (const char *env = std::getenv("SPCONV_RT_FAIL_ALLOC")) {
+      char *end = nullptr;
+      long long value = std::strtoll(env, &end, 10);
+      if (end != env && *end == '\0' && value > 0)
+        failingRequest.store(value);
+    }
+    return true;
+  }();
+  (void)done;
+}
+} // namespace
+
+extern "C" int spconv_rt_internal_count_allocation(void) {
+  readFailureInjection();
+  int64_t request = allocationRequests.fetch_add(1) + 1;
+  return request == failingRequest.load() ? 1 : 0;
+}
+
+extern "C" void *spconv_rt_internal_allocate(size_t bytes, size_t alignment,
+                                             const char *what) {
+  if (alignment < alignof(std::max_align_t))
+    alignment = alignof(std::max_align_t);
+  // Counted before the cache is asked, so that N does not depend on what
+  // earlier calls left in it.
+  bool inject = spconv_rt_internal_count_allocation() != 0;
+  void *ptr = inject ? nullptr : tryAllocate(bytes, alignment);
+  if (!ptr && !inject && bytes == 0)
+    return nullptr; // malloc(0) may return null: nothing failed.
+  if (!ptr) {
+    // The cached blocks may be the memory this request needs. An injected
+    // failure flushes too, to leave the state a real one would.
+    cache().flush();
+    if (!inject)
+      ptr = tryAllocate(bytes, alignment);
+  }
+  if (ptr) {
+    liveBuffers.fetch_add(1, std::memory_order_relaxed);
+    return ptr;
+  }
+  if (!what) {
+    setOutOfMemory(bytes);
+    return nullptr;
+  }
+  char message[1024];
+  std::snprintf(message, sizeof(message),
+                "%s: cannot allocate %s of scratch memory", what,
+                HumanBytes(bytes).c_str());
+  spconv_rt_internal_set_alloc_failure(1, bytes, message);
+  return nullptr;
+}
+
+extern "C" void spconv_rt_internal_free(void *ptr) {
   if (!ptr)
     return;
+  liveBuffers.fetch_sub(1, std::memory_order_relaxed);
   size_t bytes = malloc_usable_size(ptr);
   if (bytes < kMinCachedBytes ||
       reinterpret_cast<uintptr_t>(ptr) % kBlockAlignment != 0 ||
       !cache().keep(ptr, bytes))
     std::free(ptr);
+}
+
+extern "C" void spconv_rt_test_fail_allocation(int64_t n) {
+  readFailureInjection();
+  failingRequest.store(n > 0 ? allocationRequests.load() + n : 0);
+}
+
+extern "C" int64_t spconv_rt_test_allocation_count(void) {
+  return allocationRequests.load();
+}
+
+extern "C" int64_t spconv_rt_test_live_buffers(void) {
+  return liveBuffers.load();
 }
 
 extern "C" void *_mlir_memref_to_llvm_alloc(size_t bytes) {

@@ -54,13 +54,19 @@ int grow(int64_t id) {
       wanted = id + 1;
     if (wanted > SPCONV_RT_PROFILE_MAX_ENTRIES)
       wanted = SPCONV_RT_PROFILE_MAX_ENTRIES;
-    void *grown =
-        std::realloc(entries, static_cast<size_t>(wanted) * sizeof(Entry));
-    if (!grown)
-      return spconv::rt::setError(
-          SPCONV_RT_ERR_OUT_OF_MEMORY,
-          "spconv_rt_profile_begin: no memory for %lld entries",
-          static_cast<long long>(wanted));
+    size_t bytes = static_cast<size_t>(wanted) * sizeof(Entry);
+    // Counted like every runtime allocation, so injection can fail it.
+    void *grown = spconv_rt_internal_count_allocation()
+                      ? nullptr
+                      : std::realloc(entries, bytes);
+    if (!grown) {
+      char message[256];
+      std::snprintf(message, sizeof(message),
+                    "out of memory: %s for %lld profile entries",
+                    spconv::rt::HumanBytes(bytes).c_str(),
+                    static_cast<long long>(wanted));
+      return spconv_rt_internal_set_alloc_failure(1, bytes, message);
+    }
     entries = static_cast<Entry *>(grown);
     capacity = wanted;
   }

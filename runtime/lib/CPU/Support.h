@@ -2,8 +2,9 @@
 //
 // Error reporting, the thread-count policy, a small fork-join helper and an
 // allocation wrapper that reports failure instead of throwing. Nothing here
-// is part of the public ABI except spconv_rt_internal_set_error, which the
-// CUDA library uses so that both libraries share one last-error slot.
+// is part of the public ABI; the spconv_rt_internal_* functions are exported
+// only so that the CUDA library shares the CPU library's last-error slot,
+// allocation-failure record, injection counter and buffer cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,9 +20,27 @@
 #include <utility>
 
 extern "C" {
-/// Records `message` as the calling thread's last error; returns `status`.
+/// Records `message` and `status` as the calling thread's last error;
+/// returns `status`. Records nothing while an allocation failure is recorded
+/// (out of memory is sticky until spconv_rt_clear_error).
 SPCONV_RT_EXPORT int spconv_rt_internal_set_error(int status,
                                                   const char *message);
+/// Records a failed allocation on the calling thread: the flag of
+/// spconv_rt_alloc_failed, the byte count (when `hasBytes`), `message` and
+/// SPCONV_RT_ERR_OUT_OF_MEMORY. The first failure wins until
+/// spconv_rt_clear_error. Returns SPCONV_RT_ERR_OUT_OF_MEMORY.
+SPCONV_RT_EXPORT int spconv_rt_internal_set_alloc_failure(int hasBytes,
+                                                          uint64_t bytes,
+                                                          const char *message);
+/// Counts one allocation request (spconv_rt_test_allocation_count); nonzero
+/// if failure injection says this one must fail.
+SPCONV_RT_EXPORT int spconv_rt_internal_count_allocation(void);
+/// Memory.cpp's allocation (see allocateBuffer); a failure is recorded as
+/// "<what>: cannot allocate <size> of scratch memory", or "out of memory:
+/// <size>" for a null `what`.
+SPCONV_RT_EXPORT void *
+spconv_rt_internal_allocate(size_t bytes, size_t alignment, const char *what);
+SPCONV_RT_EXPORT void spconv_rt_internal_free(void *ptr);
 }
 
 namespace spconv {
@@ -41,6 +60,38 @@ __attribute__((format(printf, 2, 3))) inline int setError(int status,
   std::vsnprintf(message, sizeof(message), fmt, args);
   va_end(args);
   return spconv_rt_internal_set_error(status, message);
+}
+
+/// A byte count for messages: "512 bytes", "1.2 GiB (1288490188 bytes)".
+struct HumanBytes {
+  explicit HumanBytes(uint64_t bytes) {
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024) {
+      std::snprintf(text, sizeof(text), "%llu bytes",
+                    static_cast<unsigned long long>(bytes));
+      return;
+    }
+    double value = static_cast<double>(bytes) / 1024;
+    int unit = 0;
+    // Switch units where one decimal would round up to 1024.0.
+    for (; unit < 3 && value >= 1023.95; ++unit)
+      value /= 1024;
+    std::snprintf(text, sizeof(text), "%.1f %s (%llu bytes)", value,
+                  units[unit], static_cast<unsigned long long>(bytes));
+  }
+  const char *c_str() const { return text; }
+
+private:
+  char text[64];
+};
+
+/// Records "out of memory: <size><suffix>" for a failed allocation of
+/// `bytes` (see spconv_rt_internal_set_alloc_failure).
+inline int setOutOfMemory(uint64_t bytes, const char *suffix = "") {
+  char message[1024];
+  std::snprintf(message, sizeof(message), "out of memory: %s%s",
+                HumanBytes(bytes).c_str(), suffix);
+  return spconv_rt_internal_set_alloc_failure(1, bytes, message);
 }
 
 /// Fails with SPCONV_RT_ERR_INVALID_ARGUMENT when `n`, a number of `what`
@@ -78,12 +129,22 @@ inline std::pair<int64_t, int64_t> splitRange(int64_t n, int parts, int tid) {
   return {begin, begin + base + (tid < rem ? 1 : 0)};
 }
 
-/// Heap array that reports allocation failure instead of throwing.
-/// Memory.cpp's cached allocation (any power-of-two `alignment`); null on
-/// failure. freeBuffer takes blocks of allocateBuffer or malloc.
-void *allocateBuffer(size_t bytes, size_t alignment);
-void freeBuffer(void *ptr);
+/// Memory.cpp's cached allocation (any power-of-two `alignment`). Counted
+/// for failure injection; on failure it frees the cached blocks and tries
+/// again, then records the failure ("out of memory: <size>", see
+/// spconv_rt_alloc_failed) and returns null. A zero-byte request is
+/// malloc(0), whose null is no failure. freeBuffer takes its blocks.
+inline void *allocateBuffer(size_t bytes, size_t alignment) {
+  return spconv_rt_internal_allocate(bytes, alignment, nullptr);
+}
+inline void freeBuffer(void *ptr) { spconv_rt_internal_free(ptr); }
 
+/// Rewrites the last error to "out of memory: <size> for <what> at line
+/// <line>" (_mlir_ciface_spconv_rt_memref_report_alloc_failure); `what` is
+/// `length` bytes, not NUL-terminated.
+int reportAllocFailure(const char *what, int64_t length, int64_t line);
+
+/// Heap array that reports allocation failure instead of throwing.
 template <typename T> class Buffer {
 public:
   Buffer() = default;
@@ -102,15 +163,10 @@ public:
                what, static_cast<long long>(n));
       return false;
     }
-    ptr = static_cast<T *>(
-        allocateBuffer(static_cast<size_t>(n) * sizeof(T), alignof(T)));
-    if (!ptr) {
-      setError(SPCONV_RT_ERR_OUT_OF_MEMORY,
-               "%s: cannot allocate %lld bytes of scratch memory", what,
-               static_cast<long long>(n * static_cast<int64_t>(sizeof(T))));
-      return false;
-    }
-    return true;
+    // Records "<what>: cannot allocate <size> of scratch memory".
+    ptr = static_cast<T *>(spconv_rt_internal_allocate(
+        static_cast<size_t>(n) * sizeof(T), alignof(T), what));
+    return ptr != nullptr;
   }
   T *data() const { return ptr; }
   T &operator[](int64_t i) const { return ptr[i]; }

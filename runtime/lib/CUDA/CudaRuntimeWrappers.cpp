@@ -26,6 +26,9 @@
 // keeps what is freed (release threshold: unlimited), so allocation in the
 // hot path neither reaches the driver's allocator nor synchronises. Managed
 // buffers (gpu.alloc host_shared) are cuMemAllocManaged, freed by cuMemFree.
+// A driver result of CUDA_ERROR_OUT_OF_MEMORY is recorded as out of memory
+// (SPCONV_RT_ERR_OUT_OF_MEMORY, spconv_rt_alloc_failed), not as a CUDA
+// error, and mgpuMemAlloc requests are counted for failure injection.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,26 +90,98 @@ Driver &driver() {
   return d;
 }
 
-/// Records and prints a failure of `fn`.
-void report(const char *fn, const char *message) {
+/// Records and prints a failure of `fn`: out of memory for `status`
+/// SPCONV_RT_ERR_OUT_OF_MEMORY (with no byte count), else a CUDA error.
+void report(const char *fn, const char *message,
+            int status = SPCONV_RT_ERR_CUDA) {
   char text[768];
   std::snprintf(text, sizeof(text), "%s: %s", fn, message);
   std::fprintf(stderr, "spconv-rt: %s\n", text);
-  spconv_rt_internal_set_error(SPCONV_RT_ERR_CUDA, text);
+  if (status == SPCONV_RT_ERR_OUT_OF_MEMORY)
+    spconv_rt_internal_set_alloc_failure(0, 0, text);
+  else
+    spconv_rt_internal_set_error(status, text);
+}
+
+/// "<call> failed with <name> (<description>)".
+void describe(char (&message)[512], const char *call, CUresult result) {
+  const char *name = nullptr, *description = nullptr;
+  driver().cuGetErrorName(result, &name);
+  driver().cuGetErrorString(result, &description);
+  std::snprintf(message, sizeof(message), "%s failed with %s (%s)", call,
+                name ? name : "?", description ? description : "?");
+}
+
+int statusOf(CUresult result) {
+  return result == CUDA_ERROR_OUT_OF_MEMORY ? SPCONV_RT_ERR_OUT_OF_MEMORY
+                                            : SPCONV_RT_ERR_CUDA;
 }
 
 /// Checks a driver result; reports and returns false on failure.
 bool check(const char *fn, const char *call, CUresult result) {
   if (result == CUDA_SUCCESS)
     return true;
-  const char *name = nullptr, *description = nullptr;
-  driver().cuGetErrorName(result, &name);
-  driver().cuGetErrorString(result, &description);
   char message[512];
-  std::snprintf(message, sizeof(message), "%s failed with %s (%s)", call,
-                name ? name : "?", description ? description : "?");
-  report(fn, message);
+  describe(message, call, result);
+  report(fn, message, statusOf(result));
   return false;
+}
+
+/// Records and prints the failed allocation of `bytes` by `fn`.
+void reportOutOfMemory(const char *fn, uint64_t bytes, bool managed) {
+  setOutOfMemory(bytes, managed ? " of managed memory" : " of device memory");
+  std::fprintf(stderr, "spconv-rt: %s: out of memory: %s of %s memory\n", fn,
+               HumanBytes(bytes).c_str(), managed ? "managed" : "device");
+}
+
+/// The first failed module load of the process. Modules are loaded by
+/// global constructors, before a caller clears the last error, so the
+/// failure is kept here and repeated where the null module is used.
+struct LoadFailure {
+  std::mutex mutex;
+  bool failed = false;
+  int status = SPCONV_RT_OK;
+  char message[768] = "";
+};
+
+LoadFailure &loadFailure() {
+  static LoadFailure failure;
+  return failure;
+}
+
+/// Checks a module load's driver result like check(), and keeps a failure.
+bool checkLoad(const char *fn, const char *call, CUresult result) {
+  if (check(fn, call, result))
+    return true;
+  char message[512];
+  describe(message, call, result);
+  LoadFailure &failure = loadFailure();
+  std::lock_guard<std::mutex> lock(failure.mutex);
+  if (!failure.failed) {
+    failure.failed = true;
+    failure.status = statusOf(result);
+    std::snprintf(failure.message, sizeof(failure.message), "%s: %s", fn,
+                  message);
+  }
+  return false;
+}
+
+/// Reports "kernel module could not be loaded: <its failure>" if a module
+/// load failed; false if none did.
+bool reportLoadFailure() {
+  LoadFailure &failure = loadFailure();
+  std::lock_guard<std::mutex> lock(failure.mutex);
+  if (!failure.failed)
+    return false;
+  char text[1024];
+  std::snprintf(text, sizeof(text), "kernel module could not be loaded: %s",
+                failure.message);
+  std::fprintf(stderr, "spconv-rt: %s\n", text);
+  if (failure.status == SPCONV_RT_ERR_OUT_OF_MEMORY)
+    spconv_rt_internal_set_alloc_failure(0, 0, text);
+  else
+    spconv_rt_internal_set_error(failure.status, text);
+  return true;
 }
 
 std::atomic<int> defaultDevice{0};
@@ -261,7 +336,8 @@ void *mgpuModuleLoad(void *data, size_t /*gpuBlobSize*/) {
   if (!ctx || !nonNull(fn, data, "module image"))
     return nullptr;
   CUmodule module = nullptr;
-  if (!check(fn, "cuModuleLoadData", driver().cuModuleLoadData(&module, data)))
+  if (!checkLoad(fn, "cuModuleLoadData",
+                 driver().cuModuleLoadData(&module, data)))
     return nullptr;
   return module;
 }
@@ -277,8 +353,9 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
   void *values[] = {reinterpret_cast<void *>(intptr_t(optLevel)), log,
                     reinterpret_cast<void *>(uintptr_t(sizeof(log)))};
   CUmodule module = nullptr;
-  if (!check(fn, "cuModuleLoadDataEx",
-             driver().cuModuleLoadDataEx(&module, data, 3, options, values))) {
+  if (!checkLoad(
+          fn, "cuModuleLoadDataEx",
+          driver().cuModuleLoadDataEx(&module, data, 3, options, values))) {
     if (log[0])
       std::fprintf(stderr, "spconv-rt: JIT log:\n%s\n", log);
     return nullptr;
@@ -296,6 +373,8 @@ void mgpuModuleUnload(void *module) {
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
   const char *fn = "mgpuModuleGetFunction";
+  if (!module && reportLoadFailure())
+    return nullptr;
   ScopedContext ctx(fn);
   if (!ctx || !nonNull(fn, module, "module") ||
       !nonNull(fn, name, "function name"))
@@ -313,6 +392,9 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t /*paramsCount*/) {
   const char *fn = "mgpuLaunchKernel";
+  // The function of a module that did not load: say why, once more.
+  if (!function && reportLoadFailure())
+    return;
   ScopedContext ctx(fn);
   if (!ctx || !nonNull(fn, function, "function"))
     return;
@@ -413,20 +495,30 @@ void mgpuEventRecord(void *event, void *stream) {
 
 void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   const char *fn = "mgpuMemAlloc";
+  // Counted before the driver is asked, so injection needs no device.
+  if (spconv_rt_internal_count_allocation()) {
+    reportOutOfMemory(fn, sizeBytes, isHostShared);
+    return nullptr;
+  }
   ScopedContext ctx(fn);
   if (!ctx || sizeBytes == 0)
     return nullptr;
   CUdeviceptr ptr = 0;
-  bool ok =
+  if (!isHostShared && !retainPoolMemory(fn))
+    return nullptr;
+  CUresult result =
       isHostShared
-          ? check(fn, "cuMemAllocManaged",
-                  driver().cuMemAllocManaged(&ptr, sizeBytes,
-                                             CU_MEM_ATTACH_GLOBAL))
-          : retainPoolMemory(fn) &&
-                check(fn, "cuMemAllocAsync",
-                      driver().cuMemAllocAsync(&ptr, sizeBytes,
-                                               static_cast<CUstream>(stream)));
-  return ok ? reinterpret_cast<void *>(ptr) : nullptr;
+          ? driver().cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)
+          : driver().cuMemAllocAsync(&ptr, sizeBytes,
+                                     static_cast<CUstream>(stream));
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    reportOutOfMemory(fn, sizeBytes, isHostShared);
+    return nullptr;
+  }
+  if (!check(fn, isHostShared ? "cuMemAllocManaged" : "cuMemAllocAsync",
+             result))
+    return nullptr;
+  return reinterpret_cast<void *>(ptr);
 }
 
 void mgpuMemFree(void *ptr, void *stream) {

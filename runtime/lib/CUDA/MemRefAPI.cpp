@@ -13,8 +13,6 @@
 
 #include <cuda_runtime.h>
 
-#include <vector>
-
 using namespace spconv::rt;
 
 extern "C" int _mlir_ciface_spconv_rt_cuda_memref_hash_build(
@@ -129,7 +127,9 @@ public:
     }
     for (int d = 0; d < Rank && span; ++d)
       span += (device->sizes[d] - 1) * device->strides[d];
-    data.assign(span, T());
+    // The runtime's buffer: a failure is reported, never thrown.
+    if (!data.allocate(span, fn))
+      return SPCONV_RT_ERR_OUT_OF_MEMORY;
     if (span) {
       cudaError_t err = cudaMemcpy(data.data(), device->data + device->offset,
                                    span * sizeof(T), cudaMemcpyDeviceToHost);
@@ -144,7 +144,7 @@ public:
   StridedMemRefType<T, Rank> view;
 
 private:
-  std::vector<T> data;
+  Buffer<T> data;
 };
 
 extern "C" int _mlir_ciface_spconv_rt_cuda_memref_report_build_error(

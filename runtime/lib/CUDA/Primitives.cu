@@ -29,6 +29,10 @@ int cudaFail(const char *fn, const char *call, cudaError_t err) {
   std::snprintf(message, sizeof(message), "%s: %s failed with %s (%s)", fn,
                 call, cudaGetErrorName(err), cudaGetErrorString(err));
   std::fprintf(stderr, "spconv-rt: %s\n", message);
+  // Out of memory (DeviceBuffer::allocate has recorded its size already;
+  // the record is sticky).
+  if (err == cudaErrorMemoryAllocation)
+    return spconv_rt_internal_set_alloc_failure(0, 0, message);
   return spconv_rt_internal_set_error(SPCONV_RT_ERR_CUDA, message);
 }
 
@@ -54,8 +58,19 @@ public:
     if (ptr)
       cudaFreeAsync(ptr, stream);
   }
+  /// Counted for failure injection; out of memory (real or injected) is
+  /// recorded with its size and returned as cudaErrorMemoryAllocation.
   cudaError_t allocate(size_t bytes) {
-    return cudaMallocAsync(&ptr, bytes ? bytes : 1, stream);
+    bool inject = spconv_rt_internal_count_allocation() != 0;
+    cudaError_t err = inject ? cudaErrorMemoryAllocation
+                             : cudaMallocAsync(&ptr, bytes ? bytes : 1, stream);
+    if (err == cudaErrorMemoryAllocation) {
+      // Not left pending as the thread's last error for a launch check.
+      if (!inject)
+        cudaGetLastError();
+      setOutOfMemory(bytes, " of device scratch memory");
+    }
+    return err;
   }
   template <typename T> T *as() const { return static_cast<T *>(ptr); }
 
