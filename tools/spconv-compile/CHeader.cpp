@@ -56,9 +56,11 @@ const char *const gpuMemoryNotes =
 )";
 const char *const errorNotes =
     R"( *  - Errors: call spconv_rt_clear_error() before a call; if
- *    spconv_rt_last_error() is not "" after it (same thread), the inputs were
- *    invalid (out-of-grid or duplicate sites, bad indices, ...) and the
- *    results are meaningless.
+ *    spconv_rt_last_error() is not "" after it (same thread), the call
+ *    failed and the results are meaningless: the inputs were invalid
+ *    (out-of-grid or duplicate sites, bad indices, ...), or memory ran out
+ *    (spconv_rt_last_status() == SPCONV_RT_ERR_OUT_OF_MEMORY; results may
+ *    then be null buffers, which free as no-ops; a later call may succeed).
 )";
 const char *const threadNotes =
     R"( *  - Threads: OpenMP's (OMP_NUM_THREADS, omp_set_num_threads()) for the
