@@ -191,8 +191,8 @@ TEST_F(OutOfMemory, ScratchBuffersKeepTheirWording) {
   EXPECT_EQ(spconv_rt_sort_keys(keys.data(), int64_t(keys.size())),
             SPCONV_RT_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(spconv_rt_alloc_failed(), 1);
-  EXPECT_EQ(lastError(), "spconv_rt_sort_keys: cannot allocate 7.8 KiB (8000 "
-                         "bytes) of scratch memory");
+  EXPECT_EQ(lastError(), "out of memory: 7.8 KiB (8000 bytes) of scratch "
+                         "memory for spconv_rt_sort_keys");
   EXPECT_EQ(spconv_rt_last_status(), SPCONV_RT_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(reportAllocFailure("sort scratch", 3), SPCONV_RT_ERR_OUT_OF_MEMORY);
   EXPECT_EQ(lastError(),

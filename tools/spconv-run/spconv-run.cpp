@@ -46,6 +46,7 @@
 #include <functional>
 #include <omp.h>
 #include <set>
+#include <sys/resource.h>
 
 using namespace mlir;
 namespace npy = ::spconv::npy;
@@ -66,7 +67,9 @@ static llvm::cl::opt<std::string>
     outputDir("output-dir", llvm::cl::desc("Where out0.npy, out1.npy, ... go"),
               llvm::cl::Required);
 static llvm::cl::opt<bool>
-    printTimes("time", llvm::cl::desc("Print per-phase wall times to stderr"));
+    printTimes("time", llvm::cl::desc("Print per-phase wall times to stderr, "
+                                      "and the process's peak resident "
+                                      "memory"));
 static llvm::cl::opt<bool>
     printIR("print-ir-after-all",
             llvm::cl::desc("Print the IR after every pass of the pipeline"));
@@ -715,6 +718,14 @@ int main(int argc, char **argv) {
       return fail(error);
   }
   timer.stop("write");
+  // The process's peak resident memory: inputs, compiled code and the
+  // call's buffers (docs/Limits.md sizes a layer by it).
+  if (printTimes) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) == 0)
+      llvm::errs() << llvm::format("spconv-run: %-8s %10.1f MiB\n", "peak",
+                                   usage.ru_maxrss / 1024.0);
+  }
 
   if (profile) {
     llvm::outs() << llvm::format("%4s %10s %10s  %s\n", "#", "ms", "rows",

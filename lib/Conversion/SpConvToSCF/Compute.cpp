@@ -468,7 +468,7 @@ static Value lowerImplicitGemmConv(LoweringContext &ctx, OpBuilder &b,
       destination
           ? destination
           : memref::AllocOp::create(
-                b, loc,
+                b, bufferLoc(loc, "the output features of a convolution"),
                 MemRefType::get({ShapedType::kDynamic, operands.channelsOut},
                                 elementType),
                 ValueRange{rows})
@@ -586,7 +586,8 @@ Value lowering::lowerRulebookConv(LoweringContext &ctx, OpBuilder &b,
     acc = destination;
     fillRows(b, loc, acc, rows, channelsOut, initialValue);
   } else {
-    acc = allocRows(b, loc, rows, channelsOut, accType, initialValue);
+    acc = allocRows(b, bufferLoc(loc, "the output features of a convolution"),
+                    rows, channelsOut, accType, initialValue);
   }
   std::string role = computeRole(inverse ? "inverse_conv" : "conv",
                                  elementType, weightType, groups);

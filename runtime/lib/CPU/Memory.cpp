@@ -216,8 +216,8 @@ extern "C" void *spconv_rt_internal_allocate(size_t bytes, size_t alignment,
   }
   char message[1024];
   std::snprintf(message, sizeof(message),
-                "%s: cannot allocate %s of scratch memory", what,
-                HumanBytes(bytes).c_str());
+                "out of memory: %s of scratch memory for %s",
+                HumanBytes(bytes).c_str(), what);
   spconv_rt_internal_set_alloc_failure(1, bytes, message);
   return nullptr;
 }

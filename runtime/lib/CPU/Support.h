@@ -36,7 +36,7 @@ SPCONV_RT_EXPORT int spconv_rt_internal_set_alloc_failure(int hasBytes,
 /// if failure injection says this one must fail.
 SPCONV_RT_EXPORT int spconv_rt_internal_count_allocation(void);
 /// Memory.cpp's allocation (see allocateBuffer); a failure is recorded as
-/// "<what>: cannot allocate <size> of scratch memory", or "out of memory:
+/// "out of memory: <size> of scratch memory for <what>", or "out of memory:
 /// <size>" for a null `what`.
 SPCONV_RT_EXPORT void *
 spconv_rt_internal_allocate(size_t bytes, size_t alignment, const char *what);
@@ -163,7 +163,7 @@ public:
                what, static_cast<long long>(n));
       return false;
     }
-    // Records "<what>: cannot allocate <size> of scratch memory".
+    // Records "out of memory: <size> of scratch memory for <what>".
     ptr = static_cast<T *>(spconv_rt_internal_allocate(
         static_cast<size_t>(n) * sizeof(T), alignof(T), what));
     return ptr != nullptr;
