@@ -21,7 +21,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::spconv {
@@ -34,7 +33,6 @@ using namespace mlir::spconv;
 
 namespace {
 
-constexpr llvm::StringLiteral kBufferName = "spconv.buffer";
 constexpr llvm::StringLiteral kAllocFailed = "spconv_rt_alloc_failed";
 constexpr llvm::StringLiteral kReport = "spconv_rt_memref_report_alloc_failure";
 
@@ -203,7 +201,7 @@ void Guard::report(OpBuilder &b, memref::AllocOp alloc) {
   std::string what;
   llvm::raw_string_ostream os(what);
   // What the buffer is for: its name location (the lowering names the
-  // buffers it makes), its attribute, else its type.
+  // buffers it makes), else its type,
   // and where: the enclosing name location (a rulebook builder names its
   // ops), else a private function's name.
   SmallVector<StringAttr> names;
@@ -212,8 +210,6 @@ void Guard::report(OpBuilder &b, memref::AllocOp alloc) {
       names.push_back(nameLoc.getName());
     return WalkResult::advance();
   });
-  if (auto name = alloc->getAttrOfType<StringAttr>(kBufferName))
-    names.insert(names.begin(), name);
   if (!names.empty())
     os << names.front().getValue();
   else

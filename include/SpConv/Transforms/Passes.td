@@ -255,8 +255,10 @@ def SpConvGuardAllocationsPass
     regions allocate) into segments, and puts each segment under an
     `scf.if` on the flag. Right after an allocation that failed, the
     runtime's `spconv_rt_memref_report_alloc_failure(what, line)` names
-    what the buffer was for (its `spconv.buffer` attribute, or its type)
-    and the source line; every later segment then yields placeholders
+    what the buffer was for (its name location, `loc("the pairs of a
+    rulebook"(...))`, which the lowering gives the buffers it makes, and an
+    enclosing one, such as a rulebook builder's; else its type) and the
+    source line; every later segment then yields placeholders
     (`spconv.null_buffer`, zeros) instead of running, so the function
     returns null buffers and the caller reads the error. A loop that
     allocates runs no more iterations once the flag is set.
