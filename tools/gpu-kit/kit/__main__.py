@@ -27,7 +27,7 @@ import time
 import traceback
 
 from . import report
-from .context import Context
+from .context import Checks, Context
 from .device import CudaDevice, DeviceError, stderr_to
 
 KIT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -57,6 +57,7 @@ def run_phase(args):
     ctx = Context(args.kit, args.mode, args.work, out=args.out, quick=args.quick,
                   plant=args.plant, sites=args.sites)
     ctx.deadline = time.perf_counter() + args.budget
+    ctx.checks.progress = args.json + ".progress"
     try:
         phase_module(args.name).run(ctx)
     except Exception as e:  # noqa: BLE001 - reported as the phase's failure
@@ -116,10 +117,14 @@ def orchestrate(args):
             budget = STAND_IN_BUDGET
         print("== %s (budget %d s)" % (name, budget), flush=True)
         path = os.path.join(work, "phase-%s.json" % name)
-        if os.path.exists(path):
-            os.remove(path)
-        cmd = [sys.executable, "-m", "kit", "phase", name, "--kit", args.kit, "--mode", mode,
-               "--work", work, "--out", out, "--json", path, "--budget", str(budget)]
+        for stale in (path, path + ".progress"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        # -X faulthandler: a crash prints the Python stack, naming the
+        # check and the call that crashed.
+        cmd = [sys.executable, "-X", "faulthandler", "-m", "kit", "phase", name,
+               "--kit", args.kit, "--mode", mode, "--work", work, "--out", out,
+               "--json", path, "--budget", str(budget)]
         cmd += ["--quick"] if args.quick else []
         cmd += ["--plant", args.plant] if args.plant else []
         cmd += ["--sites", str(args.sites)] if args.sites else []
@@ -141,6 +146,10 @@ def orchestrate(args):
         if os.path.exists(path):
             with open(path) as f:
                 phase.update(json.load(f))
+        else:
+            # A phase that crashed or ran out of time keeps the checks it
+            # finished (its progress file).
+            phase.update(Checks.load_progress(path + ".progress"))
         if status != "done":
             phase["failed"].append([name, "%s after %.0f s; last output:\n%s"
                                     % (status, seconds, tail)])

@@ -23,18 +23,45 @@ class Checks:
         self.passed = []
         self.failed = []  # (name, why)
         self.notes = []
+        # A file each result is appended to as it comes (JSON lines), so
+        # that a phase that crashes keeps what it found before.
+        self.progress = None
+
+    def _record(self, entry):
+        if self.progress:
+            with open(self.progress, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+    @staticmethod
+    def load_progress(path):
+        """The passed and failed checks of a progress file ({} if none)."""
+        if not os.path.exists(path):
+            return {}
+        found = {"passed": [], "failed": []}
+        with open(path) as f:
+            for line in f:
+                entry = json.loads(line)
+                if "why" in entry:
+                    found["failed"].append([entry["name"], entry["why"]])
+                else:
+                    found["passed"].append(entry["name"])
+        return found
 
     def ok(self, name):
         self.passed.append(name)
+        self._record({"name": name})
 
     def fail(self, name, why):
         self.failed.append((name, str(why).strip()[:2000]))
+        self._record({"name": name, "why": self.failed[-1][1]})
         print("FAIL %s: %s" % (name, str(why).strip().splitlines()[0] if str(why).strip()
                                else ""), flush=True)
 
     def run(self, name, function, *args):
         """Runs a check: a CallError, a failed comparison (AssertionError) or
-        any other exception fails it by name."""
+        any other exception fails it by name. Its name is printed first, so
+        that a crash's last output names the check."""
+        print("-- %s" % name, flush=True)
         try:
             function(*args)
         except Exception as e:  # noqa: BLE001 - every failure is reported by name

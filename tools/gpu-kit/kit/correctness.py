@@ -146,7 +146,25 @@ def check_runtime_tests(ctx):
     if result.returncode == 0:
         ctx.checks.ok("CudaDevice.* (%s)" % (summary[0] if summary else "passed"))
     else:
-        ctx.checks.fail("CudaDevice.*", "\n".join(summary) or result.stdout[-2000:])
+        ctx.checks.fail("CudaDevice.*", "\n".join(summary + failed_test_output(result.stdout))
+                        or result.stdout[-2000:])
+
+
+def failed_test_output(stdout):
+    """What each failed gtest printed between its RUN and FAILED lines (the
+    failed expectations), at most 40 lines of each."""
+    out, block = [], []
+    for line in stdout.splitlines():
+        if line.startswith("[ RUN      ]"):
+            block = [line]
+        elif line.startswith("[       OK ]") or line.startswith("[  SKIPPED ]"):
+            block = []
+        elif line.startswith("[  FAILED  ]") and block:
+            out += block[:40] + [line]
+            block = []
+        elif block:
+            block.append(line)
+    return out
 
 
 def run(ctx):

@@ -39,7 +39,9 @@ def run(ctx):
                                     % (tool, limit))
             continue
         text = result.stdout + result.stderr
-        summary = [l for l in text.splitlines() if "ERROR SUMMARY" in l]
+        # memcheck ends with "ERROR SUMMARY: N errors", racecheck with
+        # "RACECHECK SUMMARY: N hazards displayed (...)".
+        summary = [l for l in text.splitlines() if "SUMMARY:" in l]
         ctx.data[tool] = summary[-1] if summary else text[-300:]
         if result.returncode == 0:
             ctx.checks.ok("compute-sanitizer %s (%s)" % (tool, summary[-1] if summary else ""))
