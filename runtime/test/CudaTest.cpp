@@ -8,6 +8,7 @@
 
 #include "TestUtil.h"
 
+#include <dlfcn.h>
 #include <numeric>
 #include <thread>
 
@@ -123,7 +124,7 @@ TEST(CudaDevice, MemoryWrappersRoundTrip) {
   void *stream = mgpuStreamCreate();
   ASSERT_NE(stream, nullptr) << lastError();
   mgpuMemset32(d.ptr, 0xdeadbeef, 10, stream);
-  mgpuMemset16(d.ptr + 10, 0x1234, 2, stream);
+  mgpuMemset16(d.ptr + 10, 0x1234, 4, stream); // 4 halves: 2 words
   void *event = mgpuEventCreate();
   mgpuEventRecord(event, stream);
   mgpuEventSynchronize(event);
@@ -165,6 +166,37 @@ TEST(CudaDevice, OneStreamPerThreadAndPoolMemory) {
   m[0] = 3;
   mgpuMemFree(m, stream);
   EXPECT_TRUE(lastError().empty()) << lastError();
+}
+
+TEST(CudaDevice, PoolMemoryFreedInsideStreamCapture) {
+  REQUIRE_DEVICE();
+  // The capture calls come from the driver itself: the runtime exports none.
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(cuda, nullptr);
+  using BeginFn = int (*)(void *, int);
+  using EndFn = int (*)(void *, void **);
+  using DestroyFn = int (*)(void *);
+  auto begin =
+      reinterpret_cast<BeginFn>(dlsym(cuda, "cuStreamBeginCapture_v2"));
+  auto end = reinterpret_cast<EndFn>(dlsym(cuda, "cuStreamEndCapture"));
+  auto destroy = reinterpret_cast<DestroyFn>(dlsym(cuda, "cuGraphDestroy"));
+  ASSERT_TRUE(begin && end && destroy);
+  spconv_rt_clear_error();
+  void *stream = spconv_rt_cuda_thread_stream();
+  ASSERT_NE(stream, nullptr) << lastError();
+  // A pool allocation made in a capture has no memory behind it until the
+  // graph runs: freeing it must not ask the driver what it is.
+  const int relaxed = 2; // CU_STREAM_CAPTURE_MODE_RELAXED
+  ASSERT_EQ(begin(stream, relaxed), 0);
+  void *d = mgpuMemAlloc(256, stream, false);
+  mgpuMemset32(d, 1, 64, stream);
+  mgpuMemFree(d, stream);
+  void *graph = nullptr;
+  EXPECT_EQ(end(stream, &graph), 0);
+  EXPECT_NE(d, nullptr);
+  EXPECT_TRUE(lastError().empty()) << lastError();
+  if (graph)
+    destroy(graph);
 }
 
 TEST(CudaDevice, HashTableMatchesCpu) {

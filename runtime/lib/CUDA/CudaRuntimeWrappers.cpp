@@ -194,16 +194,21 @@ constexpr int kMaxDevices = 64;
 /// Makes the default device's primary context current while alive.
 class ScopedContext {
 public:
-  explicit ScopedContext(const char *fn) {
+  /// With `quiet`, a context that cannot be made current is no error (see
+  /// mgpuModuleUnload); the guard is then false.
+  explicit ScopedContext(const char *fn, bool quiet = false) {
     Driver &d = driver();
     if (!d.ok) {
-      report(fn, d.failure);
+      if (!quiet)
+        report(fn, d.failure);
       return;
     }
     CUcontext ctx = primaryContext(fn, defaultDevice.load());
     if (!ctx)
       return;
-    pushed = check(fn, "cuCtxPushCurrent", d.cuCtxPushCurrent(ctx));
+    CUresult result = d.cuCtxPushCurrent(ctx);
+    pushed = quiet ? result == CUDA_SUCCESS
+                   : check(fn, "cuCtxPushCurrent", result);
   }
   ~ScopedContext() {
     if (pushed) {
@@ -365,7 +370,10 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
 
 void mgpuModuleUnload(void *module) {
   const char *fn = "mgpuModuleUnload";
-  ScopedContext ctx(fn);
+  // Called by the objects' global destructors, at dlclose or process exit.
+  // A driver already shut down by then (compute-sanitizer tears it down
+  // first) took the module with its context: nothing is left to free.
+  ScopedContext ctx(fn, /*quiet=*/true);
   if (ctx && nonNull(fn, module, "module"))
     check(fn, "cuModuleUnload",
           driver().cuModuleUnload(static_cast<CUmodule>(module)));
@@ -529,11 +537,14 @@ void mgpuMemFree(void *ptr, void *stream) {
   if (!ctx)
     return;
   auto address = reinterpret_cast<CUdeviceptr>(ptr);
+  // Managed memory (mgpuMemAlloc's isHostShared) is freed at once, pool
+  // memory in stream order. A pool allocation made inside a stream capture
+  // has no memory behind it yet and answers no attribute query: a failed
+  // query means not managed, and cuMemFreeAsync judges the pointer.
   unsigned managed = 0;
-  if (!check(fn, "cuPointerGetAttribute",
-             driver().cuPointerGetAttribute(
-                 &managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address)))
-    return;
+  if (driver().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                     address) != CUDA_SUCCESS)
+    managed = 0;
   if (managed)
     check(fn, "cuMemFree", driver().cuMemFree(address));
   else
