@@ -199,6 +199,68 @@ TEST(CudaDevice, PoolMemoryFreedInsideStreamCapture) {
     destroy(graph);
 }
 
+TEST(CudaDevice, LinearizeTwinsMatchCpu) {
+  REQUIRE_DEVICE();
+  spconv_rt_clear_error();
+  // Strided coordinates (every other column of an 8-wide array), as a view
+  // of an argument would be.
+  const int64_t n = 50000, batch = 3, shape[3] = {41, 1600, 1408};
+  std::vector<int32_t> wide(size_t(n) * 8, -7);
+  uint64_t state = 11;
+  for (int64_t i = 0; i < n; ++i) {
+    wide[i * 8] = int32_t(splitmix(state) % batch);
+    for (int d = 0; d < 3; ++d)
+      wide[i * 8 + 2 * (d + 1)] =
+          int32_t(splitmix(state) % uint64_t(shape[d]));
+  }
+  std::vector<int32_t> coords(size_t(n) * 4);
+  for (int64_t i = 0; i < n; ++i)
+    for (int c = 0; c < 4; ++c)
+      coords[i * 4 + c] = wide[i * 8 + 2 * c];
+  std::vector<int64_t> want(static_cast<size_t>(n));
+  ASSERT_EQ(spconv_rt_linearize_coords(coords.data(), n, 3, shape, batch,
+                                       want.data()),
+            0)
+      << lastError();
+  DeviceVector<int32_t> dWide(wide);
+  DeviceVector<int64_t> dKeys(static_cast<size_t>(n));
+  ASSERT_EQ(spconv_rt_cuda_linearize_coords(dWide.ptr, n, 8, 2, 3, shape,
+                                            batch, dKeys.ptr, nullptr),
+            0)
+      << lastError();
+  EXPECT_TRUE(dKeys.toHost() == want);
+  DeviceVector<int32_t> dBack(size_t(n) * 4);
+  ASSERT_EQ(spconv_rt_cuda_delinearize_keys(dKeys.ptr, n, 3, shape, batch,
+                                            dBack.ptr, 4, 1, nullptr),
+            0)
+      << lastError();
+  EXPECT_TRUE(dBack.toHost() == coords);
+
+  // The first site outside the grid and the first key outside it are
+  // reported as the CPU reports them, whatever the thread order.
+  wide[size_t(40000) * 8 + 4] = 1600;
+  wide[size_t(30000) * 8] = -1;
+  DeviceVector<int32_t> dBad(wide);
+  EXPECT_EQ(spconv_rt_cuda_linearize_coords(dBad.ptr, n, 8, 2, 3, shape,
+                                            batch, dKeys.ptr, nullptr),
+            SPCONV_RT_ERR_OUT_OF_RANGE);
+  EXPECT_NE(lastError().find("row 30000: batch index -1 is outside [0, 3)"),
+            std::string::npos)
+      << lastError();
+  spconv_rt_clear_error();
+  want[45000] = batch * 41 * 1600 * 1408;
+  want[47000] = -5;
+  DeviceVector<int64_t> dBadKeys(want);
+  EXPECT_EQ(spconv_rt_cuda_delinearize_keys(dBadKeys.ptr, n, 3, shape, batch,
+                                            dBack.ptr, 4, 1, nullptr),
+            SPCONV_RT_ERR_OUT_OF_RANGE);
+  EXPECT_NE(lastError().find("key 277094400 at index 45000 is outside the "
+                             "grid [0, 277094400)"),
+            std::string::npos)
+      << lastError();
+  spconv_rt_clear_error();
+}
+
 TEST(CudaDevice, HashTableMatchesCpu) {
   REQUIRE_DEVICE();
   auto keys = makeLidarScene(300000, 21).keys;

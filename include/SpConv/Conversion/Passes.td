@@ -406,8 +406,15 @@ def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
     ones still deduplicate. A kernel operand that is stack memory
     (`memref.alloca`),
     a mutable global, or a constant global that leaves the function
-    (through casts and views) is an error: the device cannot read it. The functions' own arguments must be device-accessible
-    memory too (managed, or device memory when only kernels read it).
+    (through casts and views) is an error: the device cannot read it.
+
+    A public function's arguments are the caller's device memory (the CUDA
+    ABI). Host code that loads from one directly (a scalar read by
+    `tensor.extract`) reads a host copy, made by a `gpu.memcpy` at the
+    function's entry and freed before every return; any other host access
+    to an argument (loads through a view, a CPU runtime primitive without
+    a CUDA twin) is an error naming the argument and the access, since it
+    would fault on a GPU though the emulator's host memory hides it.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -32,7 +32,8 @@ constexpr llvm::StringLiteral kWithCudaTwin[] = {
     "exclusive_scan_i32", "exclusive_scan_i64",
     "sort_pairs_bits",    "hash_build_deferred",
     "unique_deferred",    "exclusive_scan_i64_deferred",
-    "report_build_error"};
+    "report_build_error", "hash_lookup",
+    "linearize_coords",   "delinearize_keys"};
 
 struct SpConvGPURuntimeCallsPass
     : spconv::impl::SpConvGPURuntimeCallsPassBase<SpConvGPURuntimeCallsPass> {

@@ -53,6 +53,15 @@ bool isWholeBufferCopy(memref::CopyOp copy) {
 struct Access {
   bool host = false;
   bool device = false;
+  /// The first op that surely reads or writes the contents on the host (a
+  /// load, a store, a call of the CPU runtime), not one that only may.
+  Operation *hostUser = nullptr;
+
+  void touchedOnHost(Operation *user) {
+    host = true;
+    if (!hostUser)
+      hostUser = user;
+  }
 };
 
 void collectAccess(Value buffer, Access &access) {
@@ -77,7 +86,7 @@ void collectAccess(Value buffer, Access &access) {
         copy && isWholeBufferCopy(copy))
       continue;
     if (isa<memref::LoadOp, memref::StoreOp>(user)) {
-      access.host = true;
+      access.touchedOnHost(user);
       continue;
     }
     // A result of a public function goes to a caller outside the module,
@@ -96,7 +105,7 @@ void collectAccess(Value buffer, Access &access) {
         continue;
       }
       if (callee && callee.isExternal()) {
-        access.host = true; // The CPU runtime.
+        access.touchedOnHost(user); // The CPU runtime.
         continue;
       }
     }
@@ -205,6 +214,47 @@ void uploadConstantGlobals(func::FuncOp function,
   }
 }
 
+/// Arguments of a public function that its host code loads from directly
+/// (a scalar such as a learning rate, read by `tensor.extract`) are the
+/// caller's device memory: each is copied, whole, into a host buffer at the
+/// function's entry, and the loads read the copy. The copy becomes a
+/// `gpu.memcpy` below, which spconv-gpu-stream-order waits for before the
+/// first load. Arguments are read-only (bufferization writes none), so the
+/// entry's copy is what any later load would read. Other host accesses (a
+/// view's loads, the CPU runtime) are reported by the caller.
+void loadArgumentsFromHostCopies(func::FuncOp function,
+                                 SmallVectorImpl<memref::DeallocOp> &deallocs) {
+  if (function.isExternal() || !function.isPublic())
+    return;
+  SmallVector<func::ReturnOp> returns;
+  function.walk([&](func::ReturnOp op) { returns.push_back(op); });
+  OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
+  for (BlockArgument argument : function.getArguments()) {
+    auto type = dyn_cast<MemRefType>(argument.getType());
+    if (!type || !type.getLayout().isIdentity())
+      continue;
+    SmallVector<memref::LoadOp> loads;
+    for (Operation *user : argument.getUsers())
+      if (auto load = dyn_cast<memref::LoadOp>(user))
+        loads.push_back(load);
+    if (loads.empty())
+      continue;
+    Location loc = argument.getLoc();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(memref::DimOp::create(b, loc, argument, d));
+    auto copy = memref::AllocOp::create(b, loc, type, sizes);
+    memref::CopyOp::create(b, loc, argument, copy);
+    for (memref::LoadOp load : loads)
+      load.getMemrefMutable().assign(copy);
+    for (func::ReturnOp ret : returns) {
+      OpBuilder atReturn(ret);
+      deallocs.push_back(memref::DeallocOp::create(atReturn, loc, copy));
+    }
+  }
+}
+
 struct SpConvGPUMemoryPass
     : spconv::impl::SpConvGPUMemoryPassBase<SpConvGPUMemoryPass> {
   void runOnOperation() override {
@@ -218,6 +268,7 @@ struct SpConvGPUMemoryPass
       function.walk([&](memref::AllocOp op) { allocs.push_back(op); });
       function.walk([&](memref::DeallocOp op) { deallocs.push_back(op); });
       uploadConstantGlobals(function, allocs, deallocs);
+      loadArgumentsFromHostCopies(function, deallocs);
       // Stack and global buffers live in host memory only.
       function.walk([&](gpu::LaunchFuncOp launch) {
         for (Value operand : launch.getKernelOperands()) {
@@ -251,6 +302,32 @@ struct SpConvGPUMemoryPass
           }
         }
       });
+    }
+    // A public function's arguments are the caller's device memory (the
+    // CUDA ABI): host code that reads one would fault on a GPU, though the
+    // emulator's host memory hides it. The lowering must give such an
+    // access a kernel or a runtime primitive with a CUDA twin.
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal() || !function.isPublic())
+        continue;
+      for (BlockArgument argument : function.getArguments()) {
+        if (!isa<MemRefType>(argument.getType()))
+          continue;
+        Access access;
+        collectAccess(argument, access);
+        if (!access.hostUser)
+          continue;
+        InFlightDiagnostic diag =
+            access.hostUser->emitError("spconv-gpu-memory: host code reads ")
+            << "argument #" << argument.getArgNumber() << " of @"
+            << function.getSymName()
+            << ", which the caller passes in device memory";
+        if (auto call = dyn_cast<func::CallOp>(access.hostUser))
+          diag << " (the CPU runtime's " << call.getCallee()
+               << " has no CUDA twin)";
+        diag.attachNote(function.getLoc()) << "function defined here";
+        failedCheck = true;
+      }
     }
     if (failedCheck)
       return signalPassFailure();

@@ -374,26 +374,22 @@ static SmallVector<Value> lower(LoweringContext &ctx, OpBuilder &b,
 
   // Validate the index: every segment id in [0, M).
   Value total = arith::MulIOp::create(b, loc, batch, points);
-  Value bad = findFirst(
-      b, loc, zero, total, [&](OpBuilder &fb, Location floc, Value i) -> Value {
-        Value bi = arith::DivUIOp::create(fb, floc, i, points);
-        Value pi = arith::RemUIOp::create(fb, floc, i, points);
-        Value m = loadAs(fb, floc, index, {bi, pi}, indexType);
+  auto segmentAt = [&](OpBuilder &fb, Location floc, Value i) -> Value {
+    Value bi = arith::DivUIOp::create(fb, floc, i, points);
+    Value pi = arith::RemUIOp::create(fb, floc, i, points);
+    return loadAs(fb, floc, index, {bi, pi}, indexType);
+  };
+  reportFirstBad(
+      ctx, b, loc, total, segments,
+      [&](OpBuilder &fb, Location floc, Value i) -> Value {
+        Value m = segmentAt(fb, floc, i);
         return arith::OrIOp::create(
             fb, floc,
             arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt, m, zero),
             arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge, m,
                                   segments));
-      });
-  Value anyBad =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, bad, zero);
-  scf::IfOp::create(b, loc, anyBad, [&](OpBuilder &tb, Location tloc) {
-    Value bi = arith::DivUIOp::create(tb, tloc, bad, points);
-    Value pi = arith::RemUIOp::create(tb, tloc, bad, points);
-    reportBadIndex(ctx, tb, tloc, bad,
-                   loadAs(tb, tloc, index, {bi, pi}, indexType), segments);
-    scf::YieldOp::create(tb, tloc);
-  });
+      },
+      segmentAt);
 
   Value values = allocLike(b, loc, op.getValues(), {batch, channels, segments});
   Value positions =

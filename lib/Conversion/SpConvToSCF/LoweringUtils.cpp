@@ -12,6 +12,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
@@ -323,25 +325,117 @@ Value lowering::inRange(OpBuilder &b, Location loc, Value index, Value bound) {
   return arith::AndIOp::create(b, loc, lower, upper);
 }
 
-void lowering::reportFirstBadIndex(
-    LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
+/// A kernel over `[0, count)` running `body(position)`.
+static void forEachOnDevice(
+    OpBuilder &b, Location loc, Value count, StringRef role,
+    function_ref<void(OpBuilder &, Location, Value)> body) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  markKernel(scf::ParallelOp::create(
+                 b, loc, ValueRange{zero}, ValueRange{count}, ValueRange{one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   body(pb, ploc, ivs[0]);
+                 }),
+             role);
+}
+
+/// reportFirstBad on the GPU: the search's state lives in a two-word buffer
+/// of device memory, [first bad position (INT64_MAX: none), its index].
+static void reportFirstBadOnDevice(
+    LoweringContext &ctx, OpBuilder &b, Location loc, Value count,
+    Value bound, function_ref<Value(OpBuilder &, Location, Value)> isBad,
     function_ref<Value(OpBuilder &, Location, Value)> indexAt) {
-  Value zero = indexConst(b, loc, 0);
-  Value first = findFirst(
-      b, loc, zero, count, [&](OpBuilder &fb, Location floc, Value i) -> Value {
-        Value index = indexAt(fb, floc, i);
-        Value below = arith::CmpIOp::create(
-            fb, floc, arith::CmpIPredicate::slt, index, indexConst(fb, floc, -1));
-        Value above = arith::CmpIOp::create(
-            fb, floc, arith::CmpIPredicate::sge, index, bound);
-        return arith::OrIOp::create(fb, floc, below, above);
+  Type i64 = b.getI64Type();
+  auto stateType = MemRefType::get({2}, i64);
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  Value state = memref::AllocOp::create(
+      b, bufferLoc(loc, "the search for a bad index"), stateType);
+  // Two threads, not one: a single-iteration loop would fold to host code.
+  forEachOnDevice(b, loc, indexConst(b, loc, 2), "bad_index_init",
+                  [&](OpBuilder &pb, Location ploc, Value slot) {
+                    Value isFirst = arith::CmpIOp::create(
+                        pb, ploc, arith::CmpIPredicate::eq, slot,
+                        indexConst(pb, ploc, 0));
+                    memref::StoreOp::create(
+                        pb, ploc,
+                        arith::SelectOp::create(pb, ploc, isFirst,
+                                                i64Const(pb, ploc, kNone),
+                                                i64Const(pb, ploc, 0)),
+                        state, ValueRange{slot});
+                  });
+  forEachOnDevice(
+      b, loc, count, "find_bad_index",
+      [&](OpBuilder &pb, Location ploc, Value i) {
+        scf::IfOp::create(pb, ploc, isBad(pb, ploc, i),
+                          [&](OpBuilder &tb, Location tloc) {
+                            memref::AtomicRMWOp::create(
+                                tb, tloc, arith::AtomicRMWKind::mins,
+                                arith::IndexCastOp::create(tb, tloc, i64, i),
+                                state, ValueRange{indexConst(tb, tloc, 0)});
+                            scf::YieldOp::create(tb, tloc);
+                          });
       });
+  // Host memory: only the copies and the loads below touch it.
+  Value host = memref::AllocOp::create(b, loc, stateType);
+  memref::CopyOp::create(b, loc, state, host);
+  Value first = memref::LoadOp::create(b, loc, host,
+                                       ValueRange{indexConst(b, loc, 0)});
+  Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, first,
+                                      i64Const(b, loc, kNone));
+  scf::IfOp::create(b, loc, found, [&](OpBuilder &tb, Location tloc) {
+    Value position =
+        arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), first);
+    forEachOnDevice(tb, tloc, count, "fetch_bad_index",
+                    [&](OpBuilder &pb, Location ploc, Value i) {
+                      Value isFirst = arith::CmpIOp::create(
+                          pb, ploc, arith::CmpIPredicate::eq, i, position);
+                      scf::IfOp::create(
+                          pb, ploc, isFirst, [&](OpBuilder &ib, Location iloc) {
+                            memref::StoreOp::create(
+                                ib, iloc,
+                                arith::IndexCastOp::create(
+                                    ib, iloc, i64, indexAt(ib, iloc, i)),
+                                state, ValueRange{indexConst(ib, iloc, 1)});
+                            scf::YieldOp::create(ib, iloc);
+                          });
+                    });
+    memref::CopyOp::create(tb, tloc, state, host);
+    Value index = memref::LoadOp::create(tb, tloc, host,
+                                         ValueRange{indexConst(tb, tloc, 1)});
+    reportBadIndex(ctx, tb, tloc, position, index, bound);
+    scf::YieldOp::create(tb, tloc);
+  });
+}
+
+void lowering::reportFirstBad(
+    LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
+    function_ref<Value(OpBuilder &, Location, Value)> isBad,
+    function_ref<Value(OpBuilder &, Location, Value)> indexAt) {
+  if (ctx.getTarget() == LoopTarget::GPU)
+    return reportFirstBadOnDevice(ctx, b, loc, count, bound, isBad, indexAt);
+  Value zero = indexConst(b, loc, 0);
+  Value first = findFirst(b, loc, zero, count, isBad);
   Value found =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, first, zero);
   scf::IfOp::create(b, loc, found, [&](OpBuilder &tb, Location tloc) {
     reportBadIndex(ctx, tb, tloc, first, indexAt(tb, tloc, first), bound);
     scf::YieldOp::create(tb, tloc);
   });
+}
+
+void lowering::reportFirstBadIndex(
+    LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
+    function_ref<Value(OpBuilder &, Location, Value)> indexAt) {
+  reportFirstBad(
+      ctx, b, loc, count, bound,
+      [&](OpBuilder &fb, Location floc, Value i) -> Value {
+        Value index = indexAt(fb, floc, i);
+        Value below = arith::CmpIOp::create(
+            fb, floc, arith::CmpIPredicate::slt, index, indexConst(fb, floc, -1));
+        Value above = arith::CmpIOp::create(
+            fb, floc, arith::CmpIPredicate::sge, index, bound);
+        return arith::OrIOp::create(fb, floc, below, above);
+      },
+      indexAt);
 }
 
 Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,

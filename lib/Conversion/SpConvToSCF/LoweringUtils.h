@@ -262,11 +262,21 @@ void forEachGroup(
 /// Whether `0 <= index < bound` (i1; index values).
 Value inRange(OpBuilder &b, Location loc, Value index, Value bound);
 
-/// Reports, through the runtime, the first position in `[0, count)` whose
-/// index `indexAt(position)` (index type) is neither -1 (no counterpart)
-/// nor in `[0, bound)`: the check of an index operand before a loop that
-/// skips what it cannot read. A sequential scan, so the position reported
-/// does not depend on the thread count.
+/// Reports, through the runtime, the first position in `[0, count)` where
+/// `isBad(position)` (i1) holds, with its index `indexAt(position)` (index
+/// type) and `bound`. The position reported does not depend on the thread
+/// count: on the CPU a sequential scan; on the GPU, where the indices are
+/// device memory the host cannot read, a kernel keeps the smallest such
+/// position (an atomic minimum) and, only when there is one, another
+/// fetches its index; the host reads back two words.
+void reportFirstBad(LoweringContext &ctx, OpBuilder &b, Location loc,
+                    Value count, Value bound,
+                    function_ref<Value(OpBuilder &, Location, Value)> isBad,
+                    function_ref<Value(OpBuilder &, Location, Value)> indexAt);
+
+/// reportFirstBad for an index operand checked before a loop that skips
+/// what it cannot read: an index is bad if it is neither -1 (no
+/// counterpart) nor in `[0, bound)`.
 void reportFirstBadIndex(
     LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
     function_ref<Value(OpBuilder &, Location, Value)> indexAt);

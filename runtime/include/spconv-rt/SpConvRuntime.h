@@ -441,6 +441,17 @@ SPCONV_RT_EXPORT int spconv_rt_cuda_hash_lookup(const int64_t *dTableKeys,
                                                 const int64_t *dQueries,
                                                 int64_t m, int32_t *dOut,
                                                 void *stream);
+/* spconv_rt_linearize_coords and spconv_rt_delinearize_keys on device
+ * memory (`shape` is host memory), with the same checks and messages; they
+ * wait for the stream to learn of a site or key outside the grid. */
+SPCONV_RT_EXPORT int spconv_rt_cuda_linearize_coords(
+    const int32_t *dCoords, int64_t n, int64_t rowStride, int64_t colStride,
+    int32_t numSpatialDims, const int64_t *shape, int64_t batchSize,
+    int64_t *dKeys, void *stream);
+SPCONV_RT_EXPORT int spconv_rt_cuda_delinearize_keys(
+    const int64_t *dKeys, int64_t n, int32_t numSpatialDims,
+    const int64_t *shape, int64_t batchSize, int32_t *dCoords,
+    int64_t rowStride, int64_t colStride, void *stream);
 SPCONV_RT_EXPORT int spconv_rt_cuda_sort_pairs(int64_t *dKeys,
                                                int32_t *dValues, int64_t n,
                                                void *stream);
@@ -709,6 +720,19 @@ SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i32(
 SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_exclusive_scan_i64(
     StridedMemRefType<int64_t, 1> *in, StridedMemRefType<int64_t, 1> *out,
     StridedMemRefType<int64_t, 1> *total);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_hash_lookup(
+    StridedMemRefType<int64_t, 1> *tableKeys,
+    StridedMemRefType<int32_t, 1> *tableValues,
+    StridedMemRefType<int64_t, 1> *queries, StridedMemRefType<int32_t, 1> *out);
+/* spatialShape is host memory. */
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_linearize_coords(
+    StridedMemRefType<int32_t, 2> *coords,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    StridedMemRefType<int64_t, 1> *keys);
+SPCONV_RT_EXPORT int _mlir_ciface_spconv_rt_cuda_memref_delinearize_keys(
+    StridedMemRefType<int64_t, 1> *keys,
+    StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
+    StridedMemRefType<int32_t, 2> *coords);
 /* The deferred twins: results stay in device memory, no synchronisation.
  * The report twin (an error path) waits for the stream and copies the
  * coordinates and keys to the host; spatialShape is host memory. */

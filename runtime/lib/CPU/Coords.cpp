@@ -12,10 +12,9 @@
 
 using namespace spconv::rt;
 
-namespace {
-/// Validates the grid and returns its volume B * prod(S) in *volume.
-int checkGrid(const char *fn, int32_t numSpatialDims, const int64_t *shape,
-              int64_t batchSize, int64_t *volume) {
+int spconv_rt_internal_check_grid(const char *fn, int32_t numSpatialDims,
+                                  const int64_t *shape, int64_t batchSize,
+                                  int64_t *volume) {
   if (numSpatialDims < 1 || numSpatialDims > SPCONV_RT_MAX_SPATIAL_DIMS)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: number of spatial dims %d is outside [1, %d]", fn,
@@ -43,6 +42,34 @@ int checkGrid(const char *fn, int32_t numSpatialDims, const int64_t *shape,
   return SPCONV_RT_OK;
 }
 
+int spconv_rt_internal_check_int32_grid(const char *fn,
+                                        int32_t numSpatialDims,
+                                        const int64_t *shape,
+                                        int64_t batchSize) {
+  // Coordinates are int32: a dim (or batch) past INT32_MAX cannot be written.
+  if (batchSize > INT32_MAX)
+    return setError(SPCONV_RT_ERR_OVERFLOW,
+                    "%s: batch size %lld does not fit int32 coordinates", fn,
+                    static_cast<long long>(batchSize));
+  for (int32_t d = 0; d < numSpatialDims; ++d)
+    if (shape[d] > INT32_MAX)
+      return setError(SPCONV_RT_ERR_OVERFLOW,
+                      "%s: spatial shape[%d] = %lld does not fit int32 "
+                      "coordinates",
+                      fn, d, static_cast<long long>(shape[d]));
+  return SPCONV_RT_OK;
+}
+
+int spconv_rt_internal_report_bad_key(const char *fn, int64_t key,
+                                      int64_t index, int64_t volume) {
+  return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
+                  "%s: key %lld at index %lld is outside the grid [0, %lld)",
+                  fn, static_cast<long long>(key),
+                  static_cast<long long>(index),
+                  static_cast<long long>(volume));
+}
+
+namespace {
 /// Index of the first out-of-range column of a row, or -1.
 inline int badColumn(const int32_t *row, int64_t colStride, int32_t dims,
                      const int64_t *shape, int64_t batchSize) {
@@ -101,9 +128,10 @@ int spconv::rt::linearizeCoords(const int32_t *coords, int64_t n,
   return SPCONV_RT_OK;
 }
 
-int spconv::rt::reportBadSite(const char *fn, int64_t i, const int32_t *row,
-                              int64_t colStride, int32_t dims,
-                              const int64_t *shape, int64_t batchSize) {
+int spconv_rt_internal_report_bad_site(const char *fn, int64_t i,
+                                       const int32_t *row, int64_t colStride,
+                                       int32_t dims, const int64_t *shape,
+                                       int64_t batchSize) {
   int col = badColumn(row, colStride, dims, shape, batchSize);
   if (col < 0)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
@@ -136,17 +164,8 @@ int spconv::rt::delinearizeKeys(const int64_t *keys, int64_t n, int32_t dims,
   if (!coords || !keys)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: %s is a null pointer", fn, !coords ? "coords" : "keys");
-  // Coordinates are int32: a dim (or batch) past INT32_MAX cannot be written.
-  if (batchSize > INT32_MAX)
-    return setError(SPCONV_RT_ERR_OVERFLOW,
-                    "%s: batch size %lld does not fit int32 coordinates", fn,
-                    static_cast<long long>(batchSize));
-  for (int32_t d = 0; d < dims; ++d)
-    if (shape[d] > INT32_MAX)
-      return setError(SPCONV_RT_ERR_OVERFLOW,
-                      "%s: spatial shape[%d] = %lld does not fit int32 "
-                      "coordinates",
-                      fn, d, static_cast<long long>(shape[d]));
+  if (int status = checkInt32Grid(fn, dims, shape, batchSize))
+    return status;
 
   int threads = threadsFor(n);
   int64_t firstBad[kMaxThreads];
@@ -169,12 +188,7 @@ int spconv::rt::delinearizeKeys(const int64_t *keys, int64_t n, int32_t dims,
   });
   for (int t = 0; t < threads; ++t)
     if (firstBad[t] >= 0)
-      return setError(SPCONV_RT_ERR_OUT_OF_RANGE,
-                      "%s: key %lld at index %lld is outside the grid "
-                      "[0, %lld)",
-                      fn, static_cast<long long>(keys[firstBad[t]]),
-                      static_cast<long long>(firstBad[t]),
-                      static_cast<long long>(volume));
+      return reportBadKey(fn, keys[firstBad[t]], firstBad[t], volume);
   return SPCONV_RT_OK;
 }
 

@@ -145,6 +145,47 @@ inline int viewScan(const char *fn, StridedMemRefType<T, 1> *in,
   return SPCONV_RT_OK;
 }
 
+/// Checks a N x (1 + D) coordinate descriptor (any strides).
+inline int viewCoords(const char *fn, StridedMemRefType<int32_t, 2> *m, int32_t dims,
+               int64_t minRows, bool exactRows) {
+  if (!m)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' is a null descriptor", fn);
+  if (m->sizes[0] < 0 || m->sizes[1] != dims + 1)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' has shape %lldx%lld, expected Nx%d",
+                    fn, static_cast<long long>(m->sizes[0]),
+                    static_cast<long long>(m->sizes[1]), dims + 1);
+  if (exactRows ? m->sizes[0] != minRows : m->sizes[0] < minRows)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' has %lld rows, expected %s%lld", fn,
+                    static_cast<long long>(m->sizes[0]),
+                    exactRows ? "" : ">= ", static_cast<long long>(minRows));
+  if (m->sizes[0] > 0 && !m->data)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'coords' has a null data pointer", fn);
+  return SPCONV_RT_OK;
+}
+
+inline int viewShape(const char *fn, StridedMemRefType<int64_t, 1> *shapeDesc,
+              const int64_t **shape, int32_t *dims) {
+  *shape = nullptr;
+  *dims = 0;
+  int64_t *ptr;
+  int64_t size;
+  if (int status = view1D(fn, "spatialShape", shapeDesc, &ptr, &size))
+    return status;
+  if (size < 1 || size > SPCONV_RT_MAX_SPATIAL_DIMS)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: memref 'spatialShape' has %lld elements, expected "
+                    "[1, %d]",
+                    fn, static_cast<long long>(size),
+                    SPCONV_RT_MAX_SPATIAL_DIMS);
+  *shape = ptr;
+  *dims = static_cast<int32_t>(size);
+  return SPCONV_RT_OK;
+}
+
 } // namespace rt
 } // namespace spconv
 

@@ -41,6 +41,30 @@ SPCONV_RT_EXPORT int spconv_rt_internal_count_allocation(void);
 SPCONV_RT_EXPORT void *
 spconv_rt_internal_allocate(size_t bytes, size_t alignment, const char *what);
 SPCONV_RT_EXPORT void spconv_rt_internal_free(void *ptr);
+/// Validates a grid of `numSpatialDims` extents `shape` and `batchSize`
+/// batches; returns its volume B * prod(S) (checked for int64 overflow) in
+/// *volume.
+SPCONV_RT_EXPORT int spconv_rt_internal_check_grid(const char *fn,
+                                                   int32_t numSpatialDims,
+                                                   const int64_t *shape,
+                                                   int64_t batchSize,
+                                                   int64_t *volume);
+/// Whether every coordinate of the grid fits int32 (delinearizing writes
+/// int32 coordinates).
+SPCONV_RT_EXPORT int spconv_rt_internal_check_int32_grid(const char *fn,
+                                                         int32_t numSpatialDims,
+                                                         const int64_t *shape,
+                                                         int64_t batchSize);
+/// Records "fn: row i: ... is outside [0, bound)" for the out-of-grid site
+/// `row` (column stride `colStride`) and returns its status.
+SPCONV_RT_EXPORT int spconv_rt_internal_report_bad_site(
+    const char *fn, int64_t i, const int32_t *row, int64_t colStride,
+    int32_t numSpatialDims, const int64_t *shape, int64_t batchSize);
+/// Records "fn: key K at index I is outside the grid [0, volume)".
+SPCONV_RT_EXPORT int spconv_rt_internal_report_bad_key(const char *fn,
+                                                       int64_t key,
+                                                       int64_t index,
+                                                       int64_t volume);
 }
 
 namespace spconv {
@@ -180,11 +204,29 @@ private:
 int linearizeCoords(const int32_t *coords, int64_t n, int64_t rowStride,
                     int64_t colStride, int32_t numSpatialDims,
                     const int64_t *shape, int64_t batchSize, int64_t *keys);
-/// Records "fn: row i: ... is outside [0, bound)" for the out-of-grid site
-/// `row` (column stride `colStride`) and returns its status.
-int reportBadSite(const char *fn, int64_t i, const int32_t *row,
-                  int64_t colStride, int32_t numSpatialDims,
-                  const int64_t *shape, int64_t batchSize);
+/// Coords.cpp's grid checks and messages (the spconv_rt_internal_*
+/// exports, shared with the CUDA library's twins).
+inline int checkGrid(const char *fn, int32_t numSpatialDims,
+                     const int64_t *shape, int64_t batchSize,
+                     int64_t *volume) {
+  return spconv_rt_internal_check_grid(fn, numSpatialDims, shape, batchSize,
+                                       volume);
+}
+inline int checkInt32Grid(const char *fn, int32_t numSpatialDims,
+                          const int64_t *shape, int64_t batchSize) {
+  return spconv_rt_internal_check_int32_grid(fn, numSpatialDims, shape,
+                                             batchSize);
+}
+inline int reportBadSite(const char *fn, int64_t i, const int32_t *row,
+                         int64_t colStride, int32_t numSpatialDims,
+                         const int64_t *shape, int64_t batchSize) {
+  return spconv_rt_internal_report_bad_site(fn, i, row, colStride,
+                                            numSpatialDims, shape, batchSize);
+}
+inline int reportBadKey(const char *fn, int64_t key, int64_t index,
+                        int64_t volume) {
+  return spconv_rt_internal_report_bad_key(fn, key, index, volume);
+}
 int delinearizeKeys(const int64_t *keys, int64_t n, int32_t numSpatialDims,
                     const int64_t *shape, int64_t batchSize, int32_t *coords,
                     int64_t rowStride, int64_t colStride);

@@ -171,6 +171,55 @@ __global__ void lookupKeys(const int64_t *tableKeys,
   }
 }
 
+/// A grid's spatial extents, passed to kernels by value.
+struct GridExtents {
+  int64_t extent[SPCONV_RT_MAX_SPATIAL_DIMS];
+};
+
+// The CPU's linearizeCoords: a site outside the grid gets no key and lowers
+// status->firstBad to its row.
+__global__ void linearizeRows(const int32_t *coords, int64_t n,
+                              int64_t rowStride, int64_t colStride,
+                              int32_t dims, GridExtents shape,
+                              int64_t batchSize, int64_t *keys,
+                              Status *status) {
+  GRID_LOOP(i, n) {
+    const int32_t *row = coords + i * rowStride;
+    bool inside = row[0] >= 0 && row[0] < batchSize;
+    int64_t key = row[0];
+    for (int32_t d = 0; d < dims && inside; ++d) {
+      int32_t x = row[(d + 1) * colStride];
+      inside = x >= 0 && x < shape.extent[d];
+      key = key * shape.extent[d] + x;
+    }
+    if (inside)
+      keys[i] = key;
+    else
+      atomicMin(&status->firstBad, (long long)i);
+  }
+}
+
+// The CPU's delinearizeKeys: a key outside [0, volume) writes no row and
+// lowers status->firstBad to its index.
+__global__ void delinearizeRows(const int64_t *keys, int64_t n, int32_t dims,
+                                GridExtents shape, int64_t volume,
+                                int32_t *coords, int64_t rowStride,
+                                int64_t colStride, Status *status) {
+  GRID_LOOP(i, n) {
+    int64_t key = keys[i];
+    if (key < 0 || key >= volume) {
+      atomicMin(&status->firstBad, (long long)i);
+      continue;
+    }
+    int32_t *row = coords + i * rowStride;
+    for (int32_t d = dims - 1; d >= 0; --d) {
+      row[(d + 1) * colStride] = int32_t(key % shape.extent[d]);
+      key /= shape.extent[d];
+    }
+    row[0] = int32_t(key);
+  }
+}
+
 __global__ void iota(int32_t *out, int64_t n) {
   GRID_LOOP(i, n) { out[i] = int32_t(i); }
 }
@@ -636,6 +685,95 @@ int spconv_rt_cuda_hash_lookup(const int64_t *dTableKeys,
   CUDA_CHECK(fn, cudaGetLastError());
   CUDA_CHECK(fn, cudaStreamSynchronize(stream));
   return SPCONV_RT_OK;
+}
+
+int spconv_rt_cuda_linearize_coords(const int32_t *dCoords, int64_t n,
+                                    int64_t rowStride, int64_t colStride,
+                                    int32_t numSpatialDims,
+                                    const int64_t *shape, int64_t batchSize,
+                                    int64_t *dKeys, void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_linearize_coords";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  int64_t volume;
+  if (int s = checkGrid(fn, numSpatialDims, shape, batchSize, &volume))
+    return s;
+  if (int s = checkCount(fn, n, "sites"))
+    return s;
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dCoords || !dKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: %s is a null pointer", fn,
+                    !dCoords ? "coords" : "keys");
+  if (int s = checkDevice(fn))
+    return s;
+  GridExtents extents{};
+  for (int32_t d = 0; d < numSpatialDims; ++d)
+    extents.extent[d] = shape[d];
+  DeviceBuffer status(stream);
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  linearizeRows<<<blocksFor(n), kBlock, 0, stream>>>(
+      dCoords, n, rowStride, colStride, numSpatialDims, extents, batchSize,
+      dKeys, status.as<Status>());
+  Status found;
+  if (int s = readStatus(fn, status, &found, stream))
+    return s;
+  if (found.firstBad == INT64_MAX)
+    return SPCONV_RT_OK;
+  // The first bad row, for the CPU's message.
+  int64_t i = found.firstBad;
+  int32_t row[SPCONV_RT_MAX_SPATIAL_DIMS + 1];
+  for (int32_t c = 0; c <= numSpatialDims; ++c)
+    CUDA_CHECK(fn, cudaMemcpyAsync(&row[c],
+                                   dCoords + i * rowStride + c * colStride,
+                                   sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                   stream));
+  CUDA_CHECK(fn, cudaStreamSynchronize(stream));
+  return reportBadSite(fn, i, row, 1, numSpatialDims, shape, batchSize);
+}
+
+int spconv_rt_cuda_delinearize_keys(const int64_t *dKeys, int64_t n,
+                                    int32_t numSpatialDims,
+                                    const int64_t *shape, int64_t batchSize,
+                                    int32_t *dCoords, int64_t rowStride,
+                                    int64_t colStride, void *streamPtr) {
+  const char *fn = "spconv_rt_cuda_delinearize_keys";
+  auto stream = static_cast<cudaStream_t>(streamPtr);
+  int64_t volume;
+  if (int s = checkGrid(fn, numSpatialDims, shape, batchSize, &volume))
+    return s;
+  if (int s = checkCount(fn, n, "keys"))
+    return s;
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dCoords || !dKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: %s is a null pointer", fn,
+                    !dCoords ? "coords" : "keys");
+  if (int s = checkInt32Grid(fn, numSpatialDims, shape, batchSize))
+    return s;
+  if (int s = checkDevice(fn))
+    return s;
+  GridExtents extents{};
+  for (int32_t d = 0; d < numSpatialDims; ++d)
+    extents.extent[d] = shape[d];
+  DeviceBuffer status(stream);
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  delinearizeRows<<<blocksFor(n), kBlock, 0, stream>>>(
+      dKeys, n, numSpatialDims, extents, volume, dCoords, rowStride, colStride,
+      status.as<Status>());
+  Status found;
+  if (int s = readStatus(fn, status, &found, stream))
+    return s;
+  if (found.firstBad == INT64_MAX)
+    return SPCONV_RT_OK;
+  int64_t key = 0;
+  CUDA_CHECK(fn, cudaMemcpyAsync(&key, dKeys + found.firstBad, sizeof(key),
+                                 cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(fn, cudaStreamSynchronize(stream));
+  return reportBadKey(fn, key, found.firstBad, volume);
 }
 
 int spconv_rt_cuda_sort_pairs(int64_t *dKeys, int32_t *dValues, int64_t n,

@@ -266,3 +266,66 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A public function's arguments are the caller's device memory: host code
+// that reads one (a load, the CPU runtime) would fault on a GPU. Kernels,
+// the runtime's CUDA twins and shape queries may use them; so may a private
+// function's host code, whose arguments are the module's own buffers.
+module attributes {gpu.container_module} {
+  func.func private @spconv_rt_memref_hash_capacity(i64, memref<?xi64>) -> i32
+  func.func private @spconv_rt_cuda_memref_exclusive_scan_i32(memref<?xi32>, memref<?xi32>, memref<?xi32>) -> i32
+  // expected-note @+1 {{function defined here}}
+  func.func @loads(%a: memref<?xi32>, %b: memref<?xi32>) -> i32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %a, %c0 : memref<?xi32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<?xi32>)
+    %s = func.call @spconv_rt_cuda_memref_exclusive_scan_i32(%a, %a, %a) : (memref<?xi32>, memref<?xi32>, memref<?xi32>) -> i32
+    %view = memref.subview %b[1] [2] [1] : memref<?xi32> to memref<2xi32, strided<[1], offset: 1>>
+    // expected-error @+1 {{spconv-gpu-memory: host code reads argument #1 of @loads, which the caller passes in device memory}}
+    %v = memref.load %view[%c0] : memref<2xi32, strided<[1], offset: 1>>
+    return %v : i32
+  }
+  // expected-note @+1 {{function defined here}}
+  func.func @runtime(%a: memref<?xi64>) {
+    %c1 = arith.constant 1 : i64
+    // expected-error @+1 {{spconv-gpu-memory: host code reads argument #0 of @runtime, which the caller passes in device memory (the CPU runtime's spconv_rt_memref_hash_capacity has no CUDA twin)}}
+    %s = func.call @spconv_rt_memref_hash_capacity(%c1, %a) : (i64, memref<?xi64>) -> i32
+    return
+  }
+  func.func private @helper(%a: memref<?xi32>) -> i32 {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<?xi32>
+    return %v : i32
+  }
+  gpu.module @kernels {
+    gpu.func @k(%a: memref<?xi32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A public function's host code that loads from an argument directly (a
+// scalar read by tensor.extract) reads a host copy made at the entry.
+// CHECK-LABEL: func.func @scalar_argument
+// CHECK-SAME: (%[[ARG:.*]]: memref<f32>, %[[ROWS:.*]]: memref<?xi32>)
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<f32>
+// CHECK: gpu.memcpy  %[[COPY]], %[[ARG]] : memref<f32>, memref<f32>
+// CHECK: %[[N:.*]] = memref.dim %[[ROWS]]
+// CHECK: %[[ROWS_COPY:.*]] = memref.alloc(%[[N]]) : memref<?xi32>
+// CHECK: gpu.memcpy  %[[ROWS_COPY]], %[[ROWS]]
+// CHECK: memref.load %[[COPY]][]
+// CHECK: memref.load %[[ROWS_COPY]][
+// CHECK: memref.dealloc %[[COPY]]
+// CHECK: memref.dealloc %[[ROWS_COPY]]
+// CHECK: return
+func.func @scalar_argument(%lr: memref<f32>, %rows: memref<?xi32>) -> (f32, i32) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %lr[] : memref<f32>
+  %r = memref.load %rows[%c0] : memref<?xi32>
+  return %v, %r : f32, i32
+}

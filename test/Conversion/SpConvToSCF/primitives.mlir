@@ -1,4 +1,5 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf -split-input-file | FileCheck %s
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash" -split-input-file | FileCheck %s --check-prefix=GPU
 
 // Keys, sort/unique and the hash table are runtime calls on contiguous
 // buffers (C interface); the table lives in two buffers the lookup reads.
@@ -38,6 +39,26 @@ func.func @primitives(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %q: t
 // CHECK: memref.load
 // CHECK: } else {
 // CHECK: arith.constant 0.000000e+00 : f32
+// On the GPU the indices are device memory, which the host cannot scan: a
+// kernel lowers a device word to the first bad position (an atomic
+// minimum), the host reads it back, and only if there is one another
+// kernel fetches its index for the report.
+// GPU-LABEL: func.func @gather
+// GPU-NOT: scf.for
+// GPU: %[[STATE:.*]] = memref.alloc() : memref<2xi64>
+// GPU: scf.parallel
+// GPU: } {spconv.kernel = "bad_index_init"}
+// GPU: scf.parallel
+// GPU: memref.atomic_rmw mins %{{.*}}, %[[STATE]][%{{.*}}]
+// GPU: } {spconv.kernel = "find_bad_index"}
+// GPU: %[[HOST:.*]] = memref.alloc() : memref<2xi64>
+// GPU: memref.copy %[[STATE]], %[[HOST]]
+// GPU: %[[FIRST:.*]] = memref.load %[[HOST]]
+// GPU: scf.if
+// GPU: } {spconv.kernel = "fetch_bad_index"}
+// GPU: memref.copy %[[STATE]], %[[HOST]]
+// GPU: call @spconv_rt_report_bad_index
+// GPU: scf.parallel
 func.func @gather(%f: tensor<?x8xf32>, %rows: tensor<?xi32>) -> tensor<?x8xf32> {
   %0 = spconv.gather_rows %f, %rows : tensor<?x8xf32>, tensor<?xi32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
