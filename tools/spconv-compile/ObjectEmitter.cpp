@@ -6,6 +6,7 @@
 
 #include "ObjectEmitter.h"
 
+#include "SpConv/Pipelines/HoistStaticAllocas.h"
 #include "SpConv/Support/TargetCPU.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -154,6 +155,7 @@ LogicalResult compile::emitCode(ModuleOp module, ArrayRef<EntryPoint> entries,
     error = "translation to LLVM IR failed";
     return failure();
   }
+  mlir::spconv::hoistStaticAllocas(*llvmModule);
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
   if (failed(exportEntries(*llvmModule, entries, error)))

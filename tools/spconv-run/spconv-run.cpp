@@ -18,6 +18,7 @@
 #include "MemRefArgs.h"
 #include "ObjectLoader.h"
 #include "SpConv/InitAll.h"
+#include "SpConv/Pipelines/HoistStaticAllocas.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
 #include "SpConv/Support/TargetCPU.h"
@@ -545,6 +546,7 @@ int main(int argc, char **argv) {
     std::function<llvm::Error(llvm::Module *)> optimize =
         [&, optimizeForHost = makeOptimizingTransformer(3, 0, nullptr)](
             llvm::Module *llvmModule) {
+          mlir::spconv::hoistStaticAllocas(*llvmModule);
           // Another CPU than this one: every function is compiled for it
           // alone (its own features, not this machine's).
           if (!cpu->host)
