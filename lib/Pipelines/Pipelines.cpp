@@ -151,6 +151,7 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
   // (concatenations): parallel loops over their parallel dimensions,
   // sequential reductions inside.
   pm.addNestedPass<func::FuncOp>(createSpConvGPUStridedCopiesPass());
+  pm.addNestedPass<func::FuncOp>(createSpConvGPUParallelDimsFirstPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSpConvParallelLoopsToGPUPass(

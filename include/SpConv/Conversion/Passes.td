@@ -369,6 +369,26 @@ def SpConvGPUStridedCopiesPass
   ];
 }
 
+def SpConvGPUParallelDimsFirstPass
+    : Pass<"spconv-gpu-parallel-dims-first", "::mlir::func::FuncOp"> {
+  let summary = "Put the parallel dimensions of linalg ops outside their "
+                "reductions, so that one kernel runs each";
+  let description = [{
+    `convert-linalg-to-parallel-loops` nests an op's loops in the order of
+    its iterators and `spconv-parallel-loops-to-gpu` makes a kernel of each
+    outermost `scf.parallel`, so an op that reduces over its outer
+    dimension (a bias gradient, a sum over rows: iterators `[reduction,
+    parallel]`) became a host loop over the rows launching one small
+    kernel per row. This pass permutes such an op's iterators
+    (`linalg::interchangeGenericOp`, generalizing a named op first) so
+    that the parallel ones come first, each group in its order: one
+    kernel, one thread per parallel point, each reducing in the original
+    order (the same sum, deterministically). An op whose parallel
+    dimensions already lead is left as it is.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
   let summary = "Place the host functions' buffers in device, managed or "
                 "host memory";
