@@ -72,6 +72,21 @@ inline int needAtLeast(const char *fn, const char *name, int64_t size,
                     static_cast<long long>(need));
   return SPCONV_RT_OK;
 }
+/// A hash table's two halves (HashTableLayout.h), checked: one capacity.
+inline int viewTable(const char *fn, StridedMemRefType<int64_t, 1> *tableKeys,
+                     StridedMemRefType<int32_t, 1> *tableValues,
+                     int64_t **keys, int32_t **values, int64_t *capacity) {
+  int64_t numValues;
+  SPCONV_RT_CHECK(view1D(fn, "tableKeys", tableKeys, keys, capacity));
+  SPCONV_RT_CHECK(view1D(fn, "tableValues", tableValues, values, &numValues));
+  if (numValues != *capacity)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: tableKeys has %lld elements but tableValues has %lld",
+                    fn, static_cast<long long>(*capacity),
+                    static_cast<long long>(numValues));
+  return SPCONV_RT_OK;
+}
+
 
 /// The buffers of a hash build, checked: equal table sizes, one slot for
 /// the duplicate row.
@@ -84,21 +99,13 @@ inline int viewHashBuild(const char *fn, StridedMemRefType<int64_t, 1> *keys,
                          StridedMemRefType<int32_t, 1> *tableValues,
                          StridedMemRefType<int64_t, 1> *duplicateIndex,
                          HashBuildBuffers &b) {
-  int64_t numValues, dupSize;
+  int64_t dupSize;
   SPCONV_RT_CHECK(view1D(fn, "keys", keys, &b.keys, &b.n));
-  SPCONV_RT_CHECK(
-      view1D(fn, "tableKeys", tableKeys, &b.tableKeys, &b.capacity));
-  SPCONV_RT_CHECK(
-      view1D(fn, "tableValues", tableValues, &b.tableValues, &numValues));
+  SPCONV_RT_CHECK(viewTable(fn, tableKeys, tableValues, &b.tableKeys,
+                            &b.tableValues, &b.capacity));
   SPCONV_RT_CHECK(view1D(fn, "duplicateIndex", duplicateIndex,
                          &b.duplicateIndex, &dupSize));
-  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "duplicateIndex", dupSize, 1));
-  if (numValues != b.capacity)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: tableKeys has %lld elements but tableValues has %lld",
-                    fn, static_cast<long long>(b.capacity),
-                    static_cast<long long>(numValues));
-  return SPCONV_RT_OK;
+  return needAtLeast<int64_t>(fn, "duplicateIndex", dupSize, 1);
 }
 
 /// The buffers of a unique, checked: outputs at least as long as the keys.
@@ -146,8 +153,8 @@ inline int viewScan(const char *fn, StridedMemRefType<T, 1> *in,
 }
 
 /// Checks a N x (1 + D) coordinate descriptor (any strides).
-inline int viewCoords(const char *fn, StridedMemRefType<int32_t, 2> *m, int32_t dims,
-               int64_t minRows, bool exactRows) {
+inline int viewCoords(const char *fn, StridedMemRefType<int32_t, 2> *m,
+                      int32_t dims, int64_t minRows, bool exactRows) {
   if (!m)
     return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
                     "%s: memref 'coords' is a null descriptor", fn);
@@ -167,8 +174,9 @@ inline int viewCoords(const char *fn, StridedMemRefType<int32_t, 2> *m, int32_t 
   return SPCONV_RT_OK;
 }
 
-inline int viewShape(const char *fn, StridedMemRefType<int64_t, 1> *shapeDesc,
-              const int64_t **shape, int32_t *dims) {
+inline int viewShape(const char *fn,
+                     StridedMemRefType<int64_t, 1> *shapeDesc,
+                     const int64_t **shape, int32_t *dims) {
   *shape = nullptr;
   *dims = 0;
   int64_t *ptr;
@@ -183,6 +191,65 @@ inline int viewShape(const char *fn, StridedMemRefType<int64_t, 1> *shapeDesc,
                     SPCONV_RT_MAX_SPATIAL_DIMS);
   *shape = ptr;
   *dims = static_cast<int32_t>(size);
+  return SPCONV_RT_OK;
+}
+
+
+/// The buffers of a hash lookup, checked: the table's two halves of one
+/// capacity, an output row per query.
+struct HashLookupBuffers {
+  int64_t *tableKeys, capacity, *queries, m;
+  int32_t *tableValues, *out;
+};
+inline int viewHashLookup(const char *fn,
+                          StridedMemRefType<int64_t, 1> *tableKeys,
+                          StridedMemRefType<int32_t, 1> *tableValues,
+                          StridedMemRefType<int64_t, 1> *queries,
+                          StridedMemRefType<int32_t, 1> *out,
+                          HashLookupBuffers &b) {
+  int64_t numOut;
+  SPCONV_RT_CHECK(viewTable(fn, tableKeys, tableValues, &b.tableKeys,
+                            &b.tableValues, &b.capacity));
+  SPCONV_RT_CHECK(view1D(fn, "queries", queries, &b.queries, &b.m));
+  SPCONV_RT_CHECK(view1D(fn, "out", out, &b.out, &numOut));
+  return needAtLeast<int32_t>(fn, "out", numOut, b.m);
+}
+
+/// The buffers of a conversion between N x (1 + D) coordinates (any
+/// strides) and N keys, checked: `coords` points at the first coordinate
+/// (null for N = 0), `rowStride` and `colStride` are its strides.
+struct KeyCoordBuffers {
+  const int64_t *shape;
+  int32_t dims, *coords;
+  int64_t *keys, n, rowStride, colStride;
+};
+/// For linearize: N is the coordinates' row count; `keys` holds at least N.
+inline int viewLinearize(const char *fn, StridedMemRefType<int32_t, 2> *coords,
+                         StridedMemRefType<int64_t, 1> *spatialShape,
+                         StridedMemRefType<int64_t, 1> *keys,
+                         KeyCoordBuffers &b) {
+  int64_t numKeys;
+  SPCONV_RT_CHECK(viewShape(fn, spatialShape, &b.shape, &b.dims));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &b.keys, &numKeys));
+  SPCONV_RT_CHECK(viewCoords(fn, coords, b.dims, 0, false));
+  b.n = coords->sizes[0];
+  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "keys", numKeys, b.n));
+  b.coords = b.n ? coords->data + coords->offset : nullptr;
+  b.rowStride = coords->strides[0];
+  b.colStride = coords->strides[1];
+  return SPCONV_RT_OK;
+}
+/// For delinearize: N is the key count; `coords` holds at least N rows.
+inline int viewDelinearize(const char *fn, StridedMemRefType<int64_t, 1> *keys,
+                           StridedMemRefType<int64_t, 1> *spatialShape,
+                           StridedMemRefType<int32_t, 2> *coords,
+                           KeyCoordBuffers &b) {
+  SPCONV_RT_CHECK(viewShape(fn, spatialShape, &b.shape, &b.dims));
+  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &b.keys, &b.n));
+  SPCONV_RT_CHECK(viewCoords(fn, coords, b.dims, b.n, false));
+  b.coords = b.n ? coords->data + coords->offset : nullptr;
+  b.rowStride = coords->strides[0];
+  b.colStride = coords->strides[1];
   return SPCONV_RT_OK;
 }
 

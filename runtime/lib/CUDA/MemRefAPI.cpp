@@ -33,20 +33,11 @@ extern "C" int _mlir_ciface_spconv_rt_cuda_memref_hash_lookup(
     StridedMemRefType<int32_t, 1> *tableValues,
     StridedMemRefType<int64_t, 1> *queries,
     StridedMemRefType<int32_t, 1> *out) {
-  const char *fn = "spconv_rt_cuda_memref_hash_lookup";
-  int64_t *tk, capacity, numValues, *q, m, numOut;
-  int32_t *tv, *o;
-  SPCONV_RT_CHECK(view1D(fn, "tableKeys", tableKeys, &tk, &capacity));
-  SPCONV_RT_CHECK(view1D(fn, "tableValues", tableValues, &tv, &numValues));
-  SPCONV_RT_CHECK(view1D(fn, "queries", queries, &q, &m));
-  SPCONV_RT_CHECK(view1D(fn, "out", out, &o, &numOut));
-  SPCONV_RT_CHECK(needAtLeast<int32_t>(fn, "out", numOut, m));
-  if (numValues != capacity)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: tableKeys has %lld elements but tableValues has %lld",
-                    fn, static_cast<long long>(capacity),
-                    static_cast<long long>(numValues));
-  return spconv_rt_cuda_hash_lookup(tk, tv, capacity, q, m, o,
+  HashLookupBuffers b;
+  SPCONV_RT_CHECK(viewHashLookup("spconv_rt_cuda_memref_hash_lookup",
+                                 tableKeys, tableValues, queries, out, b));
+  return spconv_rt_cuda_hash_lookup(b.tableKeys, b.tableValues, b.capacity,
+                                    b.queries, b.m, b.out,
                                     spconv_rt_cuda_thread_stream());
 }
 
@@ -54,36 +45,24 @@ extern "C" int _mlir_ciface_spconv_rt_cuda_memref_linearize_coords(
     StridedMemRefType<int32_t, 2> *coords,
     StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
     StridedMemRefType<int64_t, 1> *keys) {
-  const char *fn = "spconv_rt_cuda_memref_linearize_coords";
-  const int64_t *shape;
-  int32_t dims;
-  int64_t *keysPtr, numKeys;
-  SPCONV_RT_CHECK(viewShape(fn, spatialShape, &shape, &dims));
-  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &numKeys));
-  SPCONV_RT_CHECK(viewCoords(fn, coords, dims, 0, false));
-  int64_t n = coords->sizes[0];
-  SPCONV_RT_CHECK(needAtLeast<int64_t>(fn, "keys", numKeys, n));
+  KeyCoordBuffers b;
+  SPCONV_RT_CHECK(viewLinearize("spconv_rt_cuda_memref_linearize_coords",
+                                coords, spatialShape, keys, b));
   return spconv_rt_cuda_linearize_coords(
-      n ? coords->data + coords->offset : nullptr, n, coords->strides[0],
-      coords->strides[1], dims, shape, batchSize, keysPtr,
-      spconv_rt_cuda_thread_stream());
+      b.coords, b.n, b.rowStride, b.colStride, b.dims, b.shape, batchSize,
+      b.keys, spconv_rt_cuda_thread_stream());
 }
 
 extern "C" int _mlir_ciface_spconv_rt_cuda_memref_delinearize_keys(
     StridedMemRefType<int64_t, 1> *keys,
     StridedMemRefType<int64_t, 1> *spatialShape, int64_t batchSize,
     StridedMemRefType<int32_t, 2> *coords) {
-  const char *fn = "spconv_rt_cuda_memref_delinearize_keys";
-  const int64_t *shape;
-  int32_t dims;
-  int64_t *keysPtr, n;
-  SPCONV_RT_CHECK(viewShape(fn, spatialShape, &shape, &dims));
-  SPCONV_RT_CHECK(view1D(fn, "keys", keys, &keysPtr, &n));
-  SPCONV_RT_CHECK(viewCoords(fn, coords, dims, n, false));
+  KeyCoordBuffers b;
+  SPCONV_RT_CHECK(viewDelinearize("spconv_rt_cuda_memref_delinearize_keys",
+                                  keys, spatialShape, coords, b));
   return spconv_rt_cuda_delinearize_keys(
-      keysPtr, n, dims, shape, batchSize,
-      n ? coords->data + coords->offset : nullptr, coords->strides[0],
-      coords->strides[1], spconv_rt_cuda_thread_stream());
+      b.keys, b.n, b.dims, b.shape, batchSize, b.coords, b.rowStride,
+      b.colStride, spconv_rt_cuda_thread_stream());
 }
 
 extern "C" int _mlir_ciface_spconv_rt_cuda_memref_unique(

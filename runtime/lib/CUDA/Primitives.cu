@@ -578,6 +578,57 @@ int enqueueUnique(const char *fn, const int64_t *dKeys, int64_t n,
   return SPCONV_RT_OK;
 }
 
+/// A coordinate conversion's grid, checked.
+struct Conversion {
+  GridExtents extents{}; ///< For the kernel.
+  int64_t volume = 0;
+  bool empty = true; ///< Nothing to do (no rows).
+};
+
+/// What both coordinate conversions check before they launch, in the
+/// order of the CPU's (Coords.cpp): the grid, the count, the pointers,
+/// int32 coordinates where they are written, and the device.
+int checkConversion(const char *fn, int32_t dims, const int64_t *shape,
+                    int64_t batchSize, int64_t n, const char *what,
+                    const int32_t *dCoords, const int64_t *dKeys,
+                    bool writesCoords, Conversion *c) {
+  if (int s = checkGrid(fn, dims, shape, batchSize, &c->volume))
+    return s;
+  if (int s = checkCount(fn, n, what))
+    return s;
+  if (n == 0)
+    return SPCONV_RT_OK;
+  if (!dCoords || !dKeys)
+    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
+                    "%s: %s is a null pointer", fn,
+                    !dCoords ? "coords" : "keys");
+  if (writesCoords)
+    if (int s = checkInt32Grid(fn, dims, shape, batchSize))
+      return s;
+  if (int s = checkDevice(fn))
+    return s;
+  for (int32_t d = 0; d < dims; ++d)
+    c->extents.extent[d] = shape[d];
+  c->empty = false;
+  return SPCONV_RT_OK;
+}
+
+/// Runs `launch(status)` on `stream` and returns in *firstBad the smallest
+/// index its kernel recorded (INT64_MAX: none); waits for the stream.
+template <typename Launch>
+int firstBadOf(const char *fn, cudaStream_t stream, int64_t *firstBad,
+               Launch launch) {
+  DeviceBuffer status(stream);
+  if (int s = newStatus(fn, status, stream))
+    return s;
+  launch(status.as<Status>());
+  Status found;
+  if (int s = readStatus(fn, status, &found, stream))
+    return s;
+  *firstBad = found.firstBad;
+  return SPCONV_RT_OK;
+}
+
 } // namespace
 
 extern "C" {
@@ -694,35 +745,22 @@ int spconv_rt_cuda_linearize_coords(const int32_t *dCoords, int64_t n,
                                     int64_t *dKeys, void *streamPtr) {
   const char *fn = "spconv_rt_cuda_linearize_coords";
   auto stream = static_cast<cudaStream_t>(streamPtr);
-  int64_t volume;
-  if (int s = checkGrid(fn, numSpatialDims, shape, batchSize, &volume))
+  Conversion c;
+  if (int s = checkConversion(fn, numSpatialDims, shape, batchSize, n, "sites",
+                              dCoords, dKeys, false, &c))
     return s;
-  if (int s = checkCount(fn, n, "sites"))
-    return s;
-  if (n == 0)
+  if (c.empty)
     return SPCONV_RT_OK;
-  if (!dCoords || !dKeys)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: %s is a null pointer", fn,
-                    !dCoords ? "coords" : "keys");
-  if (int s = checkDevice(fn))
+  int64_t i;
+  if (int s = firstBadOf(fn, stream, &i, [&](Status *status) {
+        linearizeRows<<<blocksFor(n), kBlock, 0, stream>>>(
+            dCoords, n, rowStride, colStride, numSpatialDims, c.extents,
+            batchSize, dKeys, status);
+      }))
     return s;
-  GridExtents extents{};
-  for (int32_t d = 0; d < numSpatialDims; ++d)
-    extents.extent[d] = shape[d];
-  DeviceBuffer status(stream);
-  if (int s = newStatus(fn, status, stream))
-    return s;
-  linearizeRows<<<blocksFor(n), kBlock, 0, stream>>>(
-      dCoords, n, rowStride, colStride, numSpatialDims, extents, batchSize,
-      dKeys, status.as<Status>());
-  Status found;
-  if (int s = readStatus(fn, status, &found, stream))
-    return s;
-  if (found.firstBad == INT64_MAX)
+  if (i == INT64_MAX)
     return SPCONV_RT_OK;
   // The first bad row, for the CPU's message.
-  int64_t i = found.firstBad;
   int32_t row[SPCONV_RT_MAX_SPATIAL_DIMS + 1];
   for (int32_t c = 0; c <= numSpatialDims; ++c)
     CUDA_CHECK(fn, cudaMemcpyAsync(&row[c],
@@ -740,40 +778,26 @@ int spconv_rt_cuda_delinearize_keys(const int64_t *dKeys, int64_t n,
                                     int64_t colStride, void *streamPtr) {
   const char *fn = "spconv_rt_cuda_delinearize_keys";
   auto stream = static_cast<cudaStream_t>(streamPtr);
-  int64_t volume;
-  if (int s = checkGrid(fn, numSpatialDims, shape, batchSize, &volume))
+  Conversion c;
+  if (int s = checkConversion(fn, numSpatialDims, shape, batchSize, n, "keys",
+                              dCoords, dKeys, true, &c))
     return s;
-  if (int s = checkCount(fn, n, "keys"))
-    return s;
-  if (n == 0)
+  if (c.empty)
     return SPCONV_RT_OK;
-  if (!dCoords || !dKeys)
-    return setError(SPCONV_RT_ERR_INVALID_ARGUMENT,
-                    "%s: %s is a null pointer", fn,
-                    !dCoords ? "coords" : "keys");
-  if (int s = checkInt32Grid(fn, numSpatialDims, shape, batchSize))
+  int64_t i;
+  if (int s = firstBadOf(fn, stream, &i, [&](Status *status) {
+        delinearizeRows<<<blocksFor(n), kBlock, 0, stream>>>(
+            dKeys, n, numSpatialDims, c.extents, c.volume, dCoords, rowStride,
+            colStride, status);
+      }))
     return s;
-  if (int s = checkDevice(fn))
-    return s;
-  GridExtents extents{};
-  for (int32_t d = 0; d < numSpatialDims; ++d)
-    extents.extent[d] = shape[d];
-  DeviceBuffer status(stream);
-  if (int s = newStatus(fn, status, stream))
-    return s;
-  delinearizeRows<<<blocksFor(n), kBlock, 0, stream>>>(
-      dKeys, n, numSpatialDims, extents, volume, dCoords, rowStride, colStride,
-      status.as<Status>());
-  Status found;
-  if (int s = readStatus(fn, status, &found, stream))
-    return s;
-  if (found.firstBad == INT64_MAX)
+  if (i == INT64_MAX)
     return SPCONV_RT_OK;
   int64_t key = 0;
-  CUDA_CHECK(fn, cudaMemcpyAsync(&key, dKeys + found.firstBad, sizeof(key),
+  CUDA_CHECK(fn, cudaMemcpyAsync(&key, dKeys + i, sizeof(key),
                                  cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(fn, cudaStreamSynchronize(stream));
-  return reportBadKey(fn, key, found.firstBad, volume);
+  return reportBadKey(fn, key, i, c.volume);
 }
 
 int spconv_rt_cuda_sort_pairs(int64_t *dKeys, int32_t *dValues, int64_t n,
