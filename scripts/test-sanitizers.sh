@@ -11,6 +11,10 @@
 # Usage: scripts/test-sanitizers.sh [lit arguments...]
 #   (default: the whole suite; e.g. `scripts/test-sanitizers.sh -v
 #    build-sanitize/test/Dialect` runs one directory)
+#        scripts/test-sanitizers.sh --configure-only
+#   (configures the build and checks, without building, that it makes every
+#    tool the lit suite calls: what scripts/test.sh runs, so that the
+#    opt-in run cannot rot unnoticed)
 # SPCONV_JOBS: ninja jobs (default 2).
 #
 #===----------------------------------------------------------------------===#
@@ -20,19 +24,27 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SPCONV_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 jobs=${SPCONV_JOBS:-2}
 
-"$root/scripts/install-deps.sh"
+configure_only=0
+if [[ "${1:-}" == --configure-only ]]; then
+  configure_only=1
+  shift
+else
+  "$root/scripts/install-deps.sh"
+fi
 
 start=$(date +%s)
-if [[ ! -f "$build/build.ninja" ]]; then
+if [[ ! -f "$build/build.ninja" || $configure_only == 1 ]]; then
   # -O1 -g1: quicker to build than -O3 with usable stacks; NDEBUG as libMLIR.so
   # was built (MLIR's headers must agree with the library).
+  mkdir -p "$build"
   cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" \
     -DSPCONV_ENABLE_SANITIZERS=ON \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit > "$build/configure.log" ||
+    { cat "$build/configure.log"; exit 1; }
 fi
 # allow_user_poisoning=0: LLVM's headers poison the free part of a
 # BumpPtrAllocator slab when compiled with ASan, and the uninstrumented
@@ -40,9 +52,14 @@ fi
 # use-after-poison in the first attribute uniqued by MLIR. Needed for the build
 # too: it runs spconv-compile (examples/aot).
 export ASAN_OPTIONS=allow_user_poisoning=0
-# What the lit suite runs (not the benchmark baselines).
-ninja -C "$build" -j "$jobs" spconv-opt spconv-compile spconv-run spconv-ref \
-  spconv-npy-compare spconv-aot-example mlir-doc
+# What the lit suite runs (test/CMakeLists.txt: every tool, the C API test,
+# the plugin, the docs), not the benchmark baselines.
+if [[ $configure_only == 1 ]]; then
+  ninja -C "$build" -n spconv-test-depends > /dev/null
+  echo "== sanitizer configuration in $build: builds every tool the lit suite calls"
+  exit 0
+fi
+ninja -C "$build" -j "$jobs" spconv-test-depends
 built=$(date +%s)
 echo "== sanitizer build: $((built - start)) s"
 

@@ -49,6 +49,10 @@ if [[ -x "$root/scripts/test-runtime-sanitizers.sh" ]]; then
   echo "== runtime under ASan + UBSan"
   "$root/scripts/test-runtime-sanitizers.sh" "$build-asan"
 fi
+# The compiler's sanitizer run below is opt-in (too slow for every run); this
+# keeps it from rotting: its configuration must build every tool lit calls.
+echo "== the compiler's sanitizer configuration (scripts/test-sanitizers.sh --configure-only)"
+"$root/scripts/test-sanitizers.sh" --configure-only
 # Opt-in (about 28 minutes here): the lit suite against an ASan + UBSan build
 # of the compiler itself, in build-sanitize/.
 if [[ "${SPCONV_SANITIZE:-0}" == 1 ]]; then

@@ -76,6 +76,10 @@ if config.spconv_enable_runtime:
     if os.path.exists(os.path.join(config.spconv_tools_dir, "spconv-aot-example-cuda")):
         tools += ["spconv-aot-example-cuda"]
         config.available_features.add("cuda-toolkit")
+# Under the sanitizers a tool the sanitizer build did not make is an error,
+# not a silent fallback to a path that does not exist.
+if "sanitizers" in config.available_features:
+    tools = [ToolSubst(t, unresolved="fatal") for t in tools]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Tests that compile for named x86 CPUs (spconv-compile --mcpu=haswell).
@@ -85,8 +89,23 @@ if platform.machine() in ("x86_64", "AMD64"):
 
 # Debian's own mlir-opt, which loads tools/spconv-plugin as a dialect and pass
 # plugin (test/Tools/mlir-opt-plugin.mlir).
+# Instrumented libraries loaded into an uninstrumented process (Debian's
+# mlir-opt, Python) need the sanitizer runtimes first in its library list:
+# %sanitizer_preload is the LD_PRELOAD for that (empty without sanitizers).
+config.spconv_sanitizer_preload = ""
+if "sanitizers" in config.available_features:
+    def runtime_library(name):
+        found = subprocess.run(["cc", "-print-file-name=" + name],
+                               capture_output=True, text=True).stdout.strip()
+        return found if os.path.isabs(found) else None
+    libs = [runtime_library(n) for n in ("libasan.so", "libubsan.so")]
+    if all(libs):
+        config.spconv_sanitizer_preload = ":".join(libs)
 config.substitutions.append(
-    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+    ("%mlir_opt",
+     ("env LD_PRELOAD=%s " % config.spconv_sanitizer_preload
+      if config.spconv_sanitizer_preload else "")
+     + os.path.join(config.llvm_tools_dir, "mlir-opt")))
 config.substitutions.append(
     ("%spconv_plugin", os.path.join(config.spconv_obj_root, "lib", "SpConvPlugin.so")))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
