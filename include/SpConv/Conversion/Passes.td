@@ -430,11 +430,13 @@ def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
 
     A public function's arguments are the caller's device memory (the CUDA
     ABI). Host code that loads from one directly (a scalar read by
-    `tensor.extract`) reads a host copy, made by a `gpu.memcpy` at the
-    function's entry and freed before every return; any other host access
-    to an argument (loads through a view, a CPU runtime primitive without
-    a CUDA twin) is an error naming the argument and the access, since it
-    would fault on a GPU though the emulator's host memory hides it.
+    `tensor.extract`) reads a copy in a stack slot, made by a `gpu.memcpy`
+    at the function's entry, if the argument is statically shaped and at
+    most 4 KiB (a stack slot needs no guard against a failed allocation);
+    any other host access to an argument (a larger one's loads, loads
+    through a view, a CPU runtime primitive without a CUDA twin) is an
+    error naming the argument and the access, since it would fault on a
+    GPU though the emulator's host memory hides it.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -214,24 +214,33 @@ void uploadConstantGlobals(func::FuncOp function,
   }
 }
 
+/// Host copies of arguments are for scalars and small tables: a stack
+/// slot, which needs no guard against a failed allocation and no free.
+constexpr int64_t kMaxHostCopyBytes = 4096;
+
+/// Whether an argument of `type` is copied to the host for its loads.
+bool copiedToHost(MemRefType type) {
+  return type.getLayout().isIdentity() && type.hasStaticShape() &&
+         type.getNumElements() * type.getElementTypeBitWidth() / 8 <=
+             kMaxHostCopyBytes;
+}
+
 /// Arguments of a public function that its host code loads from directly
 /// (a scalar such as a learning rate, read by `tensor.extract`) are the
-/// caller's device memory: each is copied, whole, into a host buffer at the
-/// function's entry, and the loads read the copy. The copy becomes a
-/// `gpu.memcpy` below, which spconv-gpu-stream-order waits for before the
-/// first load. Arguments are read-only (bufferization writes none), so the
-/// entry's copy is what any later load would read. Other host accesses (a
-/// view's loads, the CPU runtime) are reported by the caller.
-void loadArgumentsFromHostCopies(func::FuncOp function,
-                                 SmallVectorImpl<memref::DeallocOp> &deallocs) {
+/// caller's device memory: each small one (copiedToHost) is copied, whole,
+/// into a stack slot at the function's entry, and the loads read the copy.
+/// The copy becomes a `gpu.memcpy` below, which spconv-gpu-stream-order
+/// waits for before the first load. Arguments are read-only (bufferization
+/// writes none), so the entry's copy is what any later load would read.
+/// Other host accesses (a larger argument's loads, loads through a view,
+/// the CPU runtime) are reported by the caller.
+void loadArgumentsFromHostCopies(func::FuncOp function) {
   if (function.isExternal() || !function.isPublic())
     return;
-  SmallVector<func::ReturnOp> returns;
-  function.walk([&](func::ReturnOp op) { returns.push_back(op); });
   OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
   for (BlockArgument argument : function.getArguments()) {
     auto type = dyn_cast<MemRefType>(argument.getType());
-    if (!type || !type.getLayout().isIdentity())
+    if (!type || !copiedToHost(type))
       continue;
     SmallVector<memref::LoadOp> loads;
     for (Operation *user : argument.getUsers())
@@ -239,19 +248,10 @@ void loadArgumentsFromHostCopies(func::FuncOp function,
         loads.push_back(load);
     if (loads.empty())
       continue;
-    Location loc = argument.getLoc();
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.isDynamicDim(d))
-        sizes.push_back(memref::DimOp::create(b, loc, argument, d));
-    auto copy = memref::AllocOp::create(b, loc, type, sizes);
-    memref::CopyOp::create(b, loc, argument, copy);
+    auto copy = memref::AllocaOp::create(b, argument.getLoc(), type);
+    memref::CopyOp::create(b, argument.getLoc(), argument, copy);
     for (memref::LoadOp load : loads)
       load.getMemrefMutable().assign(copy);
-    for (func::ReturnOp ret : returns) {
-      OpBuilder atReturn(ret);
-      deallocs.push_back(memref::DeallocOp::create(atReturn, loc, copy));
-    }
   }
 }
 
@@ -268,7 +268,7 @@ struct SpConvGPUMemoryPass
       function.walk([&](memref::AllocOp op) { allocs.push_back(op); });
       function.walk([&](memref::DeallocOp op) { deallocs.push_back(op); });
       uploadConstantGlobals(function, allocs, deallocs);
-      loadArgumentsFromHostCopies(function, deallocs);
+      loadArgumentsFromHostCopies(function);
       // Stack and global buffers live in host memory only.
       function.walk([&](gpu::LaunchFuncOp launch) {
         for (Value operand : launch.getKernelOperands()) {
@@ -325,6 +325,10 @@ struct SpConvGPUMemoryPass
         if (auto call = dyn_cast<func::CallOp>(access.hostUser))
           diag << " (the CPU runtime's " << call.getCallee()
                << " has no CUDA twin)";
+        else if (isa<memref::LoadOp>(access.hostUser) &&
+                 access.hostUser->getOperand(0) == argument)
+          diag << " (only a statically shaped argument of at most "
+               << kMaxHostCopyBytes << " bytes is copied to the host)";
         diag.attachNote(function.getLoc()) << "function defined here";
         failedCheck = true;
       }

@@ -310,22 +310,31 @@ module attributes {gpu.container_module} {
 // -----
 
 // A public function's host code that loads from an argument directly (a
-// scalar read by tensor.extract) reads a host copy made at the entry.
+// scalar read by tensor.extract) reads a copy in a stack slot made at the
+// entry; an argument of dynamic shape, or over 4 KiB, is not copied.
 // CHECK-LABEL: func.func @scalar_argument
-// CHECK-SAME: (%[[ARG:.*]]: memref<f32>, %[[ROWS:.*]]: memref<?xi32>)
-// CHECK: %[[COPY:.*]] = memref.alloc() : memref<f32>
+// CHECK-SAME: (%[[ARG:.*]]: memref<f32>, %[[TABLE:.*]]: memref<4x8xi32>)
+// CHECK: %[[COPY:.*]] = memref.alloca() : memref<f32>
 // CHECK: gpu.memcpy  %[[COPY]], %[[ARG]] : memref<f32>, memref<f32>
-// CHECK: %[[N:.*]] = memref.dim %[[ROWS]]
-// CHECK: %[[ROWS_COPY:.*]] = memref.alloc(%[[N]]) : memref<?xi32>
-// CHECK: gpu.memcpy  %[[ROWS_COPY]], %[[ROWS]]
+// CHECK: %[[TABLE_COPY:.*]] = memref.alloca() : memref<4x8xi32>
+// CHECK: gpu.memcpy  %[[TABLE_COPY]], %[[TABLE]]
 // CHECK: memref.load %[[COPY]][]
-// CHECK: memref.load %[[ROWS_COPY]][
-// CHECK: memref.dealloc %[[COPY]]
-// CHECK: memref.dealloc %[[ROWS_COPY]]
+// CHECK: memref.load %[[TABLE_COPY]][
+// CHECK-NOT: dealloc
 // CHECK: return
-func.func @scalar_argument(%lr: memref<f32>, %rows: memref<?xi32>) -> (f32, i32) {
+func.func @scalar_argument(%lr: memref<f32>, %table: memref<4x8xi32>) -> (f32, i32) {
   %c0 = arith.constant 0 : index
   %v = memref.load %lr[] : memref<f32>
-  %r = memref.load %rows[%c0] : memref<?xi32>
+  %r = memref.load %table[%c0, %c0] : memref<4x8xi32>
   return %v, %r : f32, i32
+}
+
+// -----
+
+// expected-note @+1 {{function defined here}}
+func.func @dynamic_argument(%rows: memref<?xi32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{spconv-gpu-memory: host code reads argument #0 of @dynamic_argument, which the caller passes in device memory (only a statically shaped argument of at most 4096 bytes is copied to the host)}}
+  %r = memref.load %rows[%c0] : memref<?xi32>
+  return %r : i32
 }
