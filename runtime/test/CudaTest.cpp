@@ -569,6 +569,29 @@ TEST(CudaOutOfMemory, InjectedMemAllocFailureIsOutOfMemory) {
   spconv_rt_clear_error();
 }
 
+TEST(CudaOutOfMemory, InjectedModuleLoadFailureIsReportedAtLaunch) {
+  // In a process of its own: the first failed load of a process is the
+  // one reported, and other tests' loads fail here too (no driver).
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        spconv_rt_test_fail_allocation(1);
+        char image[64] = {};
+        bool ok = mgpuModuleLoad(image, sizeof(image)) == nullptr;
+        spconv_rt_clear_error();
+        ok = ok && mgpuModuleGetFunction(nullptr, "kernel") == nullptr;
+        ok = ok && spconv_rt_last_status() == SPCONV_RT_ERR_OUT_OF_MEMORY;
+        ok = ok && spconv_rt_alloc_failed() == 1;
+        ok = ok && lastError() == "kernel module could not be loaded: "
+                                  "mgpuModuleLoad: out of memory: 64 bytes "
+                                  "of device memory for a kernel module";
+        if (!ok)
+          std::fprintf(stderr, "got: %s\n", lastError().c_str());
+        std::exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST(CudaOutOfMemory, DeviceFailuresAreOutOfMemory) {
   REQUIRE_DEVICE();
   spconv_rt_clear_error();

@@ -294,7 +294,9 @@ SPCONV_RT_EXPORT int spconv_rt_get_buffer_cache_stats(int64_t *numBlocks,
  * For tests of the out-of-memory paths, not for production use. Counted are
  * all allocation requests of the runtime, process-wide: the memref hooks
  * and scratch buffers (cache hits included), the profile table, and in
- * libspconv_runtime_cuda mgpuMemAlloc and the primitives' device scratch.
+ * libspconv_runtime_cuda mgpuMemAlloc, the primitives' device scratch and
+ * the kernel-module loads (made when a compiled library is loaded; the
+ * first launch reports a failed one, as out of memory).
  * An injected failure behaves like a real one (recorded error, null).
  *===----------------------------------------------------------------------===*/
 

@@ -38,6 +38,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -149,21 +150,41 @@ LoadFailure &loadFailure() {
   return failure;
 }
 
+/// Keeps the first failed module load of the process.
+void recordLoadFailure(const char *fn, int status, const char *message) {
+  LoadFailure &failure = loadFailure();
+  std::lock_guard<std::mutex> lock(failure.mutex);
+  if (!failure.failed) {
+    failure.failed = true;
+    failure.status = status;
+    std::snprintf(failure.message, sizeof(failure.message), "%s: %s", fn,
+                  message);
+  }
+}
+
 /// Checks a module load's driver result like check(), and keeps a failure.
 bool checkLoad(const char *fn, const char *call, CUresult result) {
   if (check(fn, call, result))
     return true;
   char message[512];
   describe(message, call, result);
-  LoadFailure &failure = loadFailure();
-  std::lock_guard<std::mutex> lock(failure.mutex);
-  if (!failure.failed) {
-    failure.failed = true;
-    failure.status = statusOf(result);
-    std::snprintf(failure.message, sizeof(failure.message), "%s: %s", fn,
-                  message);
-  }
+  recordLoadFailure(fn, statusOf(result), message);
   return false;
+}
+
+/// A module takes device memory: its load is counted like an allocation,
+/// so that failure injection reaches it (loads run when a library is
+/// loaded, and the first launch reports a failed one). True if injected.
+bool injectLoadFailure(const char *fn, size_t bytes) {
+  if (!spconv_rt_internal_count_allocation())
+    return false;
+  char message[256];
+  std::snprintf(message, sizeof(message),
+                "out of memory: %s of device memory for a kernel module",
+                HumanBytes(bytes).c_str());
+  std::fprintf(stderr, "spconv-rt: %s: %s\n", fn, message);
+  recordLoadFailure(fn, SPCONV_RT_ERR_OUT_OF_MEMORY, message);
+  return true;
 }
 
 /// Reports "kernel module could not be loaded: <its failure>" if a module
@@ -335,8 +356,10 @@ bool memrefExtent(const char *fn, int64_t rank, void *descriptor,
 
 extern "C" {
 
-void *mgpuModuleLoad(void *data, size_t /*gpuBlobSize*/) {
+void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   const char *fn = "mgpuModuleLoad";
+  if (injectLoadFailure(fn, gpuBlobSize))
+    return nullptr;
   ScopedContext ctx(fn);
   if (!ctx || !nonNull(fn, data, "module image"))
     return nullptr;
@@ -349,6 +372,8 @@ void *mgpuModuleLoad(void *data, size_t /*gpuBlobSize*/) {
 
 void *mgpuModuleLoadJIT(void *data, int optLevel) {
   const char *fn = "mgpuModuleLoadJIT";
+  if (injectLoadFailure(fn, data ? std::strlen(static_cast<char *>(data)) : 0))
+    return nullptr;
   ScopedContext ctx(fn);
   if (!ctx || !nonNull(fn, data, "PTX image"))
     return nullptr;
