@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeDeclarations.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
 
@@ -35,19 +36,6 @@ namespace {
 
 constexpr llvm::StringLiteral kAllocFailed = "spconv_rt_alloc_failed";
 constexpr llvm::StringLiteral kReport = "spconv_rt_memref_report_alloc_failure";
-
-/// Declares `name` once (private; `cInterface` for memref arguments).
-func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type,
-                     bool cInterface) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto function = func::FuncOp::create(b, module.getLoc(), name, type);
-  function.setPrivate();
-  if (cInterface)
-    function->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  return function;
-}
 
 /// `block` without the scf.yield the scf.if builder puts into the blocks
 /// of an if without results. (isa<>, not the terminator trait: a trait's
@@ -138,9 +126,9 @@ bool Guard::allocates(Operation *op) {
 }
 
 Value Guard::noFailure(OpBuilder &b, Location loc) {
-  func::FuncOp flag = declare(module, kAllocFailed,
-                              b.getFunctionType({}, {b.getI32Type()}),
-                              /*cInterface=*/false);
+  func::FuncOp flag = declareRuntimeFunction(
+      module, kAllocFailed, b.getFunctionType({}, {b.getI32Type()}),
+      /*cInterface=*/false);
   Value failed = func::CallOp::create(b, loc, flag, ValueRange{}).getResult(0);
   return arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq, failed,
@@ -221,7 +209,7 @@ void Guard::report(OpBuilder &b, memref::AllocOp alloc) {
     os << " in " << function.getSymName();
   MemRefType describedType =
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
-  func::FuncOp reportFn = declare(
+  func::FuncOp reportFn = declareRuntimeFunction(
       module, kReport,
       b.getFunctionType({describedType, b.getI64Type()}, {b.getI32Type()}),
       /*cInterface=*/true);

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeDeclarations.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/IR/ShapeUtils.h"
 #include "SpConv/Transforms/Passes.h"
@@ -30,13 +31,10 @@ static constexpr int64_t kMaxProfileEntries = int64_t(1) << 20;
 /// Declares `name(argument types) -> i32` (the runtime's status) once.
 static func::FuncOp declare(ModuleOp module, StringRef name,
                             TypeRange arguments) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto function = func::FuncOp::create(
-      b, module.getLoc(), name, b.getFunctionType(arguments, {b.getI32Type()}));
-  function.setPrivate();
-  return function;
+  Builder b(module.getContext());
+  return declareRuntimeFunction(
+      module, name, b.getFunctionType(arguments, {b.getI32Type()}),
+      /*cInterface=*/false);
 }
 
 /// "rulebook_conv <subm, kernel = [3, 3, 3]> 16->32 at file:12" and alike.
