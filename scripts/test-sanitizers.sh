@@ -6,15 +6,21 @@
 # ${SPCONV_SANITIZE_BUILD_DIR:-build-sanitize} and runs the lit suite against
 # it. Any AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer report
 # in a tool fails the test that ran it. libMLIR.so and the JIT-compiled code
-# are not instrumented. Opt-in (too slow for every run): see README, "Tests".
+# are not instrumented. scripts/test.sh runs its --slice (the whole suite is
+# too slow for every run): see the README.
 #
 # Usage: scripts/test-sanitizers.sh [lit arguments...]
 #   (default: the whole suite; e.g. `scripts/test-sanitizers.sh -v
 #    build-sanitize/test/Dialect` runs one directory)
+#        scripts/test-sanitizers.sh --slice
+#   (what scripts/test.sh runs, about 9 minutes from scratch here: builds
+#    every tool the lit suite calls, so that the full run cannot rot, and
+#    runs the tests that exercise the most code: the CPU execution matrix,
+#    both example networks, the allocation-failure sweeps, the error paths,
+#    the fuzzer's corpus, then the fuzzer's CI slice of mutants)
 #        scripts/test-sanitizers.sh --configure-only
 #   (configures the build and checks, without building, that it makes every
-#    tool the lit suite calls: what scripts/test.sh runs, so that the
-#    opt-in run cannot rot unnoticed)
+#    tool the lit suite calls)
 # SPCONV_JOBS: ninja jobs (default 2).
 #
 #===----------------------------------------------------------------------===#
@@ -25,10 +31,15 @@ build=${SPCONV_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 jobs=${SPCONV_JOBS:-2}
 
 configure_only=0
+slice=0
 if [[ "${1:-}" == --configure-only ]]; then
   configure_only=1
   shift
 else
+  if [[ "${1:-}" == --slice ]]; then
+    slice=1
+    shift
+  fi
   "$root/scripts/install-deps.sh"
 fi
 
@@ -80,12 +91,41 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/scripts/sanitizers/lsan.
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-$common:print_stacktrace=1}"
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-22/bin/llvm-symbolizer}
 
-if [[ $# -eq 0 ]]; then
+# The slice: about 2 minutes of lit (each test under a minute with ASan),
+# chosen for the code they run: every conv geometry and element type on the
+# CPU, both networks on the CPU and (in the sweeps) the emulator, every
+# allocation failing in turn (the leak checker sees what a failed call
+# leaves), the run-time error paths, and the fuzzer's seeds.
+slice_tests=(
+  Integration/CPU/conv-matrix-0.test
+  Integration/CPU/conv-matrix-1.test
+  Integration/CPU/second-network.test
+  Integration/CPU/minkunet-network.test
+  Integration/CPU/allocation-failures.test
+  Integration/CPU/errors.mlir
+  Integration/CPU/bad-indices.mlir
+  Fuzz/corpus.test
+)
+if [[ $slice == 1 ]]; then
+  set -- "${slice_tests[@]/#/$build/test/}"
+elif [[ $# -eq 0 ]]; then
   set -- "$build/test"
 fi
 status=0
 /usr/lib/llvm-22/bin/lit -sv --time-tests -j "$jobs" "$@" || status=$?
-echo "== sanitizer lit suite: $(($(date +%s) - built)) s (total $(($(date +%s) - start)) s)"
+echo "== sanitizer lit $([[ $slice == 1 ]] && echo slice || echo suite):" \
+  "$(($(date +%s) - built)) s (total $(($(date +%s) - start)) s)"
+if [[ $slice == 1 ]]; then
+  # The CI slice's mutants (the same seed as scripts/test.sh's), now through
+  # the instrumented spconv-opt: a memory error the plain build survives is
+  # a crash here. No address-space limit: ASan reserves its shadow memory.
+  fuzz_start=$(date +%s)
+  rm -rf "$build/fuzz-findings"
+  /usr/bin/python3 "$root/test/Fuzz/fuzz.py" --spconv-opt "$build/bin/spconv-opt" \
+    --mem-limit 0 --seed 11 --runs "${SPCONV_SANITIZE_FUZZ_RUNS:-300}" --jobs "$jobs" \
+    --timeout 120 --minimise-time 60 --out "$build/fuzz-findings" --quiet || status=$?
+  echo "== sanitizer fuzz slice: $(($(date +%s) - fuzz_start)) s"
+fi
 if compgen -G "$logs/report*" >/dev/null; then
   echo "== sanitizer reports (in $logs):"
   for f in "$logs"/report*; do echo "--- $f"; cat "$f"; done
