@@ -36,6 +36,7 @@ KIT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 PHASES = {
     "environment": (30, 20),
     "correctness": (110, 60),
+    "injection": (60, None),
     "sanitizers": (60, None),
     "timings": (80, 30),
     "tiles": (40, None),
@@ -47,9 +48,11 @@ STAND_IN_BUDGET = 600
 
 
 def phase_module(name):
-    from . import correctness, environment, graph, profile, sanitizers, tiles, timings
-    return {"environment": environment, "correctness": correctness, "sanitizers": sanitizers,
-            "timings": timings, "tiles": tiles, "profile": profile, "graph": graph}[name]
+    from . import (correctness, environment, graph, injection, profile, sanitizers, tiles,
+                   timings)
+    return {"environment": environment, "correctness": correctness, "injection": injection,
+            "sanitizers": sanitizers, "timings": timings, "tiles": tiles, "profile": profile,
+            "graph": graph}[name]
 
 
 def run_phase(args):
@@ -210,7 +213,8 @@ def main(argv=None):
         return {"phase": run_phase, "slice": run_slice, "call": run_call}[argv[0]](args)
     parser = argparse.ArgumentParser(prog="run.sh", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="the short re-run: fewer cases, no sanitizers, tiles or profile")
+                        help="the short re-run: fewer cases, no injection, sanitizers, tiles "
+                        "or profile")
     parser.add_argument("--stand-in", action="store_true",
                         help="no GPU: the emulator builds play the device")
     parser.add_argument("--out", help="where the report goes (default $OUT, else .)")
