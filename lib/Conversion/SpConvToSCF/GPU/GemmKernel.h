@@ -1,0 +1,96 @@
+//===- GemmKernel.h - Shared parts of the GPU's tiled convs ----*- C++ -*-===//
+//
+// Part of the spconv-mlir project.
+//
+// The SIMT (ImplicitGemm.cpp) and tensor-core (TensorCoreGemm.cpp) forms of
+// the implicit-GEMM convolution differ only in how a staged slice is
+// multiplied and how the accumulators reach memory; the launch, the walk
+// over the tiles and the guarded gathers that stage a slice are these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_LIB_CONVERSION_SPCONVTOSCF_GPU_GEMMKERNEL_H
+#define SPCONV_LIB_CONVERSION_SPCONVTOSCF_GPU_GEMMKERNEL_H
+
+#include "GPU/ImplicitGemm.h"
+#include "Utils/Builders.h"
+#include "Utils/Checks.h"
+#include "Utils/LoweringContext.h"
+#include "Utils/RulebookAccess.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::spconv::lowering::gemm {
+
+/// A `shape` x `type` buffer in workgroup memory.
+MemRefType workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
+                         Type type);
+
+/// for (e = thread; e < count; e += threads) body(e): the block's threads
+/// share `count` items.
+void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
+                        int64_t threads, int64_t count,
+                        function_ref<void(OpBuilder &, Location, Value)> body);
+
+/// `condition ? load() : zero` of type `type`; the load happens only where
+/// `condition` holds.
+Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                  function_ref<Value(OpBuilder &, Location)> load);
+
+/// The output row in tile slot `slot` (< rows): the schedule's order.
+Value rowOfSlot(OpBuilder &b, Location loc,
+                const ImplicitGemmOperands &operands, Value slot);
+
+/// result[row, column] = epilogue(value (+ bias[column], added in value's
+/// type), rounded once to the result's element type): the one store.
+void storeOutput(OpBuilder &b, Location loc,
+                 const ImplicitGemmOperands &operands, Value row, Value column,
+                 Value value);
+
+/// The block's view of one tile in the grid-stride loop over the tiles.
+struct TileLoop {
+  OpBuilder body;   ///< inside the loop, before its terminator
+  Value thread;     ///< thread id in the block (x)
+  Value row0, col0; ///< first slot of the schedule and channel of the tile
+};
+
+/// Creates, when there is at least one tile (CUDA rejects empty grids), the
+/// `gpu.launch` of `tiles.threads()` threads and one block per tile, tagged
+/// with `role` and `tiles`; `allocate` builds its workgroup buffers where the
+/// kernel starts, then the grid-stride loop over the tiles begins.
+TileLoop beginTileLoop(OpBuilder &b, Location loc,
+                       const ImplicitGemmOperands &operands,
+                       const GemmTiles &tiles, StringRef role,
+                       function_ref<void(OpBuilder &)> allocate);
+
+/// What a staged element becomes in workgroup memory: `store(b, loc, i, j,
+/// value)` with (i, j) = (row, channel) for inputs, (channel, column) for
+/// weights.
+using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
+
+/// Updates the accumulators from the staged slice and returns them.
+using MultiplyFn =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+
+/// The tile's loops over the kernel offsets its rows have neighbours at
+/// (the schedule's groups say which; the condition is the same for the whole
+/// block) and the slices of `tiles.depth` input channels, carrying the
+/// accumulators from `initial`. Per slice the
+/// block's threads stage the gathered input rows (`tiles.rows` x
+/// `tiles.depth` elements as `type`, zero for a missing neighbour or a
+/// channel past Cin; consecutive threads read consecutive channels of one
+/// row) through `storeInput` and the weights (`tiles.depth` x `tiles.cols`;
+/// consecutive threads on consecutive output channels) through
+/// `storeWeight`; a barrier; `multiply`; a barrier before the next slice
+/// overwrites the staged one. Returns the final accumulators.
+SmallVector<Value> forEachSlice(Location loc,
+                                const ImplicitGemmOperands &operands,
+                                const GemmTiles &tiles, TileLoop &tile,
+                                ValueRange initial, Type type,
+                                StageFn storeInput, StageFn storeWeight,
+                                MultiplyFn multiply);
+
+} // namespace mlir::spconv::lowering::gemm
+
+#endif // SPCONV_LIB_CONVERSION_SPCONVTOSCF_GPU_GEMMKERNEL_H

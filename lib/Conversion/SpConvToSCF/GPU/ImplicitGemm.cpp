@@ -1,0 +1,546 @@
+//===- ImplicitGemm.cpp - Output-stationary implicit GEMM for the GPU -----===//
+//
+// Part of the spconv-mlir project.
+//
+// The GPU convolution as one tiled GEMM per layer. An output-major neighbour
+// table (for each output row and kernel offset, the input row or -1) is
+// derived from the rulebook's pairs; then a block owns a tile of output rows
+// x output channels, walks the offsets and slices of input channels, stages
+// the gathered input rows and the weight slice in workgroup memory between
+// two barriers, and accumulates in registers. Every output row is written
+// once, bias included: no atomics, no scatter, no accumulator
+// read-modify-write, and each output sums its terms in one fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPU/GemmKernel.h"
+
+#include "SpConv/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+using namespace mlir::spconv::lowering::gemm;
+
+int64_t GemmTiles::threads() const {
+  if (usesTensorCores())
+    return 32 * (rows / (16 * fragRows)) * warpsPerRow();
+  return (rows / threadRows) * (cols / threadCols);
+}
+
+/// The staged inputs and weights of a tensor-core tile, in bytes.
+static int64_t stagingBytes(const GemmTiles &tiles) {
+  return (tiles.rows * tiles.inputStride() +
+          tiles.depth * tiles.weightStride()) *
+         tiles.fragElementBytes();
+}
+
+int64_t GemmTiles::maxRegisters() const {
+  // 65536 registers per SM on sm_80 and sm_90, allocated per warp, 8 per
+  // thread at a time: the most a thread may hold for one block to fit.
+  // The kernels carry no .maxntid (spconv-parallel-loops-to-gpu), so ptxas
+  // may take up to 255: a block of more than 256 threads (a tile table's)
+  // needs this budget to launch at all.
+  int64_t oneBlock = 65536 / (llvm::divideCeil(threads(), 32) * 32) / 8 * 8;
+  // A 16 x 16 f32 fragment takes 8 registers per thread. Smaller warp
+  // tiles stay below the budget unasked, and ptxas given one it does not
+  // need spends it (f16 32 -> 32: 100 registers instead of 80). Two blocks
+  // per SM only where the budget holds the accumulators twice over (at
+  // 256 threads, 4 x 2 fragments: 128 registers, no spill; a 512-thread
+  // tile would get 64 and spill).
+  int64_t accumulators = 8 * fragRows * fragCols;
+  int64_t twoBlocks = oneBlock / 2 / 8 * 8;
+  if (usesTensorCores() && accumulators >= 64 && threads() >= 256 &&
+      twoBlocks >= 2 * accumulators)
+    return twoBlocks;
+  return oneBlock < 255 ? oneBlock : 0;
+}
+
+int64_t GemmTiles::sumStride() const {
+  int64_t padded = cols + 4;
+  if (stagingBytes(*this) + sumRows() * padded * 4 <= kMaxStaticSharedBytes)
+    return padded;
+  return cols;
+}
+
+int64_t GemmTiles::sharedBytes() const {
+  return stagingBytes(*this) + sumRows() * sumStride() * 4;
+}
+
+GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
+                            Type elementType, GPUMatmul matmul) {
+  GemmTiles tiles;
+  if (matmul != GPUMatmul::FMA &&
+      (elementType.isF16() || elementType.isBF16() ||
+       (elementType.isF32() && matmul == GPUMatmul::TF32))) {
+    // Eight warps. For 64 output channels each warp owns 4 x 2 fragments of
+    // 16 x 16: 256-row tiles, because every tile stages the weights of all
+    // the offsets it visits, and at 64 channels those weights are as large
+    // as the gathered rows (docs/GPU.md's model: 256 rows halve them against
+    // 128). Narrower outputs have small weights: 2 x 2 or 2 x 1 fragments
+    // per warp, 256 rows x 32 or 16. bf16 multiplies as tf32, which holds
+    // every bf16 value exactly.
+    tiles.math = elementType.isF16() ? GemmMath::F16MMA : GemmMath::TF32MMA;
+    tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 16, 64);
+    tiles.fragCols = tiles.cols >= 32 ? 2 : 1;
+    tiles.fragRows = tiles.cols >= 64 ? 4 : 2;
+    tiles.rows = 8 / tiles.warpsPerRow() * tiles.fragRows * 16;
+    // Two fragment multiplies per staged slice where Cin allows.
+    tiles.depth = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsIn),
+                                      tiles.fragDepth(), 2 * tiles.fragDepth());
+    // Fewer warps (shorter tiles) where the buffers would not fit.
+    while (tiles.sharedBytes() > kMaxStaticSharedBytes &&
+           tiles.rows > 16 * tiles.fragRows)
+      tiles.rows /= 2;
+    return tiles;
+  }
+  tiles.threadCols = 4;
+  tiles.threadRows = 4;
+  tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 4, 64);
+  tiles.depth = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsIn), 1, 16);
+  // At least 64 threads (two warps) per block: narrow outputs get taller
+  // tiles.
+  int64_t colThreads = tiles.cols / tiles.threadCols;
+  tiles.rows = std::max<int64_t>(16, 64 / colThreads) * tiles.threadRows;
+  return tiles;
+}
+
+/// What `spconv.tile` records of `tiles`.
+static DictionaryAttr tileAttr(Builder &b, const GemmTiles &tiles) {
+  SmallVector<NamedAttribute> entries;
+  auto add = [&](StringRef name, int64_t value) {
+    entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(value)));
+  };
+  add("threads", tiles.threads());
+  add("rows", tiles.rows);
+  add("cols", tiles.cols);
+  add("depth", tiles.depth);
+  if (int64_t budget = tiles.maxRegisters())
+    add("max_registers", budget);
+  switch (tiles.math) {
+  case GemmMath::FMA:
+    add("thread_rows", tiles.threadRows);
+    add("thread_cols", tiles.threadCols);
+    entries.push_back(b.getNamedAttr("math", b.getStringAttr("fma")));
+    break;
+  case GemmMath::F16MMA:
+  case GemmMath::TF32MMA:
+    add("warp_rows", 16 * tiles.fragRows);
+    add("warp_cols", 16 * tiles.fragCols);
+    entries.push_back(b.getNamedAttr(
+        "math", b.getStringAttr(tiles.math == GemmMath::F16MMA ? "mma-f16"
+                                                               : "mma-tf32")));
+    break;
+  }
+  return b.getDictionaryAttr(entries);
+}
+
+MemRefType gemm::workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
+                               Type type) {
+  return MemRefType::get(
+      shape, type, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+}
+
+void gemm::forEachItemOfBlock(
+    OpBuilder &b, Location loc, Value thread, int64_t threads, int64_t count,
+    function_ref<void(OpBuilder &, Location, Value)> body) {
+  scf::ForOp::create(b, loc, thread, indexConst(b, loc, count),
+                     indexConst(b, loc, threads), ValueRange{},
+                     [&](OpBuilder &fb, Location floc, Value item, ValueRange) {
+                       body(fb, floc, item);
+                       scf::YieldOp::create(fb, floc);
+                     });
+}
+
+Value gemm::guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
+                        function_ref<Value(OpBuilder &, Location)> load) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, condition,
+      [&](OpBuilder &tb, Location tloc) {
+        scf::YieldOp::create(tb, tloc, load(tb, tloc));
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        scf::YieldOp::create(
+            eb, eloc,
+            arith::ConstantOp::create(eb, eloc, eb.getZeroAttr(type))
+                .getResult());
+      });
+  return ifOp.getResult(0);
+}
+
+Value gemm::rowOfSlot(OpBuilder &b, Location loc,
+                      const ImplicitGemmOperands &operands, Value slot) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, operands.schedule.order, slot));
+}
+
+void gemm::storeOutput(OpBuilder &b, Location loc,
+                       const ImplicitGemmOperands &operands, Value row,
+                       Value column, Value value) {
+  if (operands.bias)
+    value = arith::AddFOp::create(
+        b, loc, value, loadAs(b, loc, operands.bias, column, value.getType()));
+  Type resultElement =
+      cast<MemRefType>(operands.result.getType()).getElementType();
+  value = convertScalar(b, loc, value, resultElement);
+  if (operands.epilogue)
+    value = applyEpilogue(b, loc, operands.epilogue, value, row, column);
+  memref::StoreOp::create(b, loc, value, operands.result,
+                          ValueRange{row, column});
+}
+
+/// features[table[order[slot], offset], channel] as `type`, or zero where
+/// the slot is past the output rows, the table has no input there (-1) or
+/// the channel is past Cin.
+static Value loadGatheredInput(OpBuilder &b, Location loc,
+                               const ImplicitGemmOperands &operands, Value slot,
+                               Value offset, Value channel, Type type) {
+  Value rowOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slot,
+                                      operands.rows);
+  Value source = guardedLoad(
+      b, loc, rowOk, b.getI32Type(), [&](OpBuilder &lb, Location lloc) {
+        Value row = rowOfSlot(lb, lloc, operands, slot);
+        return memref::LoadOp::create(lb, lloc, operands.table,
+                                      ValueRange{row, offset});
+      });
+  // Rows past the end stage zeros (the guard's 0 is no input row for them).
+  Value hit = arith::AndIOp::create(
+      b, loc, rowOk,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, source,
+                            i32Const(b, loc, 0)));
+  Value channelOk =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
+                            indexConst(b, loc, operands.channelsIn));
+  return guardedLoad(
+      b, loc, arith::AndIOp::create(b, loc, hit, channelOk), type,
+      [&](OpBuilder &lb, Location lloc) {
+        Value sourceRow =
+            arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), source);
+        return loadAs(lb, lloc, operands.features, {sourceRow, channel}, type);
+      });
+}
+
+/// weight[offset, channel, column] as `type`, or zero past Cin or Cout.
+static Value loadWeight(OpBuilder &b, Location loc,
+                        const ImplicitGemmOperands &operands, Value offset,
+                        Value channel, Value column, Type type) {
+  Value ok = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
+                            indexConst(b, loc, operands.channelsIn)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
+                            indexConst(b, loc, operands.channelsOut)));
+  return guardedLoad(b, loc, ok, type, [&](OpBuilder &lb, Location lloc) {
+    return loadAs(lb, lloc, operands.weight, {offset, channel, column}, type);
+  });
+}
+
+gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
+                                   const ImplicitGemmOperands &operands,
+                                   const GemmTiles &tiles, StringRef role,
+                                   function_ref<void(OpBuilder &)> allocate) {
+  Value one = indexConst(b, loc, 1);
+  Value colTiles =
+      indexConst(b, loc, llvm::divideCeil(operands.channelsOut, tiles.cols));
+  Value tileCount = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc, operands.rows,
+                                 indexConst(b, loc, tiles.rows)),
+      colTiles);
+  // No rows, no tiles: the runtime launches nothing for an empty grid.
+  auto launch =
+      gpu::LaunchOp::create(b, loc, tileCount, one, one,
+                            indexConst(b, loc, tiles.threads()), one, one);
+  launch->setAttr(kKernelRoleAttrName, b.getStringAttr(role));
+  launch->setAttr(kTileAttrName, tileAttr(b, tiles));
+  OpBuilder body = OpBuilder::atBlockEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(body, loc);
+  body.setInsertionPointToStart(&launch.getBody().front());
+  // Workgroup allocas, not attributions of the launch: buffer deallocation
+  // would give memref block arguments ownership arguments the launch cannot
+  // have. spconv-parallel-loops-to-gpu makes them the kernel's attributions.
+  allocate(body);
+  // Any grid covers the tiles: a block takes every gridDim-th tile.
+  auto tileLoop = scf::ForOp::create(body, loc, launch.getBlockIds().x,
+                                     tileCount, launch.getGridSize().x);
+  OpBuilder kb(tileLoop.getBody()->getTerminator());
+  Value tile = tileLoop.getInductionVar();
+  Value row0 = arith::MulIOp::create(
+      kb, loc, arith::DivUIOp::create(kb, loc, tile, colTiles),
+      indexConst(kb, loc, tiles.rows));
+  Value col0 = arith::MulIOp::create(
+      kb, loc, arith::RemUIOp::create(kb, loc, tile, colTiles),
+      indexConst(kb, loc, tiles.cols));
+  return TileLoop{kb, launch.getThreadIds().x, row0, col0};
+}
+
+/// Where a staged slice starts: its tile's first output row and channel,
+/// its kernel offset and first input channel.
+namespace {
+struct SliceOrigin {
+  Value row0, col0, offset, c0;
+};
+} // namespace
+
+static void stageInputSlice(OpBuilder &b, Location loc,
+                            const ImplicitGemmOperands &operands,
+                            const GemmTiles &tiles, Value thread,
+                            const SliceOrigin &origin, Type type,
+                            StageFn store) {
+  forEachItemOfBlock(
+      b, loc, thread, tiles.threads(), tiles.rows * tiles.depth,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value depth = indexConst(ib, iloc, tiles.depth);
+        Value m = arith::DivUIOp::create(ib, iloc, item, depth);
+        Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
+        Value value = loadGatheredInput(
+            ib, iloc, operands, arith::AddIOp::create(ib, iloc, origin.row0, m),
+            origin.offset, arith::AddIOp::create(ib, iloc, origin.c0, kk),
+            type);
+        store(ib, iloc, m, kk, value);
+      });
+}
+
+static void stageWeightSlice(OpBuilder &b, Location loc,
+                             const ImplicitGemmOperands &operands,
+                             const GemmTiles &tiles, Value thread,
+                             const SliceOrigin &origin, Type type,
+                             StageFn store) {
+  forEachItemOfBlock(
+      b, loc, thread, tiles.threads(), tiles.depth * tiles.cols,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value cols = indexConst(ib, iloc, tiles.cols);
+        Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
+        Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+        Value value =
+            loadWeight(ib, iloc, operands, origin.offset,
+                       arith::AddIOp::create(ib, iloc, origin.c0, kk),
+                       arith::AddIOp::create(ib, iloc, origin.col0, n), type);
+        store(ib, iloc, kk, n, value);
+      });
+}
+
+SmallVector<Value> gemm::forEachSlice(Location loc,
+                                      const ImplicitGemmOperands &operands,
+                                      const GemmTiles &tiles, TileLoop &tile,
+                                      ValueRange initial, Type type,
+                                      StageFn storeInput, StageFn storeWeight,
+                                      MultiplyFn multiply) {
+  OpBuilder &b = tile.body;
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  assert(tiles.rows % kScheduleGroupRows == 0 && "tiles are whole groups");
+  Value groupRows = indexConst(b, loc, kScheduleGroupRows);
+  Value groups = arith::CeilDivUIOp::create(b, loc, operands.rows, groupRows);
+  Value group0 = arith::DivUIOp::create(b, loc, tile.row0, groupRows);
+  auto offsetLoop = scf::ForOp::create(
+      b, loc, zero, indexConst(b, loc, operands.volume), one, initial,
+      [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
+        // Whether a row of the tile has a neighbour here: the same for
+        // every thread of the block, read from the schedule.
+        Value active = arith::ConstantIntOp::create(ob, oloc, 0, 1);
+        for (int64_t g = 0; g < tiles.rows / kScheduleGroupRows; ++g) {
+          Value group =
+              arith::AddIOp::create(ob, oloc, group0, indexConst(ob, oloc, g));
+          Value listed = guardedLoad(
+              ob, oloc,
+              arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::ult, group,
+                                    groups),
+              ob.getI8Type(), [&](OpBuilder &lb, Location lloc) {
+                return memref::LoadOp::create(lb, lloc,
+                                              operands.schedule.groupOffsets,
+                                              ValueRange{group, offset});
+              });
+          active = arith::OrIOp::create(
+              ob, oloc, active,
+              arith::CmpIOp::create(
+                  ob, oloc, arith::CmpIPredicate::ne, listed,
+                  arith::ConstantIntOp::create(ob, oloc, ob.getI8Type(), 0)));
+        }
+        auto visit = scf::IfOp::create(ob, oloc, offsetAcc.getTypes(), active,
+                                       /*withElseRegion=*/true);
+        OpBuilder eb = OpBuilder::atBlockEnd(visit.elseBlock());
+        scf::YieldOp::create(eb, oloc, offsetAcc);
+        OpBuilder vb = OpBuilder::atBlockEnd(visit.thenBlock());
+        auto sliceLoop = scf::ForOp::create(
+            vb, oloc, zero, indexConst(vb, oloc, operands.channelsIn),
+            indexConst(vb, oloc, tiles.depth), offsetAcc,
+            [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
+              SliceOrigin origin{tile.row0, tile.col0, offset, c0};
+              stageInputSlice(sb, sloc, operands, tiles, tile.thread, origin,
+                              type, storeInput);
+              stageWeightSlice(sb, sloc, operands, tiles, tile.thread, origin,
+                               type, storeWeight);
+              gpu::BarrierOp::create(sb, sloc);
+              SmallVector<Value> sums = multiply(sb, sloc, acc);
+              gpu::BarrierOp::create(sb, sloc);
+              scf::YieldOp::create(sb, sloc, sums);
+            });
+        scf::YieldOp::create(vb, oloc, sliceLoop.getResults());
+        scf::YieldOp::create(ob, oloc, visit.getResults());
+      });
+  return SmallVector<Value>(offsetLoop.getResults());
+}
+
+Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
+                                    const RulebookBuffers &rulebook,
+                                    int64_t volume, bool inverse, Value rows) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value k = indexConst(b, loc, volume);
+  auto tableType =
+      MemRefType::get({ShapedType::kDynamic, volume}, b.getI32Type());
+  Value table = memref::AllocOp::create(
+      b, bufferLoc(loc, "the neighbour table of a rulebook"), tableType,
+      ValueRange{rows});
+  markKernel(scf::ParallelOp::create(
+                 b, loc, ValueRange{zero, zero}, ValueRange{rows, k},
+                 ValueRange{one, one},
+                 [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                   memref::StoreOp::create(pb, ploc, i32Const(pb, ploc, -1),
+                                           table, ivs);
+                 }),
+             "neighbour_table_init");
+  // One thread per pair; its offset is the last j with offsets[j] <= pair,
+  // found by a binary search over the K + 1 CSR offsets (unrolled: K is a
+  // constant).
+  // The pair count is the pair buffers' size: the host reads nothing the
+  // rulebook's builder wrote.
+  Value pairs = memref::DimOp::create(b, loc, rulebook.pairIn, 0);
+  markKernel(
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{pairs}, ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            Value pair = ivs[0];
+            Value offset = indexConst(pb, ploc, 0);
+            for (int64_t step = llvm::PowerOf2Ceil(volume); step >= 1;
+                 step /= 2) {
+              Value probe = arith::AddIOp::create(pb, ploc, offset,
+                                                  indexConst(pb, ploc, step));
+              Value inRange = arith::CmpIOp::create(
+                  pb, ploc, arith::CmpIPredicate::slt, probe, k);
+              Value clamped = arith::SelectOp::create(
+                  pb, ploc, inRange, probe, indexConst(pb, ploc, volume - 1));
+              Value start =
+                  memref::LoadOp::create(pb, ploc, rulebook.offsets, clamped);
+              Value notAfter = arith::CmpIOp::create(
+                  pb, ploc, arith::CmpIPredicate::sle, start, pair);
+              offset = arith::SelectOp::create(
+                  pb, ploc, arith::AndIOp::create(pb, ploc, inRange, notAfter),
+                  probe, offset);
+            }
+            Value in = memref::LoadOp::create(pb, ploc, rulebook.pairIn, pair);
+            Value out =
+                memref::LoadOp::create(pb, ploc, rulebook.pairOut, pair);
+            if (inverse)
+              std::swap(in, out);
+            Value row =
+                arith::IndexCastOp::create(pb, ploc, pb.getIndexType(), out);
+            memref::StoreOp::create(pb, ploc, in, table,
+                                    ValueRange{row, offset});
+          }),
+      "neighbour_table");
+  return table;
+}
+
+void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
+                                    const ImplicitGemmOperands &operands,
+                                    const GemmTiles &tiles, StringRef role) {
+  assert(!tiles.usesTensorCores() && "the tensor-core form is separate");
+  Type accType = operands.accType;
+  int64_t colThreads = tiles.cols / tiles.threadCols;
+
+  // Gathered input rows, transposed (depth x rows), so that a thread reads
+  // its rows of one input channel as one vector; the weight slice depth x
+  // cols.
+  MLIRContext *context = b.getContext();
+  Value inputTile, weightTile;
+  TileLoop tile =
+      beginTileLoop(b, loc, operands, tiles, role, [&](OpBuilder &ab) {
+        inputTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.depth, tiles.rows}, accType));
+        weightTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.depth, tiles.cols}, accType));
+      });
+  OpBuilder &kb = tile.body;
+  Value thread = tile.thread, row0 = tile.row0, col0 = tile.col0;
+  Value zero = indexConst(kb, loc, 0), one = indexConst(kb, loc, 1);
+  Value threadCol =
+      arith::RemUIOp::create(kb, loc, thread, indexConst(kb, loc, colThreads));
+  Value threadRow =
+      arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, colThreads));
+  Value myRows = arith::MulIOp::create(kb, loc, threadRow,
+                                       indexConst(kb, loc, tiles.threadRows));
+  Value myCols = arith::MulIOp::create(kb, loc, threadCol,
+                                       indexConst(kb, loc, tiles.threadCols));
+  auto rowVector = VectorType::get({tiles.threadRows}, accType);
+  auto colVector = VectorType::get({tiles.threadCols}, accType);
+  Value zeroCols = arith::ConstantOp::create(
+      kb, loc, colVector,
+      DenseElementsAttr::get(colVector, kb.getZeroAttr(accType)));
+  SmallVector<Value> initial(tiles.threadRows, zeroCols);
+
+  // The gathered rows transposed, the weights as they are; the register
+  // tile: an outer product per staged channel.
+  SmallVector<Value> sums = forEachSlice(
+      loc, operands, tiles, tile, initial, accType,
+      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value value) {
+        memref::StoreOp::create(ib, iloc, value, inputTile, ValueRange{kk, m});
+      },
+      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value value) {
+        memref::StoreOp::create(ib, iloc, value, weightTile, ValueRange{kk, n});
+      },
+      [&](OpBuilder &sb, Location sloc, ValueRange acc) {
+        auto products = scf::ForOp::create(
+            sb, sloc, zero, indexConst(sb, sloc, tiles.depth), one, acc,
+            [&](OpBuilder &pb, Location ploc, Value kk, ValueRange partial) {
+              Value inputs = vector::LoadOp::create(
+                  pb, ploc, rowVector, inputTile, ValueRange{kk, myRows});
+              Value weights = vector::LoadOp::create(
+                  pb, ploc, colVector, weightTile, ValueRange{kk, myCols});
+              SmallVector<Value> next;
+              for (auto [i, sum] : llvm::enumerate(partial)) {
+                Value x = vector::ExtractOp::create(pb, ploc, inputs,
+                                                    static_cast<int64_t>(i));
+                Value xs = vector::BroadcastOp::create(pb, ploc, colVector, x);
+                next.push_back(
+                    vector::FMAOp::create(pb, ploc, xs, weights, sum));
+              }
+              scf::YieldOp::create(pb, ploc, next);
+            });
+        return SmallVector<Value>(products.getResults());
+      });
+
+  // The epilogue: each output element written once, bias added here.
+  Value coutValue = indexConst(kb, loc, operands.channelsOut);
+  for (auto [i, sum] : llvm::enumerate(sums)) {
+    Value slot = arith::AddIOp::create(
+        kb, loc, arith::AddIOp::create(kb, loc, row0, myRows),
+        indexConst(kb, loc, i));
+    Value rowOk = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                        slot, operands.rows);
+    auto rowIf = scf::IfOp::create(kb, loc, rowOk, /*withElseRegion=*/false);
+    OpBuilder rb(rowIf.thenBlock()->getTerminator());
+    Value row = rowOfSlot(rb, loc, operands, slot);
+    for (int64_t j = 0; j < tiles.threadCols; ++j) {
+      Value column = arith::AddIOp::create(
+          rb, loc, arith::AddIOp::create(rb, loc, col0, myCols),
+          indexConst(rb, loc, j));
+      Value columnOk = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult,
+                                             column, coutValue);
+      auto colIf = scf::IfOp::create(rb, loc, columnOk, false);
+      OpBuilder cb(colIf.thenBlock()->getTerminator());
+      storeOutput(cb, loc, operands, row, column,
+                  vector::ExtractOp::create(cb, loc, sum, j));
+    }
+  }
+}

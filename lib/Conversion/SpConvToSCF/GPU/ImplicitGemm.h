@@ -1,0 +1,130 @@
+//===- ImplicitGemm.h - The GPU's tiled convolution -------------*- C++ -*-===//
+//
+// Part of the spconv-mlir project.
+//
+// The implicit GEMM of the GPU target: its tiles, the neighbour table and
+// tile schedule it reads the rulebook through, and its SIMT (ImplicitGemm.cpp)
+// and tensor-core (TensorCoreGemm.cpp) kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPCONV_LIB_CONVERSION_SPCONVTOSCF_GPU_IMPLICITGEMM_H
+#define SPCONV_LIB_CONVERSION_SPCONVTOSCF_GPU_IMPLICITGEMM_H
+
+#include "Compute/Epilogue.h"
+#include "Utils/LoweringContext.h"
+#include "Utils/RulebookAccess.h"
+
+namespace mlir::spconv::lowering {
+
+/// How a GPU implicit-GEMM tile multiplies.
+enum class GemmMath {
+  FMA,    ///< SIMT: each thread a register tile of fused multiply-adds
+  F16MMA, ///< tensor cores, f16 fragments (m16n16k16), f32 accumulation
+  TF32MMA ///< tensor cores, tf32 fragments (m16n16k8), f32 accumulation
+};
+
+/// The tile sizes of the GPU's implicit-GEMM convolution, chosen per channel
+/// counts and element type at compile time: a block computes `rows` output
+/// rows x `cols` output channels, staging `depth` input channels at a time.
+/// With FMA each thread owns `threadRows` x `threadCols` outputs; with tensor
+/// cores each warp owns `fragRows` x `fragCols` 16x16 fragments.
+struct GemmTiles {
+  GemmMath math = GemmMath::FMA;
+  int64_t rows = 0, cols = 0, depth = 0;
+  int64_t threadRows = 0, threadCols = 0;
+  int64_t fragRows = 0, fragCols = 0;
+
+  bool usesTensorCores() const { return math != GemmMath::FMA; }
+  /// The depth of one fragment multiply (16 for f16, 8 for tf32).
+  int64_t fragDepth() const { return math == GemmMath::F16MMA ? 16 : 8; }
+  int64_t warpsPerRow() const { return cols / (16 * fragCols); }
+  int64_t threads() const;
+  /// Tensor-core warp tiles of 64 accumulator registers or more, at 256
+  /// threads: registers per thread that leave room for two blocks per SM
+  /// (ptxas would take more and fit one, which leaves nothing to run while
+  /// a block waits on its gathers). Any tile of more than 256 threads: the
+  /// most that lets one block fit an SM. 0 for no budget.
+  int64_t maxRegisters() const;
+
+  /// Tensor cores: the workgroup buffers. Staged input rows (rows x
+  /// inputStride) and weights (depth x weightStride) in the fragments' type,
+  /// rows padded by 16 bytes; the f32 sums of one epilogue pass (sumRows x
+  /// sumStride), padded by 16 bytes too unless that would pass
+  /// kMaxStaticSharedBytes.
+  int64_t fragElementBytes() const { return math == GemmMath::F16MMA ? 2 : 4; }
+  int64_t inputStride() const { return depth + 16 / fragElementBytes(); }
+  int64_t weightStride() const { return cols + 16 / fragElementBytes(); }
+  /// The epilogue writes the tile in `fragRows` passes, one fragment row of
+  /// every warp each: 16 rows per row of warps.
+  int64_t sumRows() const { return rows / fragRows; }
+  int64_t sumStride() const;
+  int64_t sharedBytes() const;
+  /// What CUDA allows a kernel in static shared memory.
+  static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+  /// `elementType` is the convolution's; `matmul` the pass's choice.
+  static GemmTiles choose(int64_t channelsIn, int64_t channelsOut,
+                          Type elementType, GPUMatmul matmul);
+};
+
+/// The rows of a conv's tiles in slot order, grouped, and the offsets each
+/// group of rows visits (TileSchedule.cpp).
+struct TileSchedule {
+  /// memref<?xi32>: the output row in each slot; rows with the same offset
+  /// mask are neighbours.
+  Value order;
+  /// memref<?xKxi8>: 1 where a row of the group of kScheduleGroupRows slots
+  /// has a neighbour at the offset.
+  Value groupOffsets;
+};
+/// Rows per group of a TileSchedule: a tile's rows are whole groups.
+constexpr int64_t kScheduleGroupRows = 32;
+
+/// The schedule of a neighbour table (`rows` x `volume`): two launches and a
+/// stable sort of the rows by offset mask.
+TileSchedule buildTileSchedule(LoweringContext &ctx, OpBuilder &b, Location loc,
+                               Value table, int64_t volume, Value rows);
+
+/// What the implicit-GEMM convolution reads and writes (buffers).
+struct ImplicitGemmOperands {
+  Value table; ///< memref<?xKxi32>: neighbour table (buildNeighbourTable)
+  TileSchedule schedule; ///< the order of the rows, the offsets of each group
+  Value rows;            ///< index: output rows
+  Value features;        ///< memref<?xCin x T>
+  Value weight;          ///< memref<K x Cin x Cout x T>
+  Value bias;            ///< memref<Cout x T> or null
+  EpilogueBuffers epilogue; ///< applied to each element before its store
+  Value result;             ///< memref<rows x Cout x T>, written whole
+  int64_t volume, channelsIn, channelsOut;
+  Type accType;
+};
+
+/// The output-major neighbour table of a rulebook: `rows x volume` i32, for
+/// each output row (the input side with `inverse`) and kernel offset the
+/// input row, or -1. Two kernels: fill with -1, then one thread per pair.
+Value buildNeighbourTable(OpBuilder &b, Location loc,
+                          const RulebookBuffers &rulebook, int64_t volume,
+                          bool inverse, Value rows);
+
+/// One `gpu.launch` computing the whole convolution: result[o, :] = bias +
+/// sum over offsets k with table[o, k] = i >= 0 of features[i, :] @
+/// weight[k], tiled as `tiles` says (a block per tile of output rows x output
+/// channels, in a grid-stride loop over the tiles, so any grid covers them).
+/// It carries `role` (kKernelRoleAttrName) and its tiles (kTileAttrName).
+void emitImplicitGemmConv(OpBuilder &b, Location loc,
+                          const ImplicitGemmOperands &operands,
+                          const GemmTiles &tiles, StringRef role);
+
+/// The same convolution on tensor cores (TensorCoreGemm.cpp): each warp
+/// multiplies `gpu.subgroup_mma` fragments staged in workgroup memory and
+/// accumulates in f32; the epilogue goes through workgroup memory so that
+/// consecutive threads write consecutive channels. `tiles.math` must be a
+/// tensor-core one.
+void emitTensorCoreConv(OpBuilder &b, Location loc,
+                        const ImplicitGemmOperands &operands,
+                        const GemmTiles &tiles, StringRef role);
+
+} // namespace mlir::spconv::lowering
+
+#endif // SPCONV_LIB_CONVERSION_SPCONVTOSCF_GPU_IMPLICITGEMM_H

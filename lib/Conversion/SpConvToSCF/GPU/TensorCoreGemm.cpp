@@ -1,0 +1,208 @@
+//===- TensorCoreGemm.cpp - The implicit-GEMM conv on tensor cores --------===//
+//
+// Part of the spconv-mlir project.
+//
+// The output-stationary convolution of ImplicitGemm.cpp with its slices
+// multiplied by tensor cores through upstream's `gpu.subgroup_mma_*` ops
+// (WMMA in NVVM): the block's threads stage gathered input rows (rows x
+// depth) and the weight slice (depth x cols) in workgroup memory, row-major
+// with padded rows; each warp loads 16x16 fragments of them and accumulates
+// its fragments of the tile in f32 across all offsets and slices. At the end,
+// one fragment row at a time, the warps store their accumulators to a
+// workgroup tile and the block writes it out with the bias, consecutive
+// threads on consecutive channels, each output once, rounded once to the
+// result type.
+//
+// f16 multiplies as f16 fragments (m16n16k16); bf16 as tf32 fragments
+// (m16n16k8), exactly, since every bf16 value is a tf32 value; f32 (only
+// when TF32 is asked for) as tf32 fragments of its inputs rounded to the
+// nearest tf32 value, ties away from zero (PTX cvt.rna.tf32.f32), so the
+// rounding is the kernel's, not the hardware's truncation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPU/GemmKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+using namespace mlir::spconv::lowering::gemm;
+
+/// `value` (f32) rounded to the nearest tf32 value (10 mantissa bits), ties
+/// away from zero; infinities and NaNs pass unchanged.
+static Value roundToTF32(OpBuilder &b, Location loc, Value value) {
+  Type i32 = b.getI32Type();
+  Value bits = arith::BitcastOp::create(b, loc, i32, value);
+  Value exponent =
+      arith::AndIOp::create(b, loc, bits, i32Const(b, loc, 0x7f800000));
+  Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       exponent, i32Const(b, loc, 0x7f800000));
+  // Half a tf32 unit in the last place, then drop the 13 low bits: the
+  // magnitude rounds half up, which for a sign-magnitude format is ties
+  // away from zero.
+  Value rounded = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, bits, i32Const(b, loc, 0x1000)),
+      i32Const(b, loc, static_cast<int32_t>(0xffffe000u)));
+  Value result = arith::BitcastOp::create(b, loc, b.getF32Type(), rounded);
+  return arith::SelectOp::create(b, loc, finite, result, value);
+}
+
+void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
+                                  const ImplicitGemmOperands &operands,
+                                  const GemmTiles &tiles, StringRef role) {
+  assert(tiles.usesTensorCores() && "the FMA form is ImplicitGemm.cpp's");
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  Type fragElement = tiles.math == GemmMath::F16MMA ? b.getF16Type() : f32;
+  Type featureElement =
+      cast<MemRefType>(operands.features.getType()).getElementType();
+  bool rounds = tiles.math == GemmMath::TF32MMA && featureElement.isF32();
+  auto stage = [&](OpBuilder &sb, Location sloc, Value value) {
+    return rounds ? roundToTF32(sb, sloc, value) : value;
+  };
+  int64_t fragDepth = tiles.fragDepth();
+  int64_t threads = tiles.threads();
+  // Rows padded by 16 bytes: fragments start 32-byte aligned (WMMA's
+  // requirement, with the 32-byte aligned buffers) and consecutive rows of a
+  // fragment fall in different banks.
+  int64_t inputStride = tiles.inputStride();
+  int64_t weightStride = tiles.weightStride();
+  int64_t sumStride = tiles.sumStride();
+  assert(tiles.sharedBytes() <= GemmTiles::kMaxStaticSharedBytes &&
+         "tiles exceed static shared memory");
+
+  Value inputTile, weightTile, sumTile;
+  TileLoop tile =
+      beginTileLoop(b, loc, operands, tiles, role, [&](OpBuilder &ab) {
+        IntegerAttr align = ab.getI64IntegerAttr(32);
+        inputTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.rows, inputStride}, fragElement),
+            align);
+        weightTile = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(context, {tiles.depth, weightStride}, fragElement),
+            align);
+        sumTile = memref::AllocaOp::create(
+            ab, loc, workgroupType(context, {tiles.sumRows(), sumStride}, f32),
+            align);
+      });
+  OpBuilder &kb = tile.body;
+  Value thread = tile.thread, row0 = tile.row0, col0 = tile.col0;
+
+  // This warp's fragments start at (warpRow0 + 16 i, warpCol0 + 16 j).
+  Value warp = arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, 32));
+  Value warpsPerRow = indexConst(kb, loc, tiles.warpsPerRow());
+  Value rowOfWarps = arith::DivUIOp::create(kb, loc, warp, warpsPerRow);
+  Value warpRow0 = arith::MulIOp::create(
+      kb, loc, rowOfWarps, indexConst(kb, loc, 16 * tiles.fragRows));
+  Value warpCol0 = arith::MulIOp::create(
+      kb, loc, arith::RemUIOp::create(kb, loc, warp, warpsPerRow),
+      indexConst(kb, loc, 16 * tiles.fragCols));
+  auto fragIndex = [&](OpBuilder &fb, Location floc, Value base, int64_t i) {
+    return arith::AddIOp::create(fb, floc, base, indexConst(fb, floc, 16 * i))
+        .getResult();
+  };
+  auto sumType = gpu::MMAMatrixType::get({16, 16}, f32, "COp");
+  auto inputType = gpu::MMAMatrixType::get({16, fragDepth}, fragElement, "AOp");
+  auto weightType =
+      gpu::MMAMatrixType::get({fragDepth, 16}, fragElement, "BOp");
+  Value zeroSum = gpu::SubgroupMmaConstantMatrixOp::create(
+      kb, loc, sumType,
+      arith::ConstantOp::create(kb, loc, kb.getZeroAttr(f32)));
+  SmallVector<Value> initial(tiles.fragRows * tiles.fragCols, zeroSum);
+
+  // Both row-major, in the fragments' type.
+  SmallVector<Value> sums = forEachSlice(
+      loc, operands, tiles, tile, initial, fragElement,
+      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value value) {
+        memref::StoreOp::create(ib, iloc, stage(ib, iloc, value), inputTile,
+                                ValueRange{m, kk});
+      },
+      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value value) {
+        memref::StoreOp::create(ib, iloc, stage(ib, iloc, value), weightTile,
+                                ValueRange{kk, n});
+      },
+      [&](OpBuilder &sb, Location sloc, ValueRange acc) {
+        SmallVector<Value> next(acc);
+        for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
+          Value k = indexConst(sb, sloc, k0);
+          // The weights first, then one input fragment at a time, so that
+          // the IR keeps one input fragment live. (ptxas schedules the
+          // loads its own way: what bounds a 4 x 2 warp tile's registers is
+          // GemmTiles::maxRegisters.)
+          SmallVector<Value> weights;
+          for (int64_t j = 0; j < tiles.fragCols; ++j)
+            weights.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                sb, sloc, weightType, weightTile,
+                ValueRange{k, fragIndex(sb, sloc, warpCol0, j)},
+                sb.getIndexAttr(weightStride), UnitAttr()));
+          for (int64_t i = 0; i < tiles.fragRows; ++i) {
+            Value input = gpu::SubgroupMmaLoadMatrixOp::create(
+                sb, sloc, inputType, inputTile,
+                ValueRange{fragIndex(sb, sloc, warpRow0, i), k},
+                sb.getIndexAttr(inputStride), UnitAttr());
+            for (int64_t j = 0; j < tiles.fragCols; ++j) {
+              Value &sum = next[i * tiles.fragCols + j];
+              sum = gpu::SubgroupMmaComputeOp::create(sb, sloc, sumType, input,
+                                                      weights[j], sum,
+                                                      UnitAttr(), UnitAttr());
+            }
+          }
+        }
+        return next;
+      });
+
+  // The epilogue, in one pass per fragment row: every warp stores its
+  // fragments of row i to the workgroup tile (16 rows per row of warps), and
+  // the block writes those rows out, bias added here, each output once. The
+  // passes keep the f32 sums of a 256-row tile within static shared memory.
+  Value warpRowOfSums =
+      arith::MulIOp::create(kb, loc, rowOfWarps, indexConst(kb, loc, 16));
+  for (int64_t i = 0; i < tiles.fragRows; ++i) {
+    for (int64_t j = 0; j < tiles.fragCols; ++j)
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          kb, loc, sums[i * tiles.fragCols + j], sumTile,
+          ValueRange{warpRowOfSums, fragIndex(kb, loc, warpCol0, j)},
+          kb.getIndexAttr(sumStride), UnitAttr());
+    gpu::BarrierOp::create(kb, loc);
+    forEachItemOfBlock(
+        kb, loc, thread, threads, tiles.sumRows() * tiles.cols,
+        [&](OpBuilder &ib, Location iloc, Value item) {
+          Value cols = indexConst(ib, iloc, tiles.cols);
+          Value sixteen = indexConst(ib, iloc, 16);
+          Value m = arith::DivUIOp::create(ib, iloc, item, cols);
+          Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+          // Sum row m is row m % 16 of fragment row i of warp row m / 16.
+          Value tileRow = arith::AddIOp::create(
+              ib, iloc,
+              arith::MulIOp::create(
+                  ib, iloc, arith::DivUIOp::create(ib, iloc, m, sixteen),
+                  indexConst(ib, iloc, 16 * tiles.fragRows)),
+              arith::AddIOp::create(
+                  ib, iloc, arith::RemUIOp::create(ib, iloc, m, sixteen),
+                  indexConst(ib, iloc, 16 * i)));
+          Value slot = arith::AddIOp::create(ib, iloc, row0, tileRow);
+          Value column = arith::AddIOp::create(ib, iloc, col0, n);
+          Value ok = arith::AndIOp::create(
+              ib, iloc,
+              arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, slot,
+                                    operands.rows),
+              arith::CmpIOp::create(
+                  ib, iloc, arith::CmpIPredicate::ult, column,
+                  indexConst(ib, iloc, operands.channelsOut)));
+          auto write =
+              scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
+          OpBuilder wb(write.thenBlock()->getTerminator());
+          Value row = rowOfSlot(wb, iloc, operands, slot);
+          storeOutput(
+              wb, iloc, operands, row, column,
+              memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n}));
+        });
+    // The next pass (or the next tile's epilogue) overwrites the sums.
+    gpu::BarrierOp::create(kb, loc);
+  }
+}

@@ -1,0 +1,220 @@
+//===- Pass.cpp - The convert-spconv-to-scf pass --------------------------===//
+//
+// Part of the spconv-mlir project.
+//
+// A dialect conversion (TypeConversion.h): checks the options and what the
+// conversion cannot take, then applies the pattern set of each folder:
+// Rulebook/, Compute/ (which uses GPU/ for the GPU's tiled kernels) and
+// Primitives/, with the structural type conversions. docs/Compiler.md opens
+// with a map of the folders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Compute/Compute.h"
+#include "GPU/TileTable.h"
+#include "Primitives/Primitives.h"
+#include "Rulebook/Rulebook.h"
+#include "SpConv/Conversion/Passes.h"
+#include "TypeConversion.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::spconv {
+#define GEN_PASS_DEF_CONVERTSPCONVTOSCFPASS
+#include "SpConv/Conversion/Passes.h.inc"
+} // namespace mlir::spconv
+
+using namespace mlir;
+using namespace mlir::spconv;
+using namespace mlir::spconv::lowering;
+
+/// `type` without a `#spconv.grid` encoding.
+static Type stripGrid(Type type) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType || !isa_and_nonnull<GridAttr>(tensorType.getEncoding()))
+    return type;
+  return RankedTensorType::get(tensorType.getShape(),
+                               tensorType.getElementType());
+}
+
+/// Once no spconv op is left, the grid encodings have served their purpose
+/// (verification and specialisation); bufferization expects plain tensors.
+static void stripGridEncodings(ModuleOp module) {
+  module.walk([](Operation *op) {
+    for (Value result : op->getResults())
+      result.setType(stripGrid(result.getType()));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          argument.setType(stripGrid(argument.getType()));
+    // Functions typed otherwise (llvm.func) hold no tensors.
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (auto type = function
+                        ? dyn_cast<FunctionType>(function.getFunctionType())
+                        : FunctionType()) {
+      SmallVector<Type> inputs =
+          llvm::map_to_vector(type.getInputs(), stripGrid);
+      SmallVector<Type> results =
+          llvm::map_to_vector(type.getResults(), stripGrid);
+      function.setType(FunctionType::get(op->getContext(), inputs, results));
+    }
+  });
+}
+
+namespace {
+struct ConvertSpConvToSCFPass
+    : spconv::impl::ConvertSpConvToSCFPassBase<ConvertSpConvToSCFPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerGPUBarrierEffects(registry);
+  }
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult checkOptions();
+};
+} // namespace
+
+LogicalResult ConvertSpConvToSCFPass::checkOptions() {
+  ModuleOp module = getOperation();
+  if (chunkBytes < 1)
+    return module.emitError("convert-spconv-to-scf: chunk-bytes must be "
+                            "positive, got ")
+           << chunkBytes.getValue();
+  if (blockSize < 1)
+    return module.emitError(
+               "convert-spconv-to-scf: block-size must be positive, got ")
+           << blockSize.getValue();
+  if (!isSupportedVectorBits(vectorBits))
+    return module.emitError("convert-spconv-to-scf: vector-bits must be 128, "
+                            "256 or 512, got ")
+           << vectorBits.getValue();
+  if (vectorRegisters < 4)
+    return module.emitError("convert-spconv-to-scf: vector-registers must be "
+                            "at least 4, got ")
+           << vectorRegisters.getValue();
+  if (maxUnrolledOffsets < 0)
+    return module.emitError("convert-spconv-to-scf: max-unrolled-offsets "
+                            "must be nonnegative, got ")
+           << maxUnrolledOffsets.getValue();
+  if (submSearch != "sorted" && submSearch != "hash")
+    return module.emitError("convert-spconv-to-scf: subm-search must be "
+                            "sorted or hash, got '")
+           << submSearch.getValue() << "'";
+  if (target != "cpu" && target != "gpu")
+    return module.emitError(
+               "convert-spconv-to-scf: target must be cpu or gpu, got '")
+           << target.getValue() << "'";
+  if (gpuConv != "implicit-gemm" && gpuConv != "gather-scatter")
+    return module.emitError("convert-spconv-to-scf: gpu-conv must be "
+                            "implicit-gemm or gather-scatter, got '")
+           << gpuConv.getValue() << "'";
+  if (gpuMatmul != "tensor-cores" && gpuMatmul != "tf32" && gpuMatmul != "fma")
+    return module.emitError("convert-spconv-to-scf: gpu-matmul must be "
+                            "tensor-cores, tf32 or fma, got '")
+           << gpuMatmul.getValue() << "'";
+  if (!gpuTiles.empty() && target != "gpu")
+    return module.emitError("convert-spconv-to-scf: gpu-tiles needs "
+                            "target=gpu (it tunes the GPU's implicit GEMM)");
+  // The sorted merge walks pointers site after site: a CPU algorithm.
+  if (target == "gpu" && submSearch != "hash")
+    return module.emitError("convert-spconv-to-scf: target=gpu needs "
+                            "subm-search=hash (the sorted merge is sequential "
+                            "within a block of sites)");
+  return success();
+}
+
+void ConvertSpConvToSCFPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (failed(checkOptions()))
+    return signalPassFailure();
+
+  // The high-level ops have no lowering of their own: say what to run
+  // instead of reporting them as merely illegal.
+  WalkResult undecomposed = module.walk([](Operation *op) {
+    if (!isa<ConvOp, InverseConvOp, PoolOp>(op))
+      return WalkResult::advance();
+    op->emitOpError("must be decomposed first (run spconv-decompose)");
+    return WalkResult::interrupt();
+  });
+  if (undecomposed.wasInterrupted())
+    return signalPassFailure();
+
+  // Rulebooks and tables become several buffers, which only the structural
+  // conversions below know how to pass on.
+  SpConvTypeConverter converter;
+  WalkResult foreignUser = module.walk([&](Operation *op) {
+    Dialect *dialect = op->getDialect();
+    if (converter.isLegal(op) ||
+        isa<func::CallOp, func::ReturnOp, arith::SelectOp>(op) ||
+        isa_and_nonnull<SpConvDialect, scf::SCFDialect, cf::ControlFlowDialect>(
+            dialect))
+      return WalkResult::advance();
+    op->emitOpError("takes or yields a rulebook or hash table, which the "
+                    "lowering turns into buffers; such values may only pass "
+                    "through scf and cf control flow, func calls and returns "
+                    "and arith.select");
+    return WalkResult::interrupt();
+  });
+  if (foreignUser.wasInterrupted())
+    return signalPassFailure();
+
+  LoweringContext ctx(
+      module, blockSize,
+      submSearch == "hash" ? SubmSearch::Hash : SubmSearch::Sorted,
+      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU, chunkBytes,
+      VectorRegisters{vectorBits, vectorRegisters}, maxUnrolledOffsets,
+      gpuConv == "gather-scatter" ? GPUConv::GatherScatter
+                                  : GPUConv::ImplicitGemm,
+      llvm::StringSwitch<GPUMatmul>(gpuMatmul)
+          .Case("tf32", GPUMatmul::TF32)
+          .Case("fma", GPUMatmul::FMA)
+          .Default(GPUMatmul::TensorCores));
+  // The tuned tiles, read and checked once per run.
+  std::optional<GPUTileTable> tileTable;
+  if (!gpuTiles.empty()) {
+    std::string error;
+    tileTable = GPUTileTable::load(gpuTiles, error);
+    if (!tileTable) {
+      module.emitError("convert-spconv-to-scf: gpu-tiles: ") << error;
+      return signalPassFailure();
+    }
+    ctx.setTileTable(&*tileTable);
+  }
+  planConcatDestinations(ctx);
+  MLIRContext *context = &getContext();
+
+  ConversionTarget conversionTarget(*context);
+  conversionTarget.addIllegalDialect<SpConvDialect>();
+  conversionTarget.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+    return converter.isSignatureLegal(op.getFunctionType()) &&
+           converter.isLegal(&op.getBody());
+  });
+  // Any other op is legal once no rulebook or table flows through it; one
+  // that no pattern below converts is reported as illegal.
+  conversionTarget.markUnknownOpDynamicallyLegal(
+      [&](Operation *op) { return converter.isLegal(op); });
+  // Concatenations of features are ConcatLowering's (their operands'
+  // rows checked); the others bufferize as usual.
+  conversionTarget.addDynamicallyLegalOp<tensor::ConcatOp>(
+      [&](tensor::ConcatOp op) { return !lowersConcat(ctx, op); });
+
+  RewritePatternSet patterns(context);
+  populateRulebookPatterns(converter, ctx, patterns);
+  populateComputePatterns(converter, ctx, patterns);
+  populatePrimitivePatterns(converter, ctx, patterns);
+  populateStructuralTypeConversions(converter, patterns, conversionTarget);
+
+  if (failed(applyPartialConversion(module, conversionTarget,
+                                    std::move(patterns))))
+    return signalPassFailure();
+  stripGridEncodings(module);
+}
