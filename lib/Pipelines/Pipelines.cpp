@@ -69,8 +69,16 @@ static void addBufferization(OpPassManager &pm) {
   // subm layer's coordinates, which are its argument's); the copy into a
   // clone runs only if it was allocated.
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addPass(createSpConvGuardAllocationsPass(
-      SpConvGuardAllocationsPassOptions{/*afterDeallocation=*/true}));
+  SpConvGuardAllocationsPassOptions afterDeallocation;
+  afterDeallocation.afterDeallocation = true;
+  pm.addPass(createSpConvGuardAllocationsPass(afterDeallocation));
+}
+
+/// spconv-check-lowered naming `pipeline` in its messages.
+static void addCheckLowered(OpPassManager &pm, StringRef pipeline) {
+  SpConvCheckLoweredPassOptions options;
+  options.pipeline = pipeline.str();
+  pm.addPass(createSpConvCheckLoweredPass(options));
 }
 
 /// Host code on the CPU: LLVM, with the parallel loops on OpenMP threads.
@@ -97,10 +105,15 @@ void mlir::spconv::buildSpConvToCPUPipeline(
     OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
   addFrontEnd(pm, options.fuseEpilogues, options.profile);
   // Loops specialised per geometry, then buffers.
-  pm.addPass(createConvertSpConvToSCFPass(ConvertSpConvToSCFPassOptions{
-      options.blockSize, options.submSearch,
-      /*target=*/"cpu", options.chunkBytes, options.vectorBits,
-      options.vectorRegisters, options.maxUnrolledOffsets}));
+  ConvertSpConvToSCFPassOptions lowering;
+  lowering.blockSize = options.blockSize;
+  lowering.submSearch = options.submSearch;
+  lowering.target = LoopTarget::CPU;
+  lowering.chunkBytes = options.chunkBytes;
+  lowering.vectorBits = options.vectorBits;
+  lowering.vectorRegisters = options.vectorRegisters;
+  lowering.maxUnrolledOffsets = options.maxUnrolledOffsets;
+  pm.addPass(createConvertSpConvToSCFPass(lowering));
   // The hash probe is called inside the builders' innermost loops: inline
   // it (and the builders into their callers). One canonicalization of the
   // result, not the inliner's own after each function: the same IR, and
@@ -111,8 +124,10 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // Matmuls (pointwise subm convs) become vectorized row loops; the rest
   // (element-wise ops a conv's epilogue did not take) affine loops whose
   // outermost parallel dimension runs on threads.
-  pm.addNestedPass<func::FuncOp>(createSpConvMatmulToRowLoopsPass(
-      {options.vectorBits, options.vectorRegisters}));
+  SpConvMatmulToRowLoopsPassOptions rowLoops;
+  rowLoops.vectorBits = options.vectorBits;
+  rowLoops.vectorRegisters = options.vectorRegisters;
+  pm.addNestedPass<func::FuncOp>(createSpConvMatmulToRowLoopsPass(rowLoops));
   // Concatenations copy into strided column views: parallel loops, not
   // the runner library's element-by-element memrefCopy.
   pm.addNestedPass<func::FuncOp>(createSpConvGPUStridedCopiesPass());
@@ -124,27 +139,25 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize(parallelize));
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);
-  pm.addPass(createSpConvCheckLoweredPass({"spconv-to-cpu"}));
+  addCheckLowered(pm, "spconv-to-cpu");
 }
 
 /// The GPU targets' common part: loops shaped for one thread per item,
 /// buffers, and one kernel per distinct outermost parallel loop.
-static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
-                          int64_t maxBlocks, int64_t maxUnrolledOffsets,
-                          StringRef gpuConv, StringRef gpuMatmul,
-                          StringRef gpuTiles, bool fuseEpilogues,
-                          bool profile) {
-  addFrontEnd(pm, fuseEpilogues, profile);
+template <typename Derived>
+static void addGPUKernels(OpPassManager &pm,
+                          const GPUKernelPipelineOptions<Derived> &options) {
+  addFrontEnd(pm, options.fuseEpilogues, options.profile);
   // One site per parallel iteration; the hash search is the one a GPU
   // thread can run on its own.
   ConvertSpConvToSCFPassOptions lowering;
   lowering.blockSize = 1;
-  lowering.submSearch = "hash";
-  lowering.target = "gpu";
-  lowering.maxUnrolledOffsets = maxUnrolledOffsets;
-  lowering.gpuConv = gpuConv.str();
-  lowering.gpuMatmul = gpuMatmul.str();
-  lowering.gpuTiles = gpuTiles.str();
+  lowering.submSearch = SubmSearch::Hash;
+  lowering.target = LoopTarget::GPU;
+  lowering.maxUnrolledOffsets = options.maxUnrolledOffsets;
+  lowering.gpuConv = options.gpuConv;
+  lowering.gpuMatmul = options.gpuMatmul;
+  lowering.gpuTiles = options.gpuTiles;
   pm.addPass(createConvertSpConvToSCFPass(lowering));
   addBufferization(pm);
   // Matmuls, element-wise ops and copies of strided views
@@ -154,17 +167,17 @@ static void addGPUKernels(OpPassManager &pm, int64_t blockSize,
   pm.addNestedPass<func::FuncOp>(createSpConvGPUParallelDimsFirstPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createSpConvParallelLoopsToGPUPass(
-      SpConvParallelLoopsToGPUPassOptions{blockSize, maxBlocks}));
+  SpConvParallelLoopsToGPUPassOptions kernels;
+  kernels.blockSize = options.blockSize;
+  kernels.maxBlocks = options.maxBlocks;
+  pm.addPass(createSpConvParallelLoopsToGPUPass(kernels));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
-  addGPUKernels(pm, options.blockSize, options.maxBlocks,
-                options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
-                options.gpuTiles, options.fuseEpilogues, options.profile);
+  addGPUKernels(pm, options);
   // Builders into their layers, so that each buffer is placed by what its
   // consumers do with it; then placement, and one stream per function.
   pm.addPass(createInlinerPass());
@@ -188,19 +201,18 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
   nvvm.cubinFormat = options.format;
   nvvm.optLevel = options.optLevel;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
-  pm.addPass(createSpConvCheckLoweredPass({"spconv-to-cuda"}));
+  addCheckLowered(pm, "spconv-to-cuda");
 }
 
 void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
-  addGPUKernels(pm, options.blockSize, options.maxBlocks,
-                options.maxUnrolledOffsets, options.gpuConv, options.gpuMatmul,
-                options.gpuTiles, options.fuseEpilogues, options.profile);
-  pm.addPass(createSpConvGPUKernelsToCPUPass(
-      SpConvGPUKernelsToCPUPassOptions{options.raceCheck}));
+  addGPUKernels(pm, options);
+  SpConvGPUKernelsToCPUPassOptions emulation;
+  emulation.raceCheck = options.raceCheck;
+  pm.addPass(createSpConvGPUKernelsToCPUPass(emulation));
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);
-  pm.addPass(createSpConvCheckLoweredPass({"spconv-to-gpu-emulator"}));
+  addCheckLowered(pm, "spconv-to-gpu-emulator");
 }
 
 void mlir::spconv::registerSpConvPipelines() {

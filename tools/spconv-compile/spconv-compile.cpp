@@ -176,8 +176,10 @@ void setGPUKernelOptions(
     mlir::spconv::GPUKernelPipelineOptions<Options> &options) {
   options.blockSize = gpuBlockSize;
   options.maxBlocks = gpuMaxBlocks;
-  options.gpuConv = gpuConv;
-  options.gpuMatmul = gpuMatmul;
+  // Checked in buildTargetPipeline.
+  options.gpuConv = *mlir::spconv::symbolizeOption<mlir::spconv::GPUConv>(gpuConv);
+  options.gpuMatmul =
+      *mlir::spconv::symbolizeOption<mlir::spconv::GPUMatmul>(gpuMatmul);
   options.gpuTiles = gpuTiles;
   options.profile = profile;
 }
@@ -197,7 +199,8 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
       }
     mlir::spconv::SpConvToCPUPipelineOptions options;
     options.blockSize = blockSize;
-    options.submSearch = submSearch;
+    options.submSearch =
+        *mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch);
     options.openmp = openmp;
     options.profile = profile;
     // Row chunks sized by the registers of the CPU the code is for.
@@ -227,15 +230,16 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
             "not negative";
     return failure();
   }
-  if (gpuConv != "implicit-gemm" && gpuConv != "gather-scatter") {
-    error = "--gpu-conv must be implicit-gemm or gather-scatter, got '" +
-            gpuConv + "'";
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::GPUConv>(gpuConv)) {
+    error = "--gpu-conv must be " +
+            mlir::spconv::optionSpellings<mlir::spconv::GPUConv>() +
+            ", got '" + gpuConv + "'";
     return failure();
   }
-  if (gpuMatmul != "tensor-cores" && gpuMatmul != "tf32" &&
-      gpuMatmul != "fma") {
-    error = "--gpu-matmul must be tensor-cores, tf32 or fma, got '" +
-            gpuMatmul + "'";
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::GPUMatmul>(gpuMatmul)) {
+    error = "--gpu-matmul must be " +
+            mlir::spconv::optionSpellings<mlir::spconv::GPUMatmul>() +
+            ", got '" + gpuMatmul + "'";
     return failure();
   }
   if (targetName == "cuda") {
@@ -333,9 +337,10 @@ int main(int argc, char **argv) {
       "spconv ops to an object file with a C interface, and a C header\n");
 
   std::string error;
-  if (submSearch != "sorted" && submSearch != "hash")
-    return fail("--subm-search must be sorted or hash, got '" + submSearch +
-                "'");
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch))
+    return fail("--subm-search must be " +
+                mlir::spconv::optionSpellings<mlir::spconv::SubmSearch>() +
+                ", got '" + submSearch + "'");
   if (blockSize <= 0)
     return fail("--block-size must be positive");
   if (optLevel > 3)

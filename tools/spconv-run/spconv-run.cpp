@@ -304,8 +304,10 @@ void setGPUKernelOptions(
   options.maxBlocks = gpuMaxBlocks;
   if (maxUnrolledOffsets.getNumOccurrences())
     options.maxUnrolledOffsets = maxUnrolledOffsets;
-  options.gpuConv = gpuConv;
-  options.gpuMatmul = gpuMatmul;
+  // Checked in main().
+  options.gpuConv = *mlir::spconv::symbolizeOption<mlir::spconv::GPUConv>(gpuConv);
+  options.gpuMatmul =
+      *mlir::spconv::symbolizeOption<mlir::spconv::GPUMatmul>(gpuMatmul);
   options.gpuTiles = gpuTiles;
   options.fuseEpilogues = fuseEpilogues;
 }
@@ -328,7 +330,8 @@ void buildPipeline(PassManager &pm, const JITCPU &cpu) {
   }
   mlir::spconv::SpConvToCPUPipelineOptions options;
   options.profile = profile;
-  options.submSearch = submSearch;
+  options.submSearch =
+      *mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch);
   // Row chunks sized by the registers of the CPU the JIT targets.
   options.vectorBits = cpu.registers.bits;
   options.vectorRegisters = cpu.registers.count;
@@ -392,14 +395,16 @@ int main(int argc, char **argv) {
                 "targets probe the hash table)");
   if (target != "cpu" && chunkBytes.getNumOccurrences())
     return fail("--chunk-bytes applies to --target cpu only");
-  if (gpuConv != "implicit-gemm" && gpuConv != "gather-scatter")
-    return fail("--gpu-conv must be implicit-gemm or gather-scatter, got '" +
-                gpuConv + "'");
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::GPUConv>(gpuConv))
+    return fail("--gpu-conv must be " +
+                mlir::spconv::optionSpellings<mlir::spconv::GPUConv>() +
+                ", got '" + gpuConv + "'");
   if (target == "cpu" && gpuConv.getNumOccurrences())
     return fail("--gpu-conv applies to the GPU targets only");
-  if (gpuMatmul != "tensor-cores" && gpuMatmul != "tf32" && gpuMatmul != "fma")
-    return fail("--gpu-matmul must be tensor-cores, tf32 or fma, got '" +
-                gpuMatmul + "'");
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::GPUMatmul>(gpuMatmul))
+    return fail("--gpu-matmul must be " +
+                mlir::spconv::optionSpellings<mlir::spconv::GPUMatmul>() +
+                ", got '" + gpuMatmul + "'");
   if (target == "cpu" && gpuMatmul.getNumOccurrences())
     return fail("--gpu-matmul applies to the GPU targets only");
   if (target == "cpu" && !gpuTiles.empty())
@@ -410,9 +415,10 @@ int main(int argc, char **argv) {
     return fail("--chunk-bytes must be positive");
   if (maxUnrolledOffsets < 0)
     return fail("--max-unrolled-offsets must be nonnegative");
-  if (submSearch != "sorted" && submSearch != "hash")
-    return fail("--subm-search must be sorted or hash, got '" + submSearch +
-                "'");
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch))
+    return fail("--subm-search must be " +
+                mlir::spconv::optionSpellings<mlir::spconv::SubmSearch>() +
+                ", got '" + submSearch + "'");
   if (repeat < 1)
     return fail("--repeat must be positive");
   if (failAllocations && target == "cuda")

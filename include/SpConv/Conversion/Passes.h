@@ -7,6 +7,8 @@
 #ifndef SPCONV_CONVERSION_PASSES_H
 #define SPCONV_CONVERSION_PASSES_H
 
+#include "SpConv/Conversion/LoweringOptions.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/DLTI/DLTI.h"

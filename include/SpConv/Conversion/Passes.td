@@ -150,15 +150,19 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Sites per block when counting and writing rulebook pairs">,
-    Option<"submSearch", "subm-search", "std::string", /*default=*/"\"sorted\"",
+    Option<"submSearch", "subm-search", "::mlir::spconv::SubmSearch",
+           /*default=*/"::mlir::spconv::SubmSearch::Sorted",
            "How subm builders find neighbours: `sorted` (merge the sorted "
-           "site keys) or `hash` (probe the runtime's hash table inline)">,
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "site keys) or `hash` (probe the runtime's hash table inline)",
+           "::mlir::spconv::optionValues<::mlir::spconv::SubmSearch>()">,
+    Option<"target", "target", "::mlir::spconv::LoopTarget",
+           /*default=*/"::mlir::spconv::LoopTarget::CPU",
            "What runs the parallel loops: `cpu` (threads over blocks of "
            "sites, vectorized row updates) or `gpu` (loops shaped for one "
            "GPU thread per item: scalar dot products per (pair, output "
            "channel), no prefetch hints; needs `subm-search=hash` and is "
-           "meant to be followed by `spconv-parallel-loops-to-gpu`)">,
+           "meant to be followed by `spconv-parallel-loops-to-gpu`)",
+           "::mlir::spconv::optionValues<::mlir::spconv::LoopTarget>()">,
     Option<"chunkBytes", "chunk-bytes", "int64_t", /*default=*/"2097152",
            "CPU compute: feature and accumulator bytes per chunk of sites "
            "whose pairs are taken over all offsets before the next chunk "
@@ -178,22 +182,24 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "their offsets, so IR size and compile time stay linear in the "
            "kernel volume (subm then searches the hash table, whatever "
            "`subm-search` says)">,
-    Option<"gpuConv", "gpu-conv", "std::string",
-           /*default=*/"\"implicit-gemm\"",
+    Option<"gpuConv", "gpu-conv", "::mlir::spconv::GPUConv",
+           /*default=*/"::mlir::spconv::GPUConv::ImplicitGemm",
            "With `target=gpu`, how a convolution with static channel counts "
            "is computed: `implicit-gemm` (one tiled gpu.launch per layer "
            "over an output-major neighbour table, workgroup-memory staging, "
            "each output written once) or `gather-scatter` (per offset, one "
            "thread per (pair, output channel)); dynamic channel counts "
-           "always gather and scatter">,
-    Option<"gpuMatmul", "gpu-matmul", "std::string",
-           /*default=*/"\"tensor-cores\"",
+           "always gather and scatter",
+           "::mlir::spconv::optionValues<::mlir::spconv::GPUConv>()">,
+    Option<"gpuMatmul", "gpu-matmul", "::mlir::spconv::GPUMatmul",
+           /*default=*/"::mlir::spconv::GPUMatmul::TensorCores",
            "With `gpu-conv=implicit-gemm`, how a tile multiplies: "
            "`tensor-cores` (f16 and bf16 on tensor cores through "
            "gpu.subgroup_mma fragments, f32 accumulation; f32 and f64 on "
            "fused multiply-adds), `tf32` (as `tensor-cores`, and f32 too, "
            "its inputs rounded to TF32: about 3 significant digits per "
-           "product) or `fma` (every type on fused multiply-adds)">,
+           "product) or `fma` (every type on fused multiply-adds)",
+           "::mlir::spconv::optionValues<::mlir::spconv::GPUMatmul>()">,
     Option<"gpuTiles", "gpu-tiles", "std::string", /*default=*/"\"\"",
            "With `target=gpu`, a JSON tile table (format "
            "`spconv-gpu-tiles/1`) whose entries replace the built-in tile "

@@ -7,6 +7,8 @@
 #ifndef SPCONV_PIPELINES_PIPELINES_H
 #define SPCONV_PIPELINES_PIPELINES_H
 
+#include "SpConv/Conversion/LoweringOptions.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -24,11 +26,11 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("Sites per block when counting and writing rulebook "
                      "pairs (convert-spconv-to-scf)"),
       llvm::cl::init(256)};
-  PassOptions::Option<std::string> submSearch{
+  PassOptions::Option<SubmSearch> submSearch{
       *this, "subm-search",
       llvm::cl::desc("How subm rulebook builders find neighbours: sorted "
                      "(merge sorted keys) or hash (probe the hash table)"),
-      llvm::cl::init("sorted")};
+      llvm::cl::init(SubmSearch::Sorted), optionValues<SubmSearch>()};
   PassOptions::Option<int64_t> chunkBytes{
       *this, "chunk-bytes",
       llvm::cl::desc("Feature and accumulator bytes per chunk of sites of the "
@@ -97,20 +99,20 @@ struct GPUKernelPipelineOptions : public PassPipelineOptions<Derived> {
                      "registers (12-25 % occupancy), looped ones 32 to 40 "
                      "(75-100 %)"),
       llvm::cl::init(0)};
-  mlir::detail::PassOptions::Option<std::string> gpuConv{
+  mlir::detail::PassOptions::Option<GPUConv> gpuConv{
       *this, "gpu-conv",
       llvm::cl::desc("How convolutions with static channel counts run: "
                      "implicit-gemm (one tiled launch per layer) or "
                      "gather-scatter (per offset, one thread per pair and "
                      "output channel) (convert-spconv-to-scf)"),
-      llvm::cl::init("implicit-gemm")};
-  mlir::detail::PassOptions::Option<std::string> gpuMatmul{
+      llvm::cl::init(GPUConv::ImplicitGemm), optionValues<GPUConv>()};
+  mlir::detail::PassOptions::Option<GPUMatmul> gpuMatmul{
       *this, "gpu-matmul",
       llvm::cl::desc("How the implicit GEMM multiplies: tensor-cores (f16 "
                      "and bf16 on tensor cores, f32 on FMA), tf32 (f32 on "
                      "tensor cores too, inputs rounded to TF32) or fma "
                      "(convert-spconv-to-scf)"),
-      llvm::cl::init("tensor-cores")};
+      llvm::cl::init(GPUMatmul::TensorCores), optionValues<GPUMatmul>()};
   mlir::detail::PassOptions::Option<std::string> gpuTiles{
       *this, "gpu-tiles",
       llvm::cl::desc("A JSON tile table (spconv-gpu-tiles/1) whose entries "

@@ -22,7 +22,6 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_CONVERTSPCONVTOSCFPASS
@@ -105,27 +104,12 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError("convert-spconv-to-scf: max-unrolled-offsets "
                             "must be nonnegative, got ")
            << maxUnrolledOffsets.getValue();
-  if (submSearch != "sorted" && submSearch != "hash")
-    return module.emitError("convert-spconv-to-scf: subm-search must be "
-                            "sorted or hash, got '")
-           << submSearch.getValue() << "'";
-  if (target != "cpu" && target != "gpu")
-    return module.emitError(
-               "convert-spconv-to-scf: target must be cpu or gpu, got '")
-           << target.getValue() << "'";
-  if (gpuConv != "implicit-gemm" && gpuConv != "gather-scatter")
-    return module.emitError("convert-spconv-to-scf: gpu-conv must be "
-                            "implicit-gemm or gather-scatter, got '")
-           << gpuConv.getValue() << "'";
-  if (gpuMatmul != "tensor-cores" && gpuMatmul != "tf32" && gpuMatmul != "fma")
-    return module.emitError("convert-spconv-to-scf: gpu-matmul must be "
-                            "tensor-cores, tf32 or fma, got '")
-           << gpuMatmul.getValue() << "'";
-  if (!gpuTiles.empty() && target != "gpu")
+  // The enum options' values were checked by their parsers.
+  if (!gpuTiles.empty() && target != LoopTarget::GPU)
     return module.emitError("convert-spconv-to-scf: gpu-tiles needs "
                             "target=gpu (it tunes the GPU's implicit GEMM)");
   // The sorted merge walks pointers site after site: a CPU algorithm.
-  if (target == "gpu" && submSearch != "hash")
+  if (target == LoopTarget::GPU && submSearch != SubmSearch::Hash)
     return module.emitError("convert-spconv-to-scf: target=gpu needs "
                             "subm-search=hash (the sorted merge is sequential "
                             "within a block of sites)");
@@ -167,17 +151,18 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   if (foreignUser.wasInterrupted())
     return signalPassFailure();
 
-  LoweringContext ctx(
-      module, blockSize,
-      submSearch == "hash" ? SubmSearch::Hash : SubmSearch::Sorted,
-      target == "gpu" ? LoopTarget::GPU : LoopTarget::CPU, chunkBytes,
-      VectorRegisters{vectorBits, vectorRegisters}, maxUnrolledOffsets,
-      gpuConv == "gather-scatter" ? GPUConv::GatherScatter
-                                  : GPUConv::ImplicitGemm,
-      llvm::StringSwitch<GPUMatmul>(gpuMatmul)
-          .Case("tf32", GPUMatmul::TF32)
-          .Case("fma", GPUMatmul::FMA)
-          .Default(GPUMatmul::TensorCores));
+  ConvertSpConvToSCFPassOptions options;
+  options.blockSize = blockSize;
+  options.submSearch = submSearch;
+  options.target = target;
+  options.chunkBytes = chunkBytes;
+  options.vectorBits = vectorBits;
+  options.vectorRegisters = vectorRegisters;
+  options.maxUnrolledOffsets = maxUnrolledOffsets;
+  options.gpuConv = gpuConv;
+  options.gpuMatmul = gpuMatmul;
+  options.gpuTiles = gpuTiles;
+  LoweringContext ctx(module, options);
   // The tuned tiles, read and checked once per run.
   std::optional<GPUTileTable> tileTable;
   if (!gpuTiles.empty()) {

@@ -2,8 +2,9 @@
 //
 // Part of the spconv-mlir project.
 //
-// The options of one run of the conversion, as typed values, and what the
-// lowerings of one module share: declared functions, buffers derived once
+// The options of one run of the conversion (their enums are
+// SpConv/Conversion/LoweringOptions.h's), and what the lowerings of one
+// module share: declared functions, buffers derived once
 // from a rulebook, the concatenation plan.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 #ifndef SPCONV_LIB_CONVERSION_SPCONVTOSCF_UTILS_LOWERINGCONTEXT_H
 #define SPCONV_LIB_CONVERSION_SPCONVTOSCF_UTILS_LOWERINGCONTEXT_H
 
+#include "SpConv/Conversion/Passes.h"
 #include "SpConv/Support/VectorWidth.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,53 +21,21 @@
 
 namespace mlir::spconv::lowering {
 
-/// How subm builders find neighbours.
-enum class SubmSearch {
-  Sorted, ///< merge the sorted site keys (SortedSubm.cpp)
-  Hash    ///< probe the runtime's hash table inline
-};
-
-/// Where the parallel loops will run: CPU threads, or GPU threads once
-/// `spconv-parallel-loops-to-gpu` makes kernels of them.
-enum class LoopTarget {
-  CPU, ///< few wide iterations: blocks of sites, vector row updates
-  GPU  ///< one thread per item: scalar dot products, no prefetch hints
-};
-
-/// How the GPU target computes a convolution.
-enum class GPUConv {
-  /// One tiled, output-stationary GEMM per layer over a neighbour table
-  /// (ImplicitGemm.cpp); needs static channel counts.
-  ImplicitGemm,
-  /// Per offset, one thread per (pair, output channel) adding into an
-  /// accumulator (any channel counts).
-  GatherScatter
-};
-
-/// What the GPU target's tiled convolution multiplies with.
-enum class GPUMatmul {
-  /// f16 and bf16 on tensor cores (f32 accumulation), f32 and f64 on FMA.
-  TensorCores,
-  /// As TensorCores, and f32 too, its inputs rounded to TF32.
-  TF32,
-  /// Every type on FMA (SIMT).
-  FMA
-};
-
 class GPUTileTable;
 
 /// State shared by the op lowerings of one module.
 class LoweringContext {
 public:
-  LoweringContext(ModuleOp module, int64_t blockSize, SubmSearch submSearch,
-                  LoopTarget target, int64_t chunkBytes,
-                  VectorRegisters vectorRegisters, int64_t maxUnrolledOffsets,
-                  GPUConv gpuConv, GPUMatmul gpuMatmul)
-      : module(module), blockSize(blockSize), submSearch(submSearch),
-        target(target), chunkBytes(chunkBytes),
-        vectorRegisters(vectorRegisters),
-        maxUnrolledOffsets(maxUnrolledOffsets), gpuConv(gpuConv),
-        gpuMatmul(gpuMatmul) {}
+  /// The state of one run of convert-spconv-to-scf with `options` on
+  /// `module` (the pass has checked them).
+  LoweringContext(ModuleOp module,
+                  const ConvertSpConvToSCFPassOptions &options)
+      : module(module), blockSize(options.blockSize),
+        submSearch(options.submSearch), target(options.target),
+        chunkBytes(options.chunkBytes),
+        vectorRegisters{options.vectorBits, options.vectorRegisters},
+        maxUnrolledOffsets(options.maxUnrolledOffsets),
+        gpuConv(options.gpuConv), gpuMatmul(options.gpuMatmul) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
