@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeDeclarations.h"
-#include "SpConv/IR/SpConvOps.h"
 #include "SpConv/IR/ShapeUtils.h"
+#include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
+#include "spconv-rt/CompilerContract.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -23,10 +24,8 @@ namespace mlir::spconv {
 using namespace mlir;
 using namespace mlir::spconv;
 
-/// The runtime's bound on entry ids, SPCONV_RT_PROFILE_MAX_ENTRIES in
-/// runtime/include/spconv-rt/SpConvRuntime.h (the compiler does not include
-/// the runtime's headers).
-static constexpr int64_t kMaxProfileEntries = int64_t(1) << 20;
+/// The runtime's bound on entry ids (CompilerContract.h).
+static constexpr int64_t kMaxProfileEntries = SPCONV_RT_PROFILE_MAX_ENTRIES;
 
 /// Declares `name(argument types) -> i32` (the runtime's status) once.
 static func::FuncOp declare(ModuleOp module, StringRef name,

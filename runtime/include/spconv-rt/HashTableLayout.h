@@ -45,11 +45,16 @@
 
 /* The splitmix64 finaliser: a bijective 64-bit mix that spreads the low,
  * highly correlated bits of linear coordinate keys over the whole word. */
+#define SPCONV_HT_MIX_SHIFT_1 30
+#define SPCONV_HT_MIX_MULTIPLIER_1 UINT64_C(0xbf58476d1ce4e5b9)
+#define SPCONV_HT_MIX_SHIFT_2 27
+#define SPCONV_HT_MIX_MULTIPLIER_2 UINT64_C(0x94d049bb133111eb)
+#define SPCONV_HT_MIX_SHIFT_3 31
 SPCONV_HT_FN uint64_t spconv_ht_hash(int64_t key) {
   uint64_t z = (uint64_t)key;
-  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return z ^ (z >> 31);
+  z = (z ^ (z >> SPCONV_HT_MIX_SHIFT_1)) * SPCONV_HT_MIX_MULTIPLIER_1;
+  z = (z ^ (z >> SPCONV_HT_MIX_SHIFT_2)) * SPCONV_HT_MIX_MULTIPLIER_2;
+  return z ^ (z >> SPCONV_HT_MIX_SHIFT_3);
 }
 
 /* First slot probed for `key`. `capacity` must be a power of two. */

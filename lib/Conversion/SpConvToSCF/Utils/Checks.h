@@ -11,6 +11,7 @@
 #define SPCONV_LIB_CONVERSION_SPCONVTOSCF_UTILS_CHECKS_H
 
 #include "Utils/LoweringContext.h"
+#include "spconv-rt/CompilerContract.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -46,33 +47,33 @@ void reportFirstBadIndex(
 Value checkFeatureRows(LoweringContext &ctx, OpBuilder &b, Location loc,
                        Value features, Value expected, int64_t what);
 
-/// What a run-time size check reports: SpConvRtSizeCheck of
-/// runtime/include/spconv-rt/SpConvRuntime.h, with the same values (the
-/// compiler does not include the runtime's headers).
+/// What a run-time size check reports: the codes of SpConvRtSizeCheck
+/// (runtime/include/spconv-rt/CompilerContract.h, which the runtime reads
+/// them with), under names for the compiler.
 enum class SizeCheck : int64_t {
-  SortUniqueCount = 0,
-  SortUniqueInverse = 1,
-  LinearizeKeys = 2,
-  DelinearizeRows = 3,
-  HashLookupRows = 4,
-  GatherRows = 5,
-  GatherChannels = 6,
-  UnfoldBatch = 7,
-  UnfoldRows = 8,
-  UnfoldColumns = 9,
-  FoldBatch = 10,
-  FoldRows = 11,
-  FoldColumns = 12,
-  FoldRowsMultiple = 13,
-  OutputSites = 14,
-  ConvRows = 15,
-  PoolRows = 16,
-  EpilogueRows = 17,
-  EpilogueChannels = 18,
-  ConcatRows = 19,
-  ScatterRows = 20,
-  SegmentMaxGrad = 21,
-  PoolGradRows = 22,
+  SortUniqueCount = SPCONV_RT_SIZE_SORT_UNIQUE_COUNT,
+  SortUniqueInverse = SPCONV_RT_SIZE_SORT_UNIQUE_INVERSE,
+  LinearizeKeys = SPCONV_RT_SIZE_LINEARIZE_KEYS,
+  DelinearizeRows = SPCONV_RT_SIZE_DELINEARIZE_ROWS,
+  HashLookupRows = SPCONV_RT_SIZE_HASH_LOOKUP_ROWS,
+  GatherRows = SPCONV_RT_SIZE_GATHER_ROWS,
+  GatherChannels = SPCONV_RT_SIZE_GATHER_CHANNELS,
+  UnfoldBatch = SPCONV_RT_SIZE_UNFOLD_BATCH,
+  UnfoldRows = SPCONV_RT_SIZE_UNFOLD_ROWS,
+  UnfoldColumns = SPCONV_RT_SIZE_UNFOLD_COLUMNS,
+  FoldBatch = SPCONV_RT_SIZE_FOLD_BATCH,
+  FoldRows = SPCONV_RT_SIZE_FOLD_ROWS,
+  FoldColumns = SPCONV_RT_SIZE_FOLD_COLUMNS,
+  FoldRowsMultiple = SPCONV_RT_SIZE_FOLD_ROWS_MULTIPLE,
+  OutputSites = SPCONV_RT_SIZE_OUTPUT_SITES,
+  ConvRows = SPCONV_RT_SIZE_CONV_ROWS,
+  PoolRows = SPCONV_RT_SIZE_POOL_ROWS,
+  EpilogueRows = SPCONV_RT_SIZE_EPILOGUE_ROWS,
+  EpilogueChannels = SPCONV_RT_SIZE_EPILOGUE_CHANNELS,
+  ConcatRows = SPCONV_RT_SIZE_CONCAT_ROWS,
+  ScatterRows = SPCONV_RT_SIZE_SCATTER_ROWS,
+  SegmentMaxGrad = SPCONV_RT_SIZE_SEGMENT_MAX_GRAD,
+  PoolGradRows = SPCONV_RT_SIZE_POOL_GRAD_ROWS,
 };
 
 /// The source line of `loc` (its first file location), or 0 when it has

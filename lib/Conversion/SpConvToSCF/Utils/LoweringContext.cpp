@@ -8,6 +8,7 @@
 
 #include "Utils/Builders.h"
 #include "Utils/RulebookAccess.h"
+#include "spconv-rt/HashTableLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -77,7 +78,7 @@ func::FuncOp LoweringContext::getHashFindSlotFunction() {
         Value hit = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
                                           stored, key);
         Value empty = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
-                                            stored, i64Const(nb, nloc, -1));
+                                            stored, i64Const(nb, nloc, SPCONV_HT_EMPTY_KEY));
         Value exhausted = arith::CmpIOp::create(
             nb, nloc, arith::CmpIPredicate::sge, args[1], capacity);
         Value stop = arith::OrIOp::create(

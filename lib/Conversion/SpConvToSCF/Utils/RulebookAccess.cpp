@@ -7,6 +7,7 @@
 #include "Utils/RulebookAccess.h"
 
 #include "Utils/Builders.h"
+#include "spconv-rt/HashTableLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -46,7 +47,7 @@ HashTableBuffers HashTableBuffers::fromValues(ValueRange values) {
 
 Value lowering::hashHomeSlot(OpBuilder &b, Location loc, Value key,
                              Value mask) {
-  // HashTableLayout.h: home = splitmix64(key) & (capacity - 1); the search
+  // spconv_ht_home_slot: home = splitmix64(key) & (capacity - 1); the search
   // then probes linearly and stops at the key or at an empty (-1) slot.
   auto shr = [&](Value v, int64_t bits) {
     return arith::ShRUIOp::create(b, loc, v, i64Const(b, loc, bits))
@@ -57,9 +58,11 @@ Value lowering::hashHomeSlot(OpBuilder &b, Location loc, Value key,
     return arith::MulIOp::create(b, loc, x, i64Const(b, loc, multiplier))
         .getResult();
   };
-  Value z = mix(key, 30, static_cast<int64_t>(0xbf58476d1ce4e5b9ULL));
-  z = mix(z, 27, static_cast<int64_t>(0x94d049bb133111ebULL));
-  z = arith::XOrIOp::create(b, loc, z, shr(z, 31));
+  Value z = mix(key, SPCONV_HT_MIX_SHIFT_1,
+                static_cast<int64_t>(SPCONV_HT_MIX_MULTIPLIER_1));
+  z = mix(z, SPCONV_HT_MIX_SHIFT_2,
+          static_cast<int64_t>(SPCONV_HT_MIX_MULTIPLIER_2));
+  z = arith::XOrIOp::create(b, loc, z, shr(z, SPCONV_HT_MIX_SHIFT_3));
   return arith::AndIOp::create(b, loc, z, mask);
 }
 
