@@ -7,7 +7,10 @@
 #include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/IR/SpConvOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/InliningUtils.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::spconv;
@@ -36,4 +39,89 @@ void SpConvDialect::initialize() {
 #include "SpConv/IR/SpConvOps.cpp.inc"
       >();
   addInterfaces<SpConvInlinerInterface>();
+}
+
+/// Whether `role` can be part of a kernel's symbol name.
+static bool isKernelRole(StringRef role) {
+  return !role.empty() && llvm::all_of(role, [](char c) {
+    return llvm::isAlnum(c) || c == '_';
+  });
+}
+
+/// Checks a `spconv.tile` dictionary: each entry a known key with a
+/// positive integer, or `math` with one of the kernels' maths.
+static LogicalResult verifyTile(Operation *op, DictionaryAttr tile) {
+  static constexpr StringLiteral kSizes[] = {
+      "threads",     "rows",        "cols",      "depth",    "max_registers",
+      "thread_rows", "thread_cols", "warp_rows", "warp_cols"};
+  for (NamedAttribute entry : tile) {
+    StringRef key = entry.getName().strref();
+    if (key == "math") {
+      auto math = dyn_cast<StringAttr>(entry.getValue());
+      if (!math ||
+          !llvm::is_contained(ArrayRef<StringRef>{"fma", "mma-f16", "mma-tf32"},
+                              math.getValue()))
+        return op->emitOpError()
+               << SpConvDialect::kTileAttrName
+               << " entry 'math' must be \"fma\", \"mma-f16\" or "
+                  "\"mma-tf32\", got "
+               << entry.getValue();
+      continue;
+    }
+    if (!llvm::is_contained(kSizes, key))
+      return op->emitOpError() << SpConvDialect::kTileAttrName
+                               << " has an unknown entry '" << key << "'";
+    auto size = dyn_cast<IntegerAttr>(entry.getValue());
+    if (!size || !size.getType().isSignlessInteger(64) || size.getInt() < 1)
+      return op->emitOpError()
+             << SpConvDialect::kTileAttrName << " entry '" << key
+             << "' must be a positive i64, got " << entry.getValue();
+  }
+  return success();
+}
+
+LogicalResult SpConvDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  Attribute value = attr.getValue();
+  if (name == kKernelAttrName) {
+    auto role = dyn_cast<StringAttr>(value);
+    if (!role || !isKernelRole(role.getValue()))
+      return op->emitOpError()
+             << name
+             << " must be a non-empty string of letters, digits and '_' "
+                "(kernels are named after it), got "
+             << value;
+    return success();
+  }
+  if (name == kTileAttrName) {
+    auto tile = dyn_cast<DictionaryAttr>(value);
+    if (!tile)
+      return op->emitOpError()
+             << name << " must be a dictionary, got " << value;
+    return verifyTile(op, tile);
+  }
+  if (name == kBackwardAttrName) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitOpError() << name << " applies to functions only";
+    if (!isa<FlatSymbolRefAttr>(value))
+      return op->emitOpError()
+             << name
+             << " must name the function to generate, as a symbol reference "
+                "(@name), got "
+             << value;
+    return success();
+  }
+  if (name == kProfileLabelsAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitOpError() << name << " applies to a module only";
+    auto labels = dyn_cast<ArrayAttr>(value);
+    if (!labels || !llvm::all_of(labels, llvm::IsaPred<StringAttr>))
+      return op->emitOpError()
+             << name << " must be an array of strings, got " << value;
+    return success();
+  }
+  return op->emitOpError("has an unknown spconv attribute '")
+         << name << "' (known: " << kKernelAttrName << ", " << kTileAttrName
+         << ", " << kBackwardAttrName << ", " << kProfileLabelsAttrName << ")";
 }

@@ -34,7 +34,7 @@ using namespace mlir;
 using namespace mlir::spconv;
 
 /// The attribute that names the function to generate.
-static constexpr StringLiteral kBackwardAttr = "spconv.backward";
+static constexpr StringLiteral kBackwardAttr = SpConvDialect::kBackwardAttrName;
 
 static bool isFloatTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);

@@ -133,7 +133,8 @@ struct SpConvProfilePass
       func::CallOp::create(b, loc, end, ValueRange{idValue, rows});
       labels.push_back(b.getStringAttr(describe(op)));
     }
-    module->setAttr("spconv.profile_labels", b.getArrayAttr(labels));
+    module->setAttr(SpConvDialect::kProfileLabelsAttrName,
+                    b.getArrayAttr(labels));
   }
 };
 } // namespace

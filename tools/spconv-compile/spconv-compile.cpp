@@ -18,6 +18,7 @@
 #include "EntryPoints.h"
 #include "Manifest.h"
 #include "ObjectEmitter.h"
+#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/Pipelines.h"
 
@@ -396,11 +397,11 @@ int main(int argc, char **argv) {
   info.compiledWith = describeCompilation();
   info.gpuMemory = target == "cuda";
   // The labels are for the header, not for the LLVM translation.
-  if (auto labels =
-          (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
+  if (auto labels = (*module)->getAttrOfType<ArrayAttr>(
+          mlir::spconv::SpConvDialect::kProfileLabelsAttrName)) {
     for (Attribute label : labels)
       info.profileLabels.push_back(cast<StringAttr>(label).str());
-    (*module)->removeAttr("spconv.profile_labels");
+    (*module)->removeAttr(mlir::spconv::SpConvDialect::kProfileLabelsAttrName);
   }
 
   CodegenOptions codegen;

@@ -17,6 +17,7 @@
 #include "CudaMemory.h"
 #include "MemRefArgs.h"
 #include "ObjectLoader.h"
+#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/HoistStaticAllocas.h"
 #include "SpConv/Pipelines/Pipelines.h"
@@ -537,11 +538,12 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return fail("lowering " + inputFile + " failed");
     // The labels are for this tool, not for the LLVM translation.
-    if (auto labels =
-            (*module)->getAttrOfType<ArrayAttr>("spconv.profile_labels")) {
+    if (auto labels = (*module)->getAttrOfType<ArrayAttr>(
+            mlir::spconv::SpConvDialect::kProfileLabelsAttrName)) {
       for (Attribute label : labels)
         profileLabels.push_back(cast<StringAttr>(label).str());
-      (*module)->removeAttr("spconv.profile_labels");
+      (*module)->removeAttr(
+          mlir::spconv::SpConvDialect::kProfileLabelsAttrName);
     }
     timer.stop("lower");
 

@@ -8,6 +8,7 @@
 #define SPCONV_CONVERSION_PASSES_H
 
 #include "SpConv/Conversion/LoweringOptions.h"
+#include "SpConv/IR/SpConvDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -25,17 +26,11 @@
 
 namespace mlir::spconv {
 
-/// The discardable attribute (a string) with which convert-spconv-to-scf
-/// names the role of each parallel loop it emits (`count_pairs`,
-/// `conv_f32_16x32`, ...); spconv-parallel-loops-to-gpu names kernels after
-/// it.
-constexpr llvm::StringLiteral kKernelRoleAttrName = "spconv.kernel";
-
-/// The discardable attribute (a dictionary) on which a tiled kernel's
-/// `gpu.launch` records its tile sizes; it stays on the outlined kernel for
-/// the static report, and its `max_registers`, when present, becomes the
-/// kernel's `nvvm.maxnreg`.
-constexpr llvm::StringLiteral kTileAttrName = "spconv.tile";
+/// The discardable attributes of the conversions (declared and verified by
+/// the dialect: SpConvBase.td).
+constexpr llvm::StringLiteral kKernelRoleAttrName =
+    SpConvDialect::kKernelAttrName;
+constexpr llvm::StringLiteral kTileAttrName = SpConvDialect::kTileAttrName;
 
 /// Gives `gpu.barrier` its memory effects (it reads and writes the memory
 /// that the block's threads share) as an external model. Upstream declares

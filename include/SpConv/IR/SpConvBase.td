@@ -48,9 +48,31 @@ def SpConv_Dialect : Dialect {
     "::mlir::linalg::LinalgDialect",
     "::mlir::arith::ArithDialect"
   ];
+  // The discardable attributes below pass facts between passes; the
+  // dialect verifies each where it appears (verifyOperationAttribute), and
+  // any other `spconv.` attribute is an error.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();
+
+    /// A string naming the role of a parallel loop or launch
+    /// (`count_pairs`, `conv_f32_16x32`): convert-spconv-to-scf writes it,
+    /// spconv-parallel-loops-to-gpu names kernels after it.
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "spconv.kernel";
+    /// A dictionary of a tiled kernel's tile sizes (positive integers
+    /// `threads`, `rows`, `cols`, `depth`, `max_registers`, `thread_rows`,
+    /// `thread_cols`, `warp_rows`, `warp_cols`; `math`: `fma`, `mma-f16`
+    /// or `mma-tf32`) on its `gpu.launch` and outlined `gpu.func`;
+    /// `max_registers` becomes the kernel's `nvvm.maxnreg`.
+    static constexpr ::llvm::StringLiteral kTileAttrName = "spconv.tile";
+    /// On a function: the symbol of the backward function that
+    /// spconv-generate-backward defines for it.
+    static constexpr ::llvm::StringLiteral kBackwardAttrName =
+        "spconv.backward";
+    /// On the module: spconv-profile's label (a string) of each entry id.
+    static constexpr ::llvm::StringLiteral kProfileLabelsAttrName =
+        "spconv.profile_labels";
   }];
 }
 
