@@ -218,11 +218,16 @@ void uploadConstantGlobals(func::FuncOp function,
 /// slot, which needs no guard against a failed allocation and no free.
 constexpr int64_t kMaxHostCopyBytes = 4096;
 
-/// Whether an argument of `type` is copied to the host for its loads.
+/// Whether an argument of `type` is copied to the host for its loads. An
+/// `index` element (a rulebook's CSR offsets) is 64 bits in the host code;
+/// memref's own bit width knows integers and floats only.
 bool copiedToHost(MemRefType type) {
-  return type.getLayout().isIdentity() && type.hasStaticShape() &&
-         type.getNumElements() * type.getElementTypeBitWidth() / 8 <=
-             kMaxHostCopyBytes;
+  Type element = type.getElementType();
+  if (!type.getLayout().isIdentity() || !type.hasStaticShape() ||
+      !element.isIntOrIndexOrFloat())
+    return false;
+  int64_t bits = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+  return type.getNumElements() * bits / 8 <= kMaxHostCopyBytes;
 }
 
 /// Arguments of a public function that its host code loads from directly

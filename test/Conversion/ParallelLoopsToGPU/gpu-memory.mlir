@@ -331,6 +331,21 @@ func.func @scalar_argument(%lr: memref<f32>, %table: memref<4x8xi32>) -> (f32, i
 
 // -----
 
+// An index argument (a rulebook's CSR offsets passed to a public function)
+// is copied too, at 8 bytes an element (a fuzzer finding: its size was
+// asked of memref's bit width, which knows no index, and the pass crashed).
+// CHECK-LABEL: func.func @index_argument
+// CHECK: %[[OFFSETS_COPY:.*]] = memref.alloca() : memref<3xindex>
+// CHECK: gpu.memcpy  %[[OFFSETS_COPY]], %{{.*}} : memref<3xindex>, memref<3xindex>
+// CHECK: memref.load %[[OFFSETS_COPY]][
+func.func @index_argument(%offsets: memref<3xindex>) -> index {
+  %c2 = arith.constant 2 : index
+  %end = memref.load %offsets[%c2] : memref<3xindex>
+  return %end : index
+}
+
+// -----
+
 // expected-note @+1 {{function defined here}}
 func.func @dynamic_argument(%rows: memref<?xi32>) -> i32 {
   %c0 = arith.constant 0 : index
