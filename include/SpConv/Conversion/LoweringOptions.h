@@ -3,9 +3,9 @@
 // Part of the spconv-mlir project.
 //
 // The choices of convert-spconv-to-scf that are one of a set, as enums, and
-// their spellings: one list per enum, which the pass's options (Passes.td),
-// the pipelines' options (Pipelines.h) and the tools' flags all parse with,
-// so a value is added in one place.
+// their spellings: one list per enum, which the pass's options (Passes.td)
+// and the pipelines' options (Pipelines.h) parse with and the tools' flags
+// are checked against, so a value is added in one place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +14,6 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/ErrorHandling.h"
 
 #include <optional>
 #include <string>
@@ -88,14 +87,6 @@ inline llvm::ArrayRef<OptionSpelling<GPUMatmul>> spellings(GPUMatmul) {
       {GPUMatmul::TF32, "tf32", "as tensor-cores, f32 too (TF32 inputs)"},
       {GPUMatmul::FMA, "fma", "every type on FMA"}};
   return list;
-}
-
-/// The spelling of `value`.
-template <typename EnumT> llvm::StringRef stringifyOption(EnumT value) {
-  for (const OptionSpelling<EnumT> &s : spellings(EnumT()))
-    if (s.value == value)
-      return s.name;
-  llvm_unreachable("an enum value without a spelling");
 }
 
 /// The value spelled `name`, or none.
