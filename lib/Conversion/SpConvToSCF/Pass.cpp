@@ -4,13 +4,15 @@
 //
 // A dialect conversion (TypeConversion.h): checks the options and what the
 // conversion cannot take, then applies the pattern set of each folder:
-// Rulebook/, Compute/ (which uses GPU/ for the GPU's tiled kernels) and
-// Primitives/, with the structural type conversions. docs/Compiler.md opens
-// with a map of the folders.
+// Rulebook/, Compute/ and Primitives/, which every target shares, the forms
+// of the conv and its weight gradient of the target (Compute/'s CPU loops,
+// or GPU/'s per-pair and tiled kernels), and the structural type
+// conversions. docs/Compiler.md opens with a map of the folders.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Compute/Compute.h"
+#include "GPU/GPU.h"
 #include "GPU/TileTable.h"
 #include "Primitives/Primitives.h"
 #include "Rulebook/Rulebook.h"
@@ -162,7 +164,10 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   options.gpuConv = gpuConv;
   options.gpuMatmul = gpuMatmul;
   options.gpuTiles = gpuTiles;
-  LoweringContext ctx(module, options);
+  MachineTraits machine;
+  machine.deviceBuffers = target == LoopTarget::GPU;
+  machine.prefetchProbes = target == LoopTarget::CPU;
+  LoweringContext ctx(module, options, machine);
   // The tuned tiles, read and checked once per run.
   std::optional<GPUTileTable> tileTable;
   if (!gpuTiles.empty()) {
@@ -172,7 +177,6 @@ void ConvertSpConvToSCFPass::runOnOperation() {
       module.emitError("convert-spconv-to-scf: gpu-tiles: ") << error;
       return signalPassFailure();
     }
-    ctx.setTileTable(&*tileTable);
   }
   planConcatDestinations(ctx);
   MLIRContext *context = &getContext();
@@ -196,6 +200,20 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   populateRulebookPatterns(converter, ctx, patterns);
   populateComputePatterns(converter, ctx, patterns);
   populatePrimitivePatterns(converter, ctx, patterns);
+  // The forms of the conv and its weight gradient are the target's: on the
+  // GPU the tiled kernels where they apply, the per-pair ones elsewhere.
+  switch (target) {
+  case LoopTarget::CPU:
+    populateCPUConvPatterns(converter, ctx, patterns);
+    break;
+  case LoopTarget::GPU:
+    populateGPUPairPatterns(converter, ctx, patterns);
+    if (gpuConv == GPUConv::ImplicitGemm)
+      populateGPUTiledPatterns(converter, ctx,
+                               {gpuMatmul, tileTable ? &*tileTable : nullptr},
+                               patterns, /*benefit=*/2);
+    break;
+  }
   populateStructuralTypeConversions(converter, patterns, conversionTarget);
 
   if (failed(applyPartialConversion(module, conversionTarget,

@@ -29,8 +29,10 @@ public:
 template <typename OpT>
 class SpConvOpLowering : public OpConversionPattern<OpT> {
 public:
-  SpConvOpLowering(const TypeConverter &converter, LoweringContext &ctx)
-      : OpConversionPattern<OpT>(converter, ctx.getModule().getContext()),
+  SpConvOpLowering(const TypeConverter &converter, LoweringContext &ctx,
+                   PatternBenefit benefit = 1)
+      : OpConversionPattern<OpT>(converter, ctx.getModule().getContext(),
+                                 benefit),
         ctx(ctx) {}
 
 protected:

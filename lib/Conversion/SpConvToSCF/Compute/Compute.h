@@ -3,15 +3,19 @@
 // Part of the spconv-mlir project.
 //
 // The compute ops over a rulebook (conv, pool, their gradients) and the
-// concatenations their results are written into. Tensor operands arrive as
-// buffers; results are returned as buffers.
+// concatenations their results are written into, as loops: the CPU's forms
+// of the conv and its weight gradient (the GPU's are in GPU/), and the
+// forms every target shares. Tensor operands arrive as buffers; results
+// are returned as buffers.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SPCONV_LIB_CONVERSION_SPCONVTOSCF_COMPUTE_COMPUTE_H
 #define SPCONV_LIB_CONVERSION_SPCONVTOSCF_COMPUTE_COMPUTE_H
 
+#include "Compute/Conv.h"
 #include "Compute/Epilogue.h"
+#include "Compute/WeightGrad.h"
 #include "Utils/LoweringContext.h"
 #include "Utils/RulebookAccess.h"
 
@@ -20,17 +24,10 @@
 
 namespace mlir::spconv::lowering {
 
-/// Whether `op` lowers to the implicit GEMM (ImplicitGemm.cpp), which reads
-/// its rulebook only through the neighbour table and tile schedule.
-bool lowersToImplicitGemm(const LoweringContext &ctx, RulebookConvOp op);
-
-/// Gather, GEMM per offset and scatter-add, then the epilogue; returns the
-/// result buffer: `destination` where given (a view of the conv's rows in a
-/// concatenation's buffer, concatDestination), else a buffer of its own.
-Value lowerRulebookConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
-                        const RulebookBuffers &rulebook, Value features,
-                        Value weight, Value bias,
-                        const EpilogueBuffers &epilogue, Value destination);
+/// The CPU's form of the conv (Compute.cpp): gather, register-blocked GEMM
+/// per offset and scatter-add, then the epilogue; returns the result buffer.
+Value lowerConvLoops(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
+                     const ConvBuffers &buffers);
 
 /// The gradient of pooling over a rulebook (PoolGrad.cpp): one row per
 /// input site.
@@ -39,12 +36,9 @@ Value lowerRulebookPoolGrad(LoweringContext &ctx, OpBuilder &b,
                             const RulebookBuffers &rulebook, Value features,
                             Value outGrad);
 
-/// The weight gradient of a rulebook conv (WeightGrad.cpp): a `K x Cin x
-/// Cout` buffer, each element summed over its offset's pairs by one thread.
-Value lowerRulebookWeightGrad(LoweringContext &ctx, OpBuilder &b,
-                              RulebookWeightGradOp op,
-                              const RulebookBuffers &rulebook, Value features,
-                              Value outGrad);
+/// The CPU's form of the weight gradient (WeightGrad.cpp).
+void lowerWeightGradLoops(LoweringContext &ctx, OpBuilder &b, Location loc,
+                          const WeightGradBuffers &buffers);
 
 /// Records (Concat.cpp) the concatenations of rank-2 features along their
 /// channels (dynamic rows, static channels), whose buffers the lowering
@@ -71,9 +65,13 @@ Value lowerConcat(LoweringContext &ctx, OpBuilder &b, tensor::ConcatOp op,
 Value lowerRulebookPool(LoweringContext &ctx, OpBuilder &b, RulebookPoolOp op,
                         const RulebookBuffers &rulebook, Value features);
 
-/// The patterns of this folder's ops (TypeConversion.h's SpConvOpLowering),
-/// sharing `ctx`.
+/// The patterns of the ops every target lowers to the same loops (pools,
+/// their gradients, concatenations), sharing `ctx`.
 void populateComputePatterns(const TypeConverter &converter,
+                             LoweringContext &ctx, RewritePatternSet &patterns);
+
+/// The CPU's forms of the conv and its weight gradient.
+void populateCPUConvPatterns(const TypeConverter &converter,
                              LoweringContext &ctx, RewritePatternSet &patterns);
 
 } // namespace mlir::spconv::lowering

@@ -2,8 +2,9 @@
 //
 // Part of the spconv-mlir project.
 //
-// Rulebook convs (with their epilogues and concatenation destinations),
-// pools, their gradients and the feature concatenations.
+// The pools, their gradients and the feature concatenations, which every
+// target lowers alike, and the CPU's forms of the conv and its weight
+// gradient (the GPU's are GPU/Patterns.cpp's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,35 +17,23 @@ using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 
 namespace {
-struct RulebookConvLowering : SpConvOpLowering<RulebookConvOp> {
-  using SpConvOpLowering::SpConvOpLowering;
+/// The CPU's conv: register-blocked row updates (Compute.cpp).
+struct ConvLoopsLowering : RulebookConvPattern {
+  using RulebookConvPattern::RulebookConvPattern;
 
-  LogicalResult
-  matchAndRewrite(RulebookConvOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value bias = op.getBias()
-                     ? toOperandBuffer(rewriter, loc, single(adaptor.getBias()))
-                     : Value();
-    EpilogueBuffers epilogue;
-    epilogue.body = op.getEpilogueBlock();
-    // Contiguous rows whatever the operand (also coordinates), for the
-    // vector loads.
-    for (ValueRange operand : adaptor.getEpilogueOperands())
-      epilogue.operands.push_back(
-          toBuffer(rewriter, loc, single(operand), /*contiguous=*/true));
-    RulebookBuffers rulebook =
-        RulebookBuffers::fromValues(adaptor.getRulebook());
-    Value destination =
-        concatDestination(ctx, rewriter, loc, op,
-                          op.getInverse() ? rulebook.numIn : rulebook.numOut);
-    Value result = lowerRulebookConv(
-        ctx, rewriter, op, rulebook,
-        toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
-        toOperandBuffer(rewriter, loc, single(adaptor.getWeight())), bias,
-        epilogue, destination);
-    replaceWithTensors(rewriter, op, result);
-    return success();
+  Value lower(OpBuilder &b, RulebookConvOp op,
+              const ConvBuffers &buffers) const override {
+    return lowerConvLoops(ctx, b, op, buffers);
+  }
+};
+
+/// The CPU's weight gradient (WeightGrad.cpp).
+struct WeightGradLoopsLowering : RulebookWeightGradPattern {
+  using RulebookWeightGradPattern::RulebookWeightGradPattern;
+
+  void lower(OpBuilder &b, Location loc,
+             const WeightGradBuffers &buffers) const override {
+    lowerWeightGradLoops(ctx, b, loc, buffers);
   }
 };
 
@@ -81,41 +70,33 @@ struct RulebookPoolLowering : SpConvOpLowering<RulebookPoolOp> {
   }
 };
 
-/// The gradient ops: a rulebook, the forward's features and the gradient
-/// of its result, lowered by `lower` to the result's buffer.
-template <typename OpT> struct RulebookGradLowering : SpConvOpLowering<OpT> {
-  using LowerFn = Value (*)(LoweringContext &, OpBuilder &, OpT,
-                            const RulebookBuffers &, Value, Value);
-
-  RulebookGradLowering(const TypeConverter &converter, LoweringContext &ctx,
-                       LowerFn lower)
-      : SpConvOpLowering<OpT>(converter, ctx), lower(lower) {}
+/// The gradient of pooling (PoolGrad.cpp).
+struct RulebookPoolGradLowering : SpConvOpLowering<RulebookPoolGradOp> {
+  using SpConvOpLowering::SpConvOpLowering;
 
   LogicalResult
-  matchAndRewrite(OpT op,
-                  typename OpConversionPattern<OpT>::OneToNOpAdaptor adaptor,
+  matchAndRewrite(RulebookPoolGradOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value result =
-        lower(this->ctx, rewriter, op,
-              RulebookBuffers::fromValues(adaptor.getRulebook()),
-              toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
-              toOperandBuffer(rewriter, loc, single(adaptor.getOutGrad())));
+    Value result = lowerRulebookPoolGrad(
+        ctx, rewriter, op, RulebookBuffers::fromValues(adaptor.getRulebook()),
+        toOperandBuffer(rewriter, loc, single(adaptor.getFeatures())),
+        toOperandBuffer(rewriter, loc, single(adaptor.getOutGrad())));
     replaceWithTensors(rewriter, op, result);
     return success();
   }
-
-  LowerFn lower;
 };
 } // namespace
 
 void lowering::populateComputePatterns(const TypeConverter &converter,
                                        LoweringContext &ctx,
                                        RewritePatternSet &patterns) {
-  patterns.add<RulebookConvLowering, RulebookPoolLowering, ConcatLowering>(
+  patterns.add<RulebookPoolLowering, RulebookPoolGradLowering, ConcatLowering>(
       converter, ctx);
-  patterns.add<RulebookGradLowering<RulebookWeightGradOp>>(
-      converter, ctx, lowerRulebookWeightGrad);
-  patterns.add<RulebookGradLowering<RulebookPoolGradOp>>(converter, ctx,
-                                                         lowerRulebookPoolGrad);
+}
+
+void lowering::populateCPUConvPatterns(const TypeConverter &converter,
+                                       LoweringContext &ctx,
+                                       RewritePatternSet &patterns) {
+  patterns.add<ConvLoopsLowering, WeightGradLoopsLowering>(converter, ctx);
 }

@@ -5,7 +5,9 @@
 // The SIMT (ImplicitGemm.cpp) and tensor-core (TensorCoreGemm.cpp) forms of
 // the implicit-GEMM convolution differ only in how a staged slice is
 // multiplied and how the accumulators reach memory; the launch, the walk
-// over the tiles and the guarded gathers that stage a slice are these.
+// over the tiles and the guarded gathers that stage a slice are these. The
+// tiled weight gradient (TiledWeightGrad.cpp) shares the launch and the
+// walk over its tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +50,22 @@ void storeOutput(OpBuilder &b, Location loc,
                  const ImplicitGemmOperands &operands, Value row, Value column,
                  Value value);
 
+/// A block's view of one tile in a grid-stride loop over tiles.
+struct GridStrideLoop {
+  gpu::LaunchOp launch;
+  OpBuilder body; ///< inside the loop, before its terminator
+  Value thread;   ///< thread id in the block (x)
+  Value tile;     ///< the tile's index
+};
+
+/// The skeleton of every tiled GPU kernel: the `gpu.launch` of `threads`
+/// threads and one block per tile of `tileCount`, tagged with `role`;
+/// `allocate` builds its workgroup buffers where the kernel starts, then the
+/// grid-stride loop over the tiles begins (so any grid covers them).
+GridStrideLoop beginGridStrideLoop(OpBuilder &b, Location loc, Value tileCount,
+                                   int64_t threads, StringRef role,
+                                   function_ref<void(OpBuilder &)> allocate);
+
 /// The block's view of one tile in the grid-stride loop over the tiles.
 struct TileLoop {
   OpBuilder body;   ///< inside the loop, before its terminator
@@ -55,10 +73,9 @@ struct TileLoop {
   Value row0, col0; ///< first slot of the schedule and channel of the tile
 };
 
-/// Creates, when there is at least one tile (CUDA rejects empty grids), the
-/// `gpu.launch` of `tiles.threads()` threads and one block per tile, tagged
-/// with `role` and `tiles`; `allocate` builds its workgroup buffers where the
-/// kernel starts, then the grid-stride loop over the tiles begins.
+/// The implicit GEMM's grid-stride loop (beginGridStrideLoop) over its tiles
+/// of `tiles.rows` schedule slots x `tiles.cols` output channels, the launch
+/// tagged with `tiles` too.
 TileLoop beginTileLoop(OpBuilder &b, Location loc,
                        const ImplicitGemmOperands &operands,
                        const GemmTiles &tiles, StringRef role,

@@ -244,24 +244,15 @@ static Value loadWeight(OpBuilder &b, Location loc,
   });
 }
 
-gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
-                                   const ImplicitGemmOperands &operands,
-                                   const GemmTiles &tiles, StringRef role,
-                                   function_ref<void(OpBuilder &)> allocate) {
+gemm::GridStrideLoop
+gemm::beginGridStrideLoop(OpBuilder &b, Location loc, Value tileCount,
+                          int64_t threads, StringRef role,
+                          function_ref<void(OpBuilder &)> allocate) {
   Value one = indexConst(b, loc, 1);
-  Value colTiles =
-      indexConst(b, loc, llvm::divideCeil(operands.channelsOut, tiles.cols));
-  Value tileCount = arith::MulIOp::create(
-      b, loc,
-      arith::CeilDivSIOp::create(b, loc, operands.rows,
-                                 indexConst(b, loc, tiles.rows)),
-      colTiles);
-  // No rows, no tiles: the runtime launches nothing for an empty grid.
-  auto launch =
-      gpu::LaunchOp::create(b, loc, tileCount, one, one,
-                            indexConst(b, loc, tiles.threads()), one, one);
+  // No tiles: the runtime launches nothing for an empty grid.
+  auto launch = gpu::LaunchOp::create(b, loc, tileCount, one, one,
+                                      indexConst(b, loc, threads), one, one);
   launch->setAttr(kKernelRoleAttrName, b.getStringAttr(role));
-  launch->setAttr(kTileAttrName, tileAttr(b, tiles));
   OpBuilder body = OpBuilder::atBlockEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(body, loc);
   body.setInsertionPointToStart(&launch.getBody().front());
@@ -272,15 +263,32 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
   // Any grid covers the tiles: a block takes every gridDim-th tile.
   auto tileLoop = scf::ForOp::create(body, loc, launch.getBlockIds().x,
                                      tileCount, launch.getGridSize().x);
-  OpBuilder kb(tileLoop.getBody()->getTerminator());
-  Value tile = tileLoop.getInductionVar();
+  return GridStrideLoop{launch, OpBuilder(tileLoop.getBody()->getTerminator()),
+                        launch.getThreadIds().x, tileLoop.getInductionVar()};
+}
+
+gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
+                                   const ImplicitGemmOperands &operands,
+                                   const GemmTiles &tiles, StringRef role,
+                                   function_ref<void(OpBuilder &)> allocate) {
+  Value colTiles =
+      indexConst(b, loc, llvm::divideCeil(operands.channelsOut, tiles.cols));
+  Value tileCount = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc, operands.rows,
+                                 indexConst(b, loc, tiles.rows)),
+      colTiles);
+  GridStrideLoop loop =
+      beginGridStrideLoop(b, loc, tileCount, tiles.threads(), role, allocate);
+  loop.launch->setAttr(kTileAttrName, tileAttr(b, tiles));
+  OpBuilder &kb = loop.body;
   Value row0 = arith::MulIOp::create(
-      kb, loc, arith::DivUIOp::create(kb, loc, tile, colTiles),
+      kb, loc, arith::DivUIOp::create(kb, loc, loop.tile, colTiles),
       indexConst(kb, loc, tiles.rows));
   Value col0 = arith::MulIOp::create(
-      kb, loc, arith::RemUIOp::create(kb, loc, tile, colTiles),
+      kb, loc, arith::RemUIOp::create(kb, loc, loop.tile, colTiles),
       indexConst(kb, loc, tiles.cols));
-  return TileLoop{kb, launch.getThreadIds().x, row0, col0};
+  return TileLoop{kb, loop.thread, row0, col0};
 }
 
 /// Where a staged slice starts: its tile's first output row and channel,

@@ -14,8 +14,6 @@
 #include "Rulebook/OutputBox.h"
 #include "Rulebook/PairCounts.h"
 #include "Rulebook/Rulebook.h"
-#include "Compute/Compute.h"
-#include "GPU/ImplicitGemm.h"
 #include "Utils/Builders.h"
 #include "Utils/Checks.h"
 #include "Utils/LoweringContext.h"
@@ -511,10 +509,8 @@ func::FuncOp RulebookBuilder::create(StringRef name) {
                   ValueRange counters) {
                 auto site = loadSite(fb, floc, coords, row);
                 // The probes of one site are independent: start fetching
-                // all their home slots before the first search waits on one
-                // (a CPU hint: a GPU thread's loads are already in flight
-                // together).
-                if (subm && ctx.getTarget() == LoopTarget::CPU)
+                // all their home slots before the first search waits on one.
+                if (subm && ctx.getMachine().prefetchProbes)
                   for (int64_t offset : searched) {
                     Value key = pairedKey(fb, floc, site, offset);
                     Value home = arith::IndexCastOp::create(
@@ -952,29 +948,10 @@ void RulebookBuilder::writePairsInBoxes(OpBuilder &b, Location loc,
                      writePair);
 }
 
-/// Whether every use of `op`'s rulebook is a conv that lowers to the
-/// implicit GEMM, which reads only the neighbour table and tile schedule.
-static bool onlyImplicitGemmsUse(const LoweringContext &ctx,
-                                 BuildRulebookOp op) {
-  Value rulebook = op.getRulebook();
-  return !rulebook.use_empty() &&
-         llvm::all_of(rulebook.getUsers(), [&](Operation *user) {
-           auto conv = dyn_cast<RulebookConvOp>(user);
-           return conv && !conv.getInverse() && lowersToImplicitGemm(ctx, conv);
-         });
-}
-
-/// A subm build whose only users are implicit GEMMs: the builder makes
-/// their neighbour table directly, the tile schedule follows, and both are
-/// recorded as the rulebook's derived buffers. The host learns no size from
-/// the build, so it does not wait for it: the status is checked at the
-/// call's end. The rulebook's pair buffers are empty and never read.
-static BuiltRulebook lowerNeighbourTableBuild(LoweringContext &ctx,
-                                              OpBuilder &b, BuildRulebookOp op,
-                                              Value coordsBuffer) {
+Value lowering::callNeighbourTableBuilder(LoweringContext &ctx, OpBuilder &b,
+                                          BuildRulebookOp op,
+                                          Value coordsBuffer) {
   RulebookType type = op.getRulebook().getType();
-  GeometryAttr geometry = type.getGeometry();
-  int64_t volume = geometry.getKernelVolume();
   std::string name = getBuilderName(type) + "_table";
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)
@@ -984,25 +961,10 @@ static BuiltRulebook lowerNeighbourTableBuild(LoweringContext &ctx,
   Value argument =
       castTo(b, loc, coordsBuffer, builder.getFunctionType().getInput(0));
   auto call = func::CallOp::create(b, loc, builder, ValueRange{argument});
-  Value table = call.getResult(0);
   checkAtReturn(ctx, b, op, BuildStatus(call.getResult(1)), argument,
                 call.getResult(2), type.getInputGrid().getShape(),
                 buildBatchSize(type));
-
-  BuiltRulebook built;
-  RulebookBuffers &rulebook = built.rulebook;
-  rulebook.numIn = rulebook.numOut =
-      memref::DimOp::create(b, loc, coordsBuffer, 0);
-  Value none = indexConst(b, loc, 0);
-  rulebook.pairIn = alloc1d(b, loc, b.getI32Type(), none);
-  rulebook.pairOut = alloc1d(b, loc, b.getI32Type(), none);
-  rulebook.offsets = memref::AllocOp::create(
-      b, loc, MemRefType::get({volume + 1}, b.getIndexType()));
-  TileSchedule schedule =
-      buildTileSchedule(ctx, b, loc, table, volume, rulebook.numOut);
-  ctx.recordDerived(rulebook.offsets, /*inverse=*/false,
-                    {call, {table, schedule.order, schedule.groupOffsets}});
-  return built;
+  return call.getResult(0);
 }
 
 FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
@@ -1015,8 +977,6 @@ FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
   // the hash table in an offset loop.
   bool sorted = subm && ctx.getSubmSearch() == SubmSearch::Sorted &&
                 ctx.unrollsOffsets(type.getGeometry().getKernelVolume());
-  if (subm && !sorted && onlyImplicitGemmsUse(ctx, op) && canCheckAtReturn(op))
-    return lowerNeighbourTableBuild(ctx, b, op, coordsBuffer);
   std::string name = getBuilderName(type) + (sorted ? "_sorted" : "");
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)

@@ -31,6 +31,14 @@ FailureOr<BuiltRulebook> lowerBuildRulebook(LoweringContext &ctx, OpBuilder &b,
                                             BuildRulebookOp op,
                                             Value coordsBuffer);
 
+/// For a subm build whose rulebook only the GPU's tiled convs read
+/// (GPU/TiledConv.cpp): calls (creating it once per geometry) the builder
+/// that makes the `sites x K` neighbour table of input rows directly, no
+/// pairs, and checks its status where the function returns (checkAtReturn;
+/// `op` must pass canCheckAtReturn). Returns the table.
+Value callNeighbourTableBuilder(LoweringContext &ctx, OpBuilder &b,
+                                BuildRulebookOp op, Value coordsBuffer);
+
 /// Creates the subm builder `name` that finds neighbours by merging the
 /// sorted site keys (see SortedSubm.cpp).
 func::FuncOp createSortedSubmBuilder(LoweringContext &ctx, RulebookType type,

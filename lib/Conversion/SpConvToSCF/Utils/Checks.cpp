@@ -128,7 +128,7 @@ void lowering::reportFirstBad(
     LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
     function_ref<Value(OpBuilder &, Location, Value)> isBad,
     function_ref<Value(OpBuilder &, Location, Value)> indexAt) {
-  if (ctx.getTarget() == LoopTarget::GPU)
+  if (ctx.getMachine().deviceBuffers)
     return reportFirstBadOnDevice(ctx, b, loc, count, bound, isBad, indexAt);
   Value zero = indexConst(b, loc, 0);
   Value first = findFirst(b, loc, zero, count, isBad);

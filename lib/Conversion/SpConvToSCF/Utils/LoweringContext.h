@@ -2,10 +2,11 @@
 //
 // Part of the spconv-mlir project.
 //
-// The options of one run of the conversion (their enums are
-// SpConv/Conversion/LoweringOptions.h's), and what the lowerings of one
-// module share: declared functions, buffers derived once
-// from a rulebook, the concatenation plan.
+// The options of one run of the conversion that the lowerings of every
+// target read, and what the lowerings of one module share: declared
+// functions, buffers derived once from a rulebook, the concatenation plan.
+// Which form an op takes on which target is not asked here: the pass
+// registers the pattern sets of its target (Pass.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,40 +22,43 @@
 
 namespace mlir::spconv::lowering {
 
-class GPUTileTable;
+/// What the lowerings every target shares (rulebook builds, checks) need to
+/// know of the machine their loops run on, for choices of cost, never of
+/// form. The pass derives it from its target.
+struct MachineTraits {
+  /// Buffers are device memory: the host reads one only by a copy that
+  /// waits for the device, and loops outside kernels cannot read one.
+  bool deviceBuffers = false;
+  /// Software prefetches of a site's hash probes pay: a CPU thread's probes
+  /// miss the cache one after the other, a GPU's threads overlap theirs.
+  bool prefetchProbes = true;
+};
 
 /// State shared by the op lowerings of one module.
 class LoweringContext {
 public:
   /// The state of one run of convert-spconv-to-scf with `options` on
   /// `module` (the pass has checked them).
-  LoweringContext(ModuleOp module,
-                  const ConvertSpConvToSCFPassOptions &options)
-      : module(module), blockSize(options.blockSize),
-        submSearch(options.submSearch), target(options.target),
-        chunkBytes(options.chunkBytes),
+  LoweringContext(ModuleOp module, const ConvertSpConvToSCFPassOptions &options,
+                  const MachineTraits &machine)
+      : module(module), machine(machine), blockSize(options.blockSize),
+        submSearch(options.submSearch), chunkBytes(options.chunkBytes),
         vectorRegisters{options.vectorBits, options.vectorRegisters},
-        maxUnrolledOffsets(options.maxUnrolledOffsets),
-        gpuConv(options.gpuConv), gpuMatmul(options.gpuMatmul) {}
+        maxUnrolledOffsets(options.maxUnrolledOffsets) {}
 
   ModuleOp getModule() const { return module; }
   int64_t getBlockSize() const { return blockSize; }
+  const MachineTraits &getMachine() const { return machine; }
   SubmSearch getSubmSearch() const { return submSearch; }
-  LoopTarget getTarget() const { return target; }
   int64_t getChunkBytes() const { return chunkBytes; }
   /// The CPU's vector registers, which size the row updates' chunks.
   const VectorRegisters &getVectorRegisters() const { return vectorRegisters; }
-  GPUConv getGPUConv() const { return gpuConv; }
-  GPUMatmul getGPUMatmul() const { return gpuMatmul; }
-  /// The tuned tiles of the implicit GEMM (`gpu-tiles`), or null.
-  const GPUTileTable *getTileTable() const { return tileTable; }
-  void setTileTable(const GPUTileTable *table) { tileTable = table; }
   /// Whether a strided build sizes its pairs by a bound the host knows
   /// (sites x pairs per site) and reads its status back once, after the
   /// unique, rather than reading the exact pair total back first: on the
   /// GPU each read-back is a host wait; on the CPU it is a copy of a few
   /// words, and exact sizes use less memory.
-  bool boundsStridedPairs() const { return target == LoopTarget::GPU; }
+  bool boundsStridedPairs() const { return machine.deviceBuffers; }
   /// Whether loops over the `volume` offsets of a kernel are unrolled
   /// (offsets become constants) or stay loops, which keeps the IR and the
   /// compile time of large kernels linear in their volume.
@@ -114,15 +118,12 @@ public:
 
 private:
   ModuleOp module;
+  MachineTraits machine;
   int64_t blockSize;
   SubmSearch submSearch;
-  LoopTarget target;
   int64_t chunkBytes;
   VectorRegisters vectorRegisters;
   int64_t maxUnrolledOffsets;
-  GPUConv gpuConv;
-  GPUMatmul gpuMatmul;
-  const GPUTileTable *tileTable = nullptr;
   DenseMap<std::pair<Value, unsigned>, DerivedBuffers> derived;
   ConcatPlan concatPlan;
   DenseMap<Operation *, Operation *> returnChecks;
