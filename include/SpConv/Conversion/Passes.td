@@ -10,7 +10,8 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
-  let summary = "Lower spconv ops to scf.parallel loops and runtime calls";
+  let summary = "Lower spconv ops to scf.parallel loops, runtime calls and "
+                "(target=gpu) tiled GPU kernels";
   let description = [{
     Lowers the rulebook-level ops and the primitives (run `spconv-decompose`
     first) to loops on memrefs, bridged to the surrounding tensor code with
@@ -101,9 +102,12 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     any starting with `_` are notes and ignored. The pass gives
     `gpu.barrier` memory effects (an
     external model), which buffer deallocation needs. Otherwise
-    (`gpu-conv=gather-scatter`, or dynamic channel counts) the convolution
-    is a parallel loop over (pair, output channel) of each offset, a scalar
-    dot product each, adding into an accumulator. Every parallel loop carries its
+    (`gpu-conv=gather-scatter`, dynamic channel counts, groups) the
+    convolution is a parallel loop over (pair, output channel) of each
+    offset, a scalar dot product each, adding into an accumulator. Each
+    form is a pattern set of its target (docs/Compiler.md, "Forms"): the
+    tiled set, at a higher benefit, declines what it does not take and the
+    per-pair set lowers it. Every parallel loop carries its
     role in a `spconv.kernel` string attribute (`count_pairs`,
     `write_pairs`, `conv_f32_16x32`, ...), after which kernels are named.
 
@@ -338,174 +342,6 @@ def ConvertSpConvNullBuffersToLLVMPass
     LLVM resolves. The pipelines run it right before that conversion.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
-}
-
-def SpConvGPUCheckNVPTXTypesPass
-    : Pass<"spconv-gpu-check-nvptx-types", "::mlir::ModuleOp"> {
-  let summary = "Reject kernels computing in floats NVPTX cannot compile";
-  let description = [{
-    LLVM's NVPTX back end has no arithmetic for `f80` or `f128`: a kernel
-    using them would end in an LLVM fatal error while the module is
-    compiled to a binary. This check names the first such operation (its
-    results, or its regions' arguments, of that type or shaped over it) in
-    every `gpu.module`. The CUDA pipeline runs it before NVVM.
-  }];
-}
-
-def SpConvGPUStridedCopiesPass
-    : Pass<"spconv-gpu-strided-copies", "::mlir::func::FuncOp"> {
-  let summary = "Make copies of strided views parallel loops, for kernels";
-  let description = [{
-    A `memref.copy` whose source or target has a non-identity layout (a
-    concatenation writing a strided view of its result's columns) becomes
-    upstream's `linalg.copy` lowered to an `scf.parallel` nest, tagged
-    `spconv.kernel = "strided_copy"`, which `spconv-parallel-loops-to-gpu`
-    makes a kernel. Left a copy, it would run on the host: both buffers in
-    managed memory, and a host wait for the kernels that wrote the source.
-    Copies of whole buffers (identity layouts on both sides) stay: they
-    become `gpu.memcpy` in `spconv-gpu-memory`. `spconv-to-cpu` runs it
-    too: there a strided copy would call the runner library's `memrefCopy`,
-    which copies element by element on one thread, while the loops run on
-    OpenMP threads.
-  }];
-  let dependentDialects = [
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
-  ];
-}
-
-def SpConvGPUParallelDimsFirstPass
-    : Pass<"spconv-gpu-parallel-dims-first", "::mlir::func::FuncOp"> {
-  let summary = "Put the parallel dimensions of linalg ops outside their "
-                "reductions, so that one kernel runs each";
-  let description = [{
-    `convert-linalg-to-parallel-loops` nests an op's loops in the order of
-    its iterators and `spconv-parallel-loops-to-gpu` makes a kernel of each
-    outermost `scf.parallel`, so an op that reduces over its outer
-    dimension (a bias gradient, a sum over rows: iterators `[reduction,
-    parallel]`) became a host loop over the rows launching one small
-    kernel per row. This pass permutes such an op's iterators
-    (`linalg::interchangeGenericOp`, generalizing a named op first) so
-    that the parallel ones come first, each group in its order: one
-    kernel, one thread per parallel point, each reducing in the original
-    order (the same sum, deterministically). An op whose parallel
-    dimensions already lead is left as it is.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def SpConvGPUMemoryPass : Pass<"spconv-gpu-memory", "::mlir::ModuleOp"> {
-  let summary = "Place the host functions' buffers in device, managed or "
-                "host memory";
-  let description = [{
-    Each `memref.alloc` of the host functions goes where its uses need it,
-    following them through views and casts:
-
-    - only the device touches its contents (kernel operands, the runtime's
-      CUDA primitives `spconv_rt_cuda_*`): device memory, `gpu.alloc`;
-    - a result of a public function counts as device use: the caller
-      outside the module copies it explicitly;
-    - the host code reads or writes it too (`memref.load` / `store`, the
-      CPU runtime), or it escapes otherwise (yielded from a region, passed
-      to a function of the module): CUDA managed memory, `gpu.alloc
-      host_shared`, one pointer valid on both sides;
-    - only the host touches it: it stays host memory.
-
-    Shapes, deallocation and pointer comparisons (`memref.dim`,
-    `memref.dealloc`, `memref.extract_aligned_pointer_as_index`) are not
-    accesses, nor is a `memref.copy` of whole buffers (identity layouts):
-    it becomes a `gpu.memcpy` between whatever memory its ends got (a
-    rulebook build's status, read back from device into host memory); a
-    copy between host buffers stays a host copy, one of a strided view
-    touches both ends on the host. Frees of GPU memory become
-    `gpu.dealloc`. The GPU operations
-    are synchronous; `spconv-gpu-stream-order` chains them on one stream.
-
-    A constant global that the device reads (`memref.get_global` of a
-    `memref.global constant`: a bufferized dense constant, such as a loss's
-    seed) is uploaded once per call: a buffer allocated at the function's
-    entry, filled by a `gpu.memcpy` from the global and freed before every
-    return, placed like the other buffers (device memory, managed if host
-    code reads it too or it is passed to a function of the module, which
-    may launch kernels on it). Kernels stay free of data, so identical
-    ones still deduplicate. A kernel operand that is stack memory
-    (`memref.alloca`),
-    a mutable global, or a constant global that leaves the function
-    (through casts and views) is an error: the device cannot read it.
-
-    A public function's arguments are the caller's device memory (the CUDA
-    ABI). Host code that loads from one directly (a scalar read by
-    `tensor.extract`) reads a copy in a stack slot, made by a `gpu.memcpy`
-    at the function's entry, if the argument is statically shaped and at
-    most 4 KiB (a stack slot needs no guard against a failed allocation);
-    any other host access to an argument (a larger one's loads, loads
-    through a view, a CPU runtime primitive without a CUDA twin) is an
-    error naming the argument and the access, since it would fault on a
-    GPU though the emulator's host memory hides it.
-  }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
-}
-
-def SpConvGPUStreamOrderPass
-    : Pass<"spconv-gpu-stream-order", "::mlir::ModuleOp"> {
-  let summary = "Chain the host functions' GPU work on one stream";
-  let description = [{
-    Every GPU operation of a host function (`gpu.launch_func`, device
-    `gpu.alloc`, `gpu.dealloc`, `gpu.memcpy`, `gpu.memset`) becomes
-    asynchronous and depends on the one before it: the function is one
-    token chain, started by a `gpu.wait async` at its entry, so its work
-    runs in program order on one stream with no synchronisation between
-    launches. Tokens cross `scf.if` (an extra result) and `scf.for` (an
-    extra iteration argument); GPU work inside any other region operation
-    is an error.
-
-    The host waits for the stream, through a call of
-    `spconv_rt_cuda_stream_synchronize(token)`, only where work may be in
-    flight and it must:
-
-    - before host code that reads or writes device-visible memory (a
-      `gpu.alloc` buffer, a function argument, anything not traced to
-      `memref.alloc`, `memref.alloca` or `memref.get_global`), or an
-      operation with regions containing such code;
-    - before a call that takes device-visible memory, a call of another
-      function of the module (it runs its own chain) and the profiling
-      timers (`spconv_rt_profile_*`);
-    - right after a `gpu.memcpy` into host memory (a read-back, such as a
-      rulebook build's status), whose destination the host reads next;
-    - before returning, so that the caller finds the results complete.
-
-    The runtime's CUDA primitives (`spconv_rt_cuda_memref_*`) enqueue their
-    work on the chain's stream and need no wait before them.
-    Scalar-only calls (the runtime's error reports) do not wait. Managed
-    allocations (`gpu.alloc host_shared`) stay synchronous: CUDA allocates
-    them without a stream. The input's GPU operations must be synchronous.
-
-    A call rather than `gpu.wait`: upstream's `gpu-to-llvm` lowers a token
-    that reaches `gpu.wait` through a block argument (as every token that
-    crossed an `scf.if` does) as an event, not as the stream it is.
-  }];
-  let dependentDialects = [
-    "::mlir::func::FuncDialect",
-    "::mlir::gpu::GPUDialect",
-    "::mlir::scf::SCFDialect",
-  ];
-}
-
-def SpConvGPURuntimeCallsPass
-    : Pass<"spconv-gpu-runtime-calls", "::mlir::ModuleOp"> {
-  let summary = "Call the runtime's CUDA primitives from the host code";
-  let description = [{
-    Redirects the host code's calls of the runtime's data-parallel
-    primitives to their CUDA twins in `libspconv_runtime_cuda`:
-    `spconv_rt_memref_{hash_build, unique, exclusive_scan_i32,
-    exclusive_scan_i64}` become `spconv_rt_cuda_memref_*`, with the same
-    descriptors and results (the hash table follows the same layout
-    contract, so the kernels' inline probes find the same rows). The
-    other runtime calls (coordinate validation, error reports) stay on the
-    CPU, reading managed memory.
-  }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
 #endif // SPCONV_CONVERSION_PASSES_TD

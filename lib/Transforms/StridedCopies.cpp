@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConv/Conversion/Passes.h"
+#include "SpConv/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -24,7 +24,7 @@
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_SPCONVGPUSTRIDEDCOPIESPASS
-#include "SpConv/Conversion/Passes.h.inc"
+#include "SpConv/Transforms/Passes.h.inc"
 } // namespace mlir::spconv
 
 using namespace mlir;
@@ -59,7 +59,7 @@ struct SpConvGPUStridedCopiesPass
       }
       // A 0-d copy has no loop: it stays a scalar load and store.
       if (!loops->empty())
-        loops->front()->setAttr(kKernelRoleAttrName,
+        loops->front()->setAttr(SpConvDialect::kKernelAttrName,
                                 rewriter.getStringAttr("strided_copy"));
       rewriter.eraseOp(linalgCopy);
       rewriter.eraseOp(copy);

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConv/Conversion/Passes.h"
+#include "SpConv/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -16,7 +16,7 @@
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_SPCONVGPURUNTIMECALLSPASS
-#include "SpConv/Conversion/Passes.h.inc"
+#include "SpConv/Transforms/Passes.h.inc"
 } // namespace mlir::spconv
 
 using namespace mlir;

@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConv/Conversion/Passes.h"
+#include "SpConv/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_SPCONVGPUCHECKNVPTXTYPESPASS
-#include "SpConv/Conversion/Passes.h.inc"
+#include "SpConv/Transforms/Passes.h.inc"
 } // namespace mlir::spconv
 
 using namespace mlir;

@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferRoot.h"
-#include "SpConv/Conversion/Passes.h"
+#include "GPU/BufferRoot.h"
+#include "SpConv/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -35,7 +35,7 @@
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_SPCONVGPUSTREAMORDERPASS
-#include "SpConv/Conversion/Passes.h.inc"
+#include "SpConv/Transforms/Passes.h.inc"
 } // namespace mlir::spconv
 
 using namespace mlir;

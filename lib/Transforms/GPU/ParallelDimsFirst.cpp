@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SpConv/Conversion/Passes.h"
+#include "SpConv/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -23,7 +23,7 @@
 
 namespace mlir::spconv {
 #define GEN_PASS_DEF_SPCONVGPUPARALLELDIMSFIRSTPASS
-#include "SpConv/Conversion/Passes.h.inc"
+#include "SpConv/Transforms/Passes.h.inc"
 } // namespace mlir::spconv
 
 using namespace mlir;
