@@ -6,11 +6,14 @@
 // geometry is folded into constants and whose kernel-offset loops are
 // unrolled. The pairs are counted per block of sites, prefix-summed and then
 // written, so the rulebook holds exactly one entry per pair, ordered by
-// offset and then by input row.
+// offset and then by input row (BuilderSkeleton.h). This file: the hash
+// search, the neighbour-table builder the GPU's tiled convs read, and the
+// lowering of spconv.build_rulebook to a call of the builder.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Rulebook/BuildStatus.h"
+#include "Rulebook/BuilderSkeleton.h"
 #include "Rulebook/OutputBox.h"
 #include "Rulebook/PairCounts.h"
 #include "Rulebook/Rulebook.h"
@@ -53,58 +56,53 @@ static std::string getBuilderName(RulebookType type) {
   return name;
 }
 
-/// The batch bound of the site keys of a build of `type`.
-static int64_t buildBatchSize(RulebookType type) {
-  return effectiveBatchSize(type.getInputGrid(),
-                            {*checkedProduct(type.getInputGrid().getShape()),
-                             *checkedProduct(type.getOutputGrid().getShape())});
-}
-
 namespace {
-/// Emits the body of one builder function.
-class RulebookBuilder {
+/// The hash search: the input sites in the runtime's hash table, probed
+/// inline for each subm neighbour; the paired output key computed for each
+/// transposed or inverse pair; the output box enumerated for each regular
+/// site (BuilderSkeleton.h's strategy).
+class HashSearch : public PairSearch {
 public:
-  RulebookBuilder(LoweringContext &ctx, RulebookType type)
+  HashSearch(LoweringContext &ctx, RulebookType type)
       : ctx(ctx), type(type), geometry(type.getGeometry()),
         inShape(type.getInputGrid().getShape()),
         outShape(type.getOutputGrid().getShape()), rank(geometry.getRank()),
         volume(geometry.getKernelVolume()), batchSize(buildBatchSize(type)) {}
 
   /// (coords) -> ([out coords,] pair in, pair out, CSR offsets).
-  func::FuncOp create(StringRef name);
+  func::FuncOp create(StringRef name) {
+    return emitRulebookBuilder(ctx, type, name, *this);
+  }
   /// For subm: (coords) -> (neighbour table, status, site keys), the table
   /// buildNeighbourTable would make of the rulebook, without the pairs: no
   /// size to read back. The caller checks the status (checkAtReturn).
   func::FuncOp createNeighbourTable(StringRef name);
 
-private:
-  /// A private function `name` from the coordinates to `results`, its
-  /// builder at the start of its body.
-  func::FuncOp declare(OpBuilder &b, StringRef name, TypeRange results);
+  IndexedSites indexSites(OpBuilder &b, Location loc, Value coords,
+                          const BuildStatus &status) override;
+  void countPairs(OpBuilder &b, Location loc, Value coords,
+                  const SiteBlocks &blocks, PairCounts &counts) override;
+  void writePairs(OpBuilder &b, Location loc, Value coords,
+                  const SiteBlocks &blocks, Value writeBlocks,
+                  PairCounts &counts, const PairBuffers &pairs) override;
 
-  /// What every builder does first: the site keys, checked against the
-  /// grid, and the hash table of the input sites (`table`), whose build
-  /// finds repeated sites; both record what they find in `status`.
-  struct IndexedSites {
-    Value n;         ///< index: the input sites
-    Value keys;      ///< memref<?xi64>: their keys (linearizeSites)
+private:
+  /// What every build of this search does first: the site keys, checked
+  /// against the grid, and the hash table of the input sites (`table`),
+  /// whose build finds repeated sites; both record what they find in
+  /// `status`.
+  struct TableSites {
+    IndexedSites indexed;
     Value built;     ///< i1: the hash table was built
-    Value sites;     ///< index: n, or 0 if it was not
     Value tableMask; ///< i64: the table's capacity - 1
   };
-  IndexedSites indexSites(OpBuilder &b, Location loc, Value coords,
-                          const BuildStatus &status);
+  TableSites buildTable(OpBuilder &b, Location loc, Value coords,
+                        const BuildStatus &status);
+  /// Where pass 1 of a subm build records whether the probe of searched
+  /// offset `k` for input row `row` hit.
+  Value hitIndex(OpBuilder &b, Location loc, int64_t k, Value row);
 
   using Site = std::pair<Value, SmallVector<Value>>;
-  using BlockRange =
-      function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value)>;
-  using BlockBody = function_ref<void(OpBuilder &, Location, Value block,
-                                      Value start, Value end)>;
-  /// Parallel over `blocks` blocks of sites, a kernel named `role`:
-  /// body(block, its first site, the end of its sites) (`blockRange`).
-  void forEachBlock(OpBuilder &b, Location loc, Value blocks,
-                    BlockRange blockRange, StringRef role, BlockBody body);
-
   /// The (i64) batch and spatial coordinates of input row `row`.
   std::pair<Value, SmallVector<Value>> loadSite(OpBuilder &b, Location loc,
                                                 Value coords, Value row);
@@ -139,14 +137,14 @@ private:
   /// Parallel over blocks of sites: `perOffset` for each searched offset in
   /// order, then, for a symmetric subm kernel, `perBlock` (the centre).
   void forEachBlockAndOffset(OpBuilder &b, Location loc, Value blocks,
-                             BlockRange blockRange, const SubmSearchPlan &plan,
-                             StringRef role, OffsetBody perOffset,
-                             BlockBody perBlock);
+                             BlockRangeFn blockRange,
+                             const SubmSearchPlan &plan, StringRef role,
+                             OffsetBody perOffset, BlockBodyFn perBlock);
   void countPairsLooped(OpBuilder &b, Location loc, Value coords, Value blocks,
-                        BlockRange blockRange, const SubmSearchPlan &plan,
+                        BlockRangeFn blockRange, const SubmSearchPlan &plan,
                         PairCounts &counts);
   void writePairsLooped(OpBuilder &b, Location loc, Value coords, Value blocks,
-                        BlockRange blockRange, const SubmSearchPlan &plan,
+                        BlockRangeFn blockRange, const SubmSearchPlan &plan,
                         PairCounts &counts, Value pairIn, Value pairOut,
                         Value candidateKeys);
 
@@ -162,12 +160,12 @@ private:
   /// offset of the block, then `perPair` for each pair of each of its sites,
   /// in site order, a site's pairs in offset order.
   void forEachPairInBoxes(OpBuilder &b, Location loc, Value coords,
-                          Value blocks, BlockRange blockRange, StringRef role,
+                          Value blocks, BlockRangeFn blockRange, StringRef role,
                           BlockOffsetBody perOffset, BoxPairBody perPair);
   void countPairsInBoxes(OpBuilder &b, Location loc, Value coords, Value blocks,
-                         BlockRange blockRange, PairCounts &counts);
+                         BlockRangeFn blockRange, PairCounts &counts);
   void writePairsInBoxes(OpBuilder &b, Location loc, Value coords, Value blocks,
-                         BlockRange blockRange, PairCounts &counts,
+                         BlockRangeFn blockRange, PairCounts &counts,
                          Value pairIn, Value candidateKeys);
 
   LoweringContext &ctx;
@@ -178,6 +176,11 @@ private:
   int64_t volume;
   int64_t batchSize;
   HashTableBuffers table;
+  Value tableMask;
+  /// For subm with unrolled offsets: one byte per (searched offset, site),
+  /// whether its probe hit in pass 1, so pass 2 probes only the hits.
+  Value hits;
+  int64_t hitsPerSite = 0;
   /// A strided builder's site keys: a site outside the grid is loaded with
   /// batch -1, which pairs with nothing, so its (unchecked) coordinates
   /// never make an output key.
@@ -186,7 +189,7 @@ private:
 } // namespace
 
 std::pair<Value, SmallVector<Value>>
-RulebookBuilder::loadSite(OpBuilder &b, Location loc, Value coords, Value row) {
+HashSearch::loadSite(OpBuilder &b, Location loc, Value coords, Value row) {
   Type i64 = b.getI64Type();
   Value batch = loadAs(b, loc, coords, {row, indexConst(b, loc, 0)}, i64);
   if (stridedSiteKeys) {
@@ -204,8 +207,8 @@ RulebookBuilder::loadSite(OpBuilder &b, Location loc, Value coords, Value row) {
   return {batch, spatial};
 }
 
-Value RulebookBuilder::pairedKey(OpBuilder &b, Location loc, const Site &site,
-                                 Value offset) {
+Value HashSearch::pairedKey(OpBuilder &b, Location loc, const Site &site,
+                            Value offset) {
   // Folds to constants when `offset` is one (unrolled offsets).
   SmallVector<Value> j = kernelIndices(b, loc, geometry.getKernel(), offset);
   ConvKind kind = geometry.getKind();
@@ -254,15 +257,14 @@ Value RulebookBuilder::pairedKey(OpBuilder &b, Location loc, const Site &site,
   return arith::SelectOp::create(b, loc, valid, key, i64Const(b, loc, -1));
 }
 
-Value RulebookBuilder::probe(OpBuilder &b, Location loc, Value key) {
+Value HashSearch::probe(OpBuilder &b, Location loc, Value key) {
   return func::CallOp::create(b, loc, ctx.getHashFindSlotFunction(),
                               ValueRange{table.keys, key})
       .getResult(0);
 }
 
-std::pair<Value, Value> RulebookBuilder::findPair(OpBuilder &b, Location loc,
-                                                  const Site &site,
-                                                  Value offset) {
+std::pair<Value, Value> HashSearch::findPair(OpBuilder &b, Location loc,
+                                             const Site &site, Value offset) {
   Value key = pairedKey(b, loc, site, offset);
   if (geometry.getKind() == ConvKind::Subm) {
     Value slot = probe(b, loc, key);
@@ -275,26 +277,12 @@ std::pair<Value, Value> RulebookBuilder::findPair(OpBuilder &b, Location loc,
           key};
 }
 
-func::FuncOp RulebookBuilder::declare(OpBuilder &b, StringRef name,
-                                      TypeRange results) {
-  MLIRContext *context = type.getContext();
-  auto coordsType = MemRefType::get(
-      {ShapedType::kDynamic, static_cast<int64_t>(rank) + 1}, b.getI32Type(),
-      StridedLayoutAttr::get(context, ShapedType::kDynamic,
-                             {ShapedType::kDynamic, ShapedType::kDynamic}));
-  auto function =
-      func::FuncOp::create(b, ctx.getModule().getLoc(), name,
-                           b.getFunctionType({coordsType}, results));
-  function.setPrivate();
-  b.setInsertionPointToStart(function.addEntryBlock());
-  return function;
-}
-
-RulebookBuilder::IndexedSites
-RulebookBuilder::indexSites(OpBuilder &b, Location loc, Value coords,
-                            const BuildStatus &status) {
+HashSearch::TableSites HashSearch::buildTable(OpBuilder &b, Location loc,
+                                              Value coords,
+                                              const BuildStatus &status) {
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
-  IndexedSites indexed;
+  TableSites result;
+  IndexedSites &indexed = result.indexed;
   indexed.n = memref::DimOp::create(b, loc, coords, 0);
   // The site keys, by a kernel; sites outside the grid are recorded in the
   // status.
@@ -314,21 +302,30 @@ RulebookBuilder::indexSites(OpBuilder &b, Location loc, Value coords,
                              ValueRange{indexConst(b, loc, 0)}));
   table.keys = alloc1d(
       b, bufferLoc(loc, "the hash table of a rulebook build"), i64, capacity);
-  indexed.tableMask = arith::SubIOp::create(
+  result.tableMask = arith::SubIOp::create(
       b, loc, arith::IndexCastOp::create(b, loc, i64, capacity),
       i64Const(b, loc, 1));
   table.values = alloc1d(
       b, bufferLoc(loc, "the hash table of a rulebook build"), i32, capacity);
-  indexed.built =
+  result.built =
       callRuntime(ctx, b, loc, "spconv_rt_memref_hash_build_deferred",
                   {indexed.keys, table.keys, table.values,
                    status.slot(b, loc, BuildStatus::RepeatRow)});
-  indexed.sites = arith::SelectOp::create(b, loc, indexed.built, indexed.n,
+  indexed.sites = arith::SelectOp::create(b, loc, result.built, indexed.n,
                                           indexConst(b, loc, 0));
-  return indexed;
+  return result;
 }
 
-func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
+IndexedSites HashSearch::indexSites(OpBuilder &b, Location loc, Value coords,
+                                    const BuildStatus &status) {
+  TableSites sites = buildTable(b, loc, coords, status);
+  tableMask = sites.tableMask;
+  if (geometry.getKind() != ConvKind::Subm)
+    stridedSiteKeys = sites.indexed.keys;
+  return sites.indexed;
+}
+
+func::FuncOp HashSearch::createNeighbourTable(StringRef name) {
   assert(geometry.getKind() == ConvKind::Subm && "a subm builder");
   OpBuilder b = OpBuilder::atBlockEnd(ctx.getModule().getBody());
   // The builder's ops name it: a failing allocation says where it was.
@@ -337,13 +334,15 @@ func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
   auto tableType = MemRefType::get({ShapedType::kDynamic, volume}, i32);
   auto statusType = MemRefType::get({BuildStatus::NumSlots}, i64);
   auto keysType = MemRefType::get({ShapedType::kDynamic}, i64);
-  func::FuncOp function = declare(b, name, {tableType, statusType, keysType});
+  func::FuncOp function =
+      declareBuilder(ctx, b, type, name, {tableType, statusType, keysType});
   Value coords = function.getArgument(0);
   BuildStatus status(b, loc);
-  IndexedSites indexed = indexSites(b, loc, coords, status);
-  Value tableOut =
-      memref::AllocOp::create(b, bufferLoc(loc, "the neighbour table of a rulebook"),
-                              tableType, ValueRange{indexed.n});
+  TableSites sites = buildTable(b, loc, coords, status);
+  const IndexedSites &indexed = sites.indexed;
+  Value tableOut = memref::AllocOp::create(
+      b, bufferLoc(loc, "the neighbour table of a rulebook"), tableType,
+      ValueRange{indexed.n});
 
   // One thread per site writes its row: the neighbour's row at each offset
   // or -1, itself at the centre of a symmetric kernel. Without a hash table
@@ -412,7 +411,7 @@ func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
                  ValueRange{one},
                  [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
                    scf::IfOp::create(
-                       pb, ploc, indexed.built,
+                       pb, ploc, sites.built,
                        [&](OpBuilder &tb, Location tloc) {
                          writeRow(tb, tloc, ivs[0], /*search=*/true);
                          scf::YieldOp::create(tb, tloc);
@@ -428,313 +427,156 @@ func::FuncOp RulebookBuilder::createNeighbourTable(StringRef name) {
   return function;
 }
 
-func::FuncOp RulebookBuilder::create(StringRef name) {
-  OpBuilder b = OpBuilder::atBlockEnd(ctx.getModule().getBody());
-  // The builder's ops name it: a failing allocation says where it was.
-  Location loc = bufferLoc(ctx.getModule().getLoc(), name);
-  Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
+void HashSearch::countPairs(OpBuilder &b, Location loc, Value coords,
+                            const SiteBlocks &blocks, PairCounts &counts) {
+  Type i32 = b.getI32Type(), index = b.getIndexType();
   bool subm = geometry.getKind() == ConvKind::Subm;
-  int64_t columns = rank + 1;
-
-  auto outCoordsType = MemRefType::get({ShapedType::kDynamic, columns}, i32);
-  auto pairsType = MemRefType::get({ShapedType::kDynamic}, i32);
-  auto offsetsType = MemRefType::get({volume + 1}, index);
-  SmallVector<Type> results;
-  if (!subm)
-    results.push_back(outCoordsType);
-  results.append({pairsType, pairsType, offsetsType});
-  func::FuncOp function = declare(b, name, results);
-  Value coords = function.getArgument(0);
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-
-  BuildStatus status(b, loc);
-  IndexedSites indexed = indexSites(b, loc, coords, status);
-  Value keys = indexed.keys, sites = indexed.sites,
-        tableMask = indexed.tableMask;
-  if (!subm)
-    stridedSiteKeys = keys;
-
-  // Pass 1 counts the pairs of each (offset, block), pass 2 writes them.
-  int64_t blockSize = ctx.getBlockSize();
-  Value blockSizeValue = indexConst(b, loc, blockSize);
-  Value blocks = arith::CeilDivUIOp::create(b, loc, sites, blockSizeValue);
-  PairCounts counts(b, loc, volume, blocks);
   auto blockRange = [&](OpBuilder &nb, Location nloc, Value block) {
-    Value start = arith::MulIOp::create(nb, nloc, block, blockSizeValue);
-    Value end = arith::MinUIOp::create(
-        nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSizeValue),
-        sites);
-    return std::make_pair(start, end);
+    return blocks.range(nb, nloc, block);
   };
   SubmSearchPlan plan(geometry, subm);
   ArrayRef<int64_t> searched = plan.searched;
-  bool symmetric = plan.symmetric;
   bool unrolled = ctx.unrollsOffsets(volume);
 
   // Subm probes are the expensive part: the counting pass remembers, one
   // byte per (searched offset, site), which probes hit, so the writing pass
   // probes only those (about a quarter on LiDAR data) instead of all.
-  Value hits;
-  if (subm && unrolled)
-    hits =
-        alloc1d(b, bufferLoc(loc, "the probe hits of a subm build"),
-                b.getI8Type(),
-                arith::MulIOp::create(
-                    b, loc, sites,
-                    indexConst(b, loc, static_cast<int64_t>(searched.size()))));
   int64_t numSearched = searched.size();
-  auto hitIndex = [&](OpBuilder &nb, Location nloc, size_t searchedIndex,
-                      Value row) {
-    return arith::AddIOp::create(
-        nb, nloc,
-        arith::MulIOp::create(nb, nloc, row, indexConst(nb, nloc, numSearched)),
-        indexConst(nb, nloc, searchedIndex));
-  };
+  hitsPerSite = numSearched;
+  if (subm && unrolled)
+    hits = alloc1d(b, bufferLoc(loc, "the probe hits of a subm build"),
+                   b.getI8Type(),
+                   arith::MulIOp::create(b, loc, blocks.sites,
+                                         indexConst(b, loc, numSearched)));
 
-  bool boxes = geometry.getKind() == ConvKind::Regular;
-  if (boxes)
-    countPairsInBoxes(b, loc, coords, blocks, blockRange, counts);
-  else if (!unrolled)
-    countPairsLooped(b, loc, coords, blocks, blockRange, plan, counts);
-  else
-    forEachBlock(
-        b, loc, blocks, blockRange, "count_pairs",
-        [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
-          // Site by site (its coordinates loaded once), all searched
-          // offsets unrolled, one counter per offset.
-          SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
-          auto count = scf::ForOp::create(
-              nb, nloc, start, end, one, zeros,
-              [&](OpBuilder &fb, Location floc, Value row,
-                  ValueRange counters) {
-                auto site = loadSite(fb, floc, coords, row);
-                // The probes of one site are independent: start fetching
-                // all their home slots before the first search waits on one.
-                if (subm && ctx.getMachine().prefetchProbes)
-                  for (int64_t offset : searched) {
-                    Value key = pairedKey(fb, floc, site, offset);
-                    Value home = arith::IndexCastOp::create(
-                        fb, floc, index,
-                        hashHomeSlot(fb, floc,
-                                     arith::MaxSIOp::create(
-                                         fb, floc, key, i64Const(fb, floc, 0)),
-                                     tableMask));
-                    memref::PrefetchOp::create(fb, floc, table.keys,
-                                               ValueRange{home},
-                                               /*isWrite=*/false,
-                                               /*localityHint=*/3,
-                                               /*isDataCache=*/true);
-                  }
-                SmallVector<Value> next;
-                for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-                  Value found = findPair(fb, floc, site, offset).first;
-                  if (subm)
-                    memref::StoreOp::create(
-                        fb, floc,
-                        arith::ExtUIOp::create(fb, floc, fb.getI8Type(), found),
-                        hits,
-                        ValueRange{hitIndex(fb, floc, searchedIndex, row)});
-                  next.push_back(arith::AddIOp::create(
-                      fb, floc, counters[searchedIndex],
-                      arith::ExtUIOp::create(fb, floc, i32, found)));
+  if (geometry.getKind() == ConvKind::Regular)
+    return countPairsInBoxes(b, loc, coords, blocks.blocks, blockRange, counts);
+  if (!unrolled)
+    return countPairsLooped(b, loc, coords, blocks.blocks, blockRange, plan,
+                            counts);
+  Value one = indexConst(b, loc, 1);
+  forEachBlock(
+      b, loc, blocks.blocks, blockRange, "count_pairs",
+      [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+        // Site by site (its coordinates loaded once), all searched
+        // offsets unrolled, one counter per offset.
+        SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+        auto count = scf::ForOp::create(
+            nb, nloc, start, end, one, zeros,
+            [&](OpBuilder &fb, Location floc, Value row, ValueRange counters) {
+              auto site = loadSite(fb, floc, coords, row);
+              // The probes of one site are independent: start fetching
+              // all their home slots before the first search waits on one.
+              if (subm && ctx.getMachine().prefetchProbes)
+                for (int64_t offset : searched) {
+                  Value key = pairedKey(fb, floc, site, offset);
+                  Value home = arith::IndexCastOp::create(
+                      fb, floc, index,
+                      hashHomeSlot(fb, floc,
+                                   arith::MaxSIOp::create(
+                                       fb, floc, key, i64Const(fb, floc, 0)),
+                                   tableMask));
+                  memref::PrefetchOp::create(fb, floc, table.keys,
+                                             ValueRange{home},
+                                             /*isWrite=*/false,
+                                             /*localityHint=*/3,
+                                             /*isDataCache=*/true);
                 }
-                scf::YieldOp::create(fb, floc, next);
-              });
-          for (auto [searchedIndex, offset] : llvm::enumerate(searched)) {
-            Value counted = count.getResult(searchedIndex);
-            counts.store(nb, nloc, counted, offset, block);
-            if (symmetric)
-              counts.store(nb, nloc, counted, plan.mirror(offset), block);
-          }
-          if (symmetric) {
-            Value size = arith::IndexCastOp::create(
-                nb, nloc, i32, arith::SubIOp::create(nb, nloc, end, start));
-            counts.store(nb, nloc, size, plan.centre, block);
-          }
-        });
-
-  Value scanned = counts.scan(ctx, b, loc, status);
-
-  // The pair buffers' capacity. Exact: the pair total, read back with the
-  // first error (which leaves the rulebook empty). Bounded (a strided build
-  // where the context says so): the sites times the most pairs a site has,
-  // known without a wait; the build's one read-back then comes after the
-  // unique, and the pairs are the buffers' first `total` slots.
-  bool bounded = !subm && ctx.boundsStridedPairs();
-  Value valid, total, capacity, writeBlocks;
-  if (bounded) {
-    int64_t pairsPerSite = geometry.getKind() == ConvKind::Regular
-                               ? OutputBox(geometry, outShape).maxPairsPerSite()
-                               : volume;
-    capacity =
-        arith::MulIOp::create(b, loc, sites, indexConst(b, loc, pairsPerSite));
-    writeBlocks = arith::SelectOp::create(b, loc, scanned, blocks, zero);
-  } else {
-    BuiltPairs pairs = readBackPairs(ctx, b, loc, status, scanned, coords, keys,
-                                     inShape, batchSize);
-    valid = pairs.valid;
-    total = capacity = pairs.total;
-    writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
-  }
-
-  // Pass 2: write the pairs.
-  Location pairsLoc = bufferLoc(loc, "the pairs of a rulebook");
-  Value pairIn = alloc1d(b, pairsLoc, i32, capacity);
-  Value pairOut = subm ? alloc1d(b, pairsLoc, i32, capacity) : Value();
-  Value candidateKeys =
-      subm ? Value()
-           : alloc1d(b, bufferLoc(loc, "the output keys of a rulebook's pairs"),
-                     i64, capacity);
-  int64_t outKeyBits = siteKeyBits(outShape, batchSize);
-  if (bounded) {
-    // Slots past the total keep the largest key of the unique's width,
-    // above every output key: one output more, dropped after the
-    // read-back, when the pairs leave slots free.
-    Value padding = i64Const(b, loc, (int64_t(1) << outKeyBits) - 1);
-    markKernel(
-        scf::ParallelOp::create(
-            b, loc, ValueRange{zero}, ValueRange{capacity}, ValueRange{one},
-            [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-              memref::StoreOp::create(pb, ploc, padding, candidateKeys, ivs);
-            }),
-        "pad_keys");
-  }
-  auto store = [&](OpBuilder &tb, Location tloc, Value value, Value buffer,
-                   Value slot) {
-    memref::StoreOp::create(tb, tloc, value, buffer, ValueRange{slot});
-  };
-  if (boxes)
-    writePairsInBoxes(b, loc, coords, writeBlocks, blockRange, counts, pairIn,
-                      candidateKeys);
-  else if (!unrolled)
-    writePairsLooped(b, loc, coords, writeBlocks, blockRange, plan, counts,
-                     pairIn, pairOut, candidateKeys);
-  else
-    forEachBlock(
-        b, loc, writeBlocks, blockRange, "write_pairs",
-        [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
-          SmallVector<Value> first, firstMirrored;
-          for (int64_t offset : searched) {
-            first.push_back(counts.firstSlot(nb, nloc, offset, block));
-            if (symmetric)
-              firstMirrored.push_back(
-                  counts.firstSlot(nb, nloc, plan.mirror(offset), block));
-          }
-          Value firstCentre =
-              symmetric ? counts.firstSlot(nb, nloc, plan.centre, block)
-                        : Value();
-          // `written[k]`: this block's pairs at searched offset k so far.
-          SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-          scf::ForOp::create(
-              nb, nloc, start, end, one, zeros,
-              [&](OpBuilder &fb, Location floc, Value row, ValueRange written) {
-                auto site = loadSite(fb, floc, coords, row);
-                Value rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
-                SmallVector<Value> next;
-                for (auto [k, offset] : llvm::enumerate(searched)) {
-                  Value found, partner;
-                  if (subm) {
-                    Value hit = memref::LoadOp::create(
-                        fb, floc, hits, ValueRange{hitIndex(fb, floc, k, row)});
-                    found =
-                        arith::TruncIOp::create(fb, floc, fb.getI1Type(), hit);
-                  } else {
-                    std::tie(found, partner) = findPair(fb, floc, site, offset);
-                  }
-                  next.push_back(writePairIfFound(
-                      fb, floc, found, first[k], written[k],
-                      [&](OpBuilder &tb, Location tloc, Value slot) {
-                        // Subm probes again, only for the pairs that exist.
-                        if (subm)
-                          partner = memref::LoadOp::create(
-                              tb, tloc, table.values,
-                              ValueRange{
-                                  findPair(tb, tloc, site, offset).second});
-                        if (subm) {
-                          Value mirrored =
-                              symmetric
-                                  ? arith::AddIOp::create(
-                                        tb, tloc, firstMirrored[k], written[k])
-                                  : Value();
-                          storeSubmPairs(tb, tloc, pairIn, pairOut, slot,
-                                         mirrored, partner, rowI32);
-                        } else {
-                          store(tb, tloc, rowI32, pairIn, slot);
-                          store(tb, tloc, partner, candidateKeys, slot);
-                        }
-                      }));
-                }
-                // The centre: every site feeds itself.
-                if (symmetric)
-                  storeCentrePair(fb, floc, pairIn, pairOut, firstCentre, row,
-                                  start, rowI32);
-                scf::YieldOp::create(fb, floc, next);
-              });
-        });
-
-  SmallVector<Value> returned;
-  if (!subm) {
-    // Output sites: the sorted unique candidate keys. The inverse map gives
-    // every pair its output row directly. Their number is a size the host
-    // needs: read back once more, or, bounded, for the first time.
-    Location uniqueLoc =
-        bufferLoc(loc, "the unique output keys of a rulebook build");
-    Value unique = alloc1d(b, uniqueLoc, i64, capacity);
-    Value first = alloc1d(b, uniqueLoc, i32, capacity);
-    pairOut = alloc1d(b, pairsLoc, i32, capacity);
-    Value uniqued = callRuntime(ctx, b, loc, "spconv_rt_memref_unique_deferred",
-                                {candidateKeys, unique, first, pairOut,
-                                 status.slot(b, loc, BuildStatus::UniqueCount),
-                                 i64Const(b, loc, outKeyBits)});
-    Value outputs;
-    if (bounded) {
-      BuiltPairs built = readBackPairs(
-          ctx, b, loc, status, arith::AndIOp::create(b, loc, scanned, uniqued),
-          coords, keys, inShape, batchSize, /*withUnique=*/true);
-      valid = built.valid;
-      total = built.total;
-      Value padded = arith::AndIOp::create(
-          b, loc, valid,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, total,
-                                capacity));
-      outputs = arith::SubIOp::create(
-          b, loc, built.unique,
-          arith::SelectOp::create(b, loc, padded, one, zero));
-      auto firstSlots = [&](Value buffer) {
-        return memref::ReinterpretCastOp::create(
-            b, loc, pairsType, buffer, b.getIndexAttr(0),
-            ArrayRef<OpFoldResult>{total},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-      };
-      pairIn = firstSlots(pairIn);
-      pairOut = firstSlots(pairOut);
-    } else {
-      valid = arith::AndIOp::create(b, loc, valid, uniqued);
-      outputs = arith::IndexCastOp::create(
-          b, loc, index,
-          status.readBack(b, loc, {BuildStatus::UniqueCount}).front());
-      outputs = arith::SelectOp::create(b, loc, valid, outputs, zero);
-    }
-    Value outCoords =
-        memref::AllocOp::create(b, bufferLoc(loc, "the output sites of a rulebook build"),
-                                outCoordsType, ValueRange{outputs});
-    delinearizeSites(b, loc, unique, outputs, outShape, outCoords);
-    returned.push_back(outCoords);
-  }
-
-  // CSR offsets. If a step failed, the rulebook is empty.
-  Value offsets = counts.buildOffsets(b, loc, valid, total);
-  returned.append({pairIn, pairOut, offsets});
-  func::ReturnOp::create(b, loc, returned);
-  return function;
+              SmallVector<Value> next;
+              for (auto [k, offset] : llvm::enumerate(searched)) {
+                Value found = findPair(fb, floc, site, offset).first;
+                if (subm)
+                  memref::StoreOp::create(
+                      fb, floc,
+                      arith::ExtUIOp::create(fb, floc, fb.getI8Type(), found),
+                      hits, ValueRange{hitIndex(fb, floc, k, row)});
+                next.push_back(arith::AddIOp::create(
+                    fb, floc, counters[k],
+                    arith::ExtUIOp::create(fb, floc, i32, found)));
+              }
+              scf::YieldOp::create(fb, floc, next);
+            });
+        storeSearchedCounts(nb, nloc, counts, plan, count.getResults(), block,
+                            start, end);
+      });
 }
 
-void RulebookBuilder::forEachBlockAndOffset(OpBuilder &b, Location loc,
-                                            Value blocks, BlockRange blockRange,
-                                            const SubmSearchPlan &plan,
-                                            StringRef role,
-                                            OffsetBody perOffset,
-                                            BlockBody perBlock) {
+void HashSearch::writePairs(OpBuilder &b, Location loc, Value coords,
+                            const SiteBlocks &blocks, Value writeBlocks,
+                            PairCounts &counts, const PairBuffers &pairs) {
+  Type i32 = b.getI32Type();
+  bool subm = geometry.getKind() == ConvKind::Subm;
+  auto blockRange = [&](OpBuilder &nb, Location nloc, Value block) {
+    return blocks.range(nb, nloc, block);
+  };
+  if (geometry.getKind() == ConvKind::Regular)
+    return writePairsInBoxes(b, loc, coords, writeBlocks, blockRange, counts,
+                             pairs.pairIn, pairs.candidateKeys);
+  SubmSearchPlan plan(geometry, subm);
+  if (!ctx.unrollsOffsets(volume))
+    return writePairsLooped(b, loc, coords, writeBlocks, blockRange, plan,
+                            counts, pairs.pairIn, pairs.pairOut,
+                            pairs.candidateKeys);
+  forEachBlock(
+      b, loc, writeBlocks, blockRange, "write_pairs",
+      [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+        // Per site: its coordinates and row, then per searched offset
+        // whether it has a pair (a subm probe's hit from pass 1; a strided
+        // pair's output key).
+        Site site;
+        Value row, rowI32;
+        SmallVector<Value> keys(plan.searched.size());
+        writeBlockBySite(
+            nb, nloc, counts, plan, block, start, end, pairs,
+            [&](OpBuilder &fb, Location floc, Value q) {
+              row = q;
+              site = loadSite(fb, floc, coords, row);
+              rowI32 = arith::IndexCastOp::create(fb, floc, i32, row);
+              return rowI32;
+            },
+            [&](OpBuilder &fb, Location floc, int64_t k) -> Value {
+              if (!subm) {
+                Value found;
+                std::tie(found, keys[k]) =
+                    findPair(fb, floc, site, plan.searched[k]);
+                return found;
+              }
+              Value hit = memref::LoadOp::create(
+                  fb, floc, hits, ValueRange{hitIndex(fb, floc, k, row)});
+              return arith::TruncIOp::create(fb, floc, fb.getI1Type(), hit);
+            },
+            [&](OpBuilder &tb, Location tloc, int64_t k, Value slot,
+                Value mirrored) {
+              if (!subm) {
+                memref::StoreOp::create(tb, tloc, rowI32, pairs.pairIn,
+                                        ValueRange{slot});
+                memref::StoreOp::create(tb, tloc, keys[k], pairs.candidateKeys,
+                                        ValueRange{slot});
+                return;
+              }
+              // Subm probes again, only for the pairs that exist.
+              Value neighbour = memref::LoadOp::create(
+                  tb, tloc, table.values,
+                  ValueRange{
+                      findPair(tb, tloc, site, plan.searched[k]).second});
+              storeSubmPairs(tb, tloc, pairs.pairIn, pairs.pairOut, slot,
+                             mirrored, neighbour, rowI32);
+            });
+      });
+}
+
+Value HashSearch::hitIndex(OpBuilder &b, Location loc, int64_t k, Value row) {
+  return arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, row, indexConst(b, loc, hitsPerSite)),
+      indexConst(b, loc, k));
+}
+
+void HashSearch::forEachBlockAndOffset(OpBuilder &b, Location loc, Value blocks,
+                                       BlockRangeFn blockRange,
+                                       const SubmSearchPlan &plan,
+                                       StringRef role, OffsetBody perOffset,
+                                       BlockBodyFn perBlock) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   // The searched offsets are 0, 1, ... (below the centre when symmetric).
   Value numSearched =
@@ -753,23 +595,10 @@ void RulebookBuilder::forEachBlockAndOffset(OpBuilder &b, Location loc,
       });
 }
 
-void RulebookBuilder::forEachBlock(OpBuilder &b, Location loc, Value blocks,
-                                   BlockRange blockRange, StringRef role,
-                                   BlockBody body) {
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  markKernel(scf::ParallelOp::create(
-                 b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-                 [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-                   auto [start, end] = blockRange(nb, nloc, ivs[0]);
-                   body(nb, nloc, ivs[0], start, end);
-                 }),
-             role);
-}
-
-void RulebookBuilder::countPairsLooped(OpBuilder &b, Location loc, Value coords,
-                                       Value blocks, BlockRange blockRange,
-                                       const SubmSearchPlan &plan,
-                                       PairCounts &counts) {
+void HashSearch::countPairsLooped(OpBuilder &b, Location loc, Value coords,
+                                  Value blocks, BlockRangeFn blockRange,
+                                  const SubmSearchPlan &plan,
+                                  PairCounts &counts) {
   Type i32 = b.getI32Type();
   Value one = indexConst(b, loc, 1);
   auto countOffset = [&](OpBuilder &ob, Location oloc, Value block, Value start,
@@ -801,11 +630,11 @@ void RulebookBuilder::countPairsLooped(OpBuilder &b, Location loc, Value coords,
                         countOffset, countCentre);
 }
 
-void RulebookBuilder::writePairsLooped(OpBuilder &b, Location loc, Value coords,
-                                       Value blocks, BlockRange blockRange,
-                                       const SubmSearchPlan &plan,
-                                       PairCounts &counts, Value pairIn,
-                                       Value pairOut, Value candidateKeys) {
+void HashSearch::writePairsLooped(OpBuilder &b, Location loc, Value coords,
+                                  Value blocks, BlockRangeFn blockRange,
+                                  const SubmSearchPlan &plan,
+                                  PairCounts &counts, Value pairIn,
+                                  Value pairOut, Value candidateKeys) {
   Type i32 = b.getI32Type();
   bool subm = geometry.getKind() == ConvKind::Subm;
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
@@ -859,11 +688,10 @@ void RulebookBuilder::writePairsLooped(OpBuilder &b, Location loc, Value coords,
                         writeOffset, writeCentre);
 }
 
-void RulebookBuilder::forEachPairInBoxes(OpBuilder &b, Location loc,
-                                         Value coords, Value blocks,
-                                         BlockRange blockRange, StringRef role,
-                                         BlockOffsetBody perOffset,
-                                         BoxPairBody perPair) {
+void HashSearch::forEachPairInBoxes(OpBuilder &b, Location loc, Value coords,
+                                    Value blocks, BlockRangeFn blockRange,
+                                    StringRef role, BlockOffsetBody perOffset,
+                                    BoxPairBody perPair) {
   OutputBox box(geometry, outShape);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   forEachBlock(
@@ -890,10 +718,9 @@ void RulebookBuilder::forEachPairInBoxes(OpBuilder &b, Location loc,
       });
 }
 
-void RulebookBuilder::countPairsInBoxes(OpBuilder &b, Location loc,
-                                        Value coords, Value blocks,
-                                        BlockRange blockRange,
-                                        PairCounts &counts) {
+void HashSearch::countPairsInBoxes(OpBuilder &b, Location loc, Value coords,
+                                   Value blocks, BlockRangeFn blockRange,
+                                   PairCounts &counts) {
   forEachPairInBoxes(
       b, loc, coords, blocks, blockRange, "count_pairs",
       [&](OpBuilder &fb, Location floc, Value block, Value offset) {
@@ -903,11 +730,10 @@ void RulebookBuilder::countPairsInBoxes(OpBuilder &b, Location loc,
           Value) { counts.increment(pb, ploc, offset, block); });
 }
 
-void RulebookBuilder::writePairsInBoxes(OpBuilder &b, Location loc,
-                                        Value coords, Value blocks,
-                                        BlockRange blockRange,
-                                        PairCounts &counts, Value pairIn,
-                                        Value candidateKeys) {
+void HashSearch::writePairsInBoxes(OpBuilder &b, Location loc, Value coords,
+                                   Value blocks, BlockRangeFn blockRange,
+                                   PairCounts &counts, Value pairIn,
+                                   Value candidateKeys) {
   Type i32 = b.getI32Type(), index = b.getIndexType();
   // A site reaches at most one output per offset, so with one site per
   // block (the GPU's threads) each pair goes to its (offset, block)'s first
@@ -955,7 +781,7 @@ Value lowering::callNeighbourTableBuilder(LoweringContext &ctx, OpBuilder &b,
   std::string name = getBuilderName(type) + "_table";
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)
-    builder = RulebookBuilder(ctx, type).createNeighbourTable(name);
+    builder = HashSearch(ctx, type).createNeighbourTable(name);
 
   Location loc = op.getLoc();
   Value argument =
@@ -981,7 +807,7 @@ FailureOr<BuiltRulebook> lowering::lowerBuildRulebook(LoweringContext &ctx,
   func::FuncOp builder = ctx.lookupFunction(name);
   if (!builder)
     builder = sorted ? createSortedSubmBuilder(ctx, type, name)
-                     : RulebookBuilder(ctx, type).create(name);
+                     : HashSearch(ctx, type).create(name);
 
   Location loc = op.getLoc();
   Value argument =

@@ -12,8 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Rulebook/BuildStatus.h"
-#include "Rulebook/PairCounts.h"
+#include "Rulebook/BuilderSkeleton.h"
 #include "Rulebook/Rulebook.h"
 #include "Utils/Builders.h"
 #include "Utils/Checks.h"
@@ -107,29 +106,66 @@ static Value advance(OpBuilder &b, Location loc, Value sorted, Value size,
   return loop.getResult(0);
 }
 
-func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
-                                               RulebookType type,
-                                               StringRef name) {
-  MLIRContext *context = type.getContext();
-  GeometryAttr geometry = type.getGeometry();
-  GridAttr grid = type.getInputGrid();
-  ArrayRef<int64_t> shape = grid.getShape();
-  unsigned rank = geometry.getRank();
-  int64_t volume = geometry.getKernelVolume();
-  ModuleOp module = ctx.getModule();
-  // The builder's ops name it: a failing allocation says where it was.
-  Location loc = bufferLoc(module.getLoc(), name);
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
+namespace {
+/// The sorted merge (BuilderSkeleton.h's strategy), for subm kernels whose
+/// offsets the lowering unrolls.
+class SortedMergeSearch : public PairSearch {
+public:
+  SortedMergeSearch(LoweringContext &ctx, RulebookType type);
 
-  // Keys over the grid padded by the kernel's reach on each side, where
-  // they fit int64 (they do unless the grid and a dynamic batch are
-  // huge): a neighbour's key is then the site's plus a constant that never
-  // wraps into another row, so no neighbour needs a bounds check. Otherwise
-  // the keys are the grid's and each neighbour is checked against the
-  // site's coordinates, decoded from its key.
-  int64_t batchSize = effectiveBatchSize(grid, {*checkedProduct(shape)});
-  SmallVector<int64_t> below(rank), padded(rank);
+  IndexedSites indexSites(OpBuilder &b, Location loc, Value coords,
+                          const BuildStatus &status) override;
+  void countPairs(OpBuilder &b, Location loc, Value coords,
+                  const SiteBlocks &blocks, PairCounts &counts) override;
+  void writePairs(OpBuilder &b, Location loc, Value coords,
+                  const SiteBlocks &blocks, Value writeBlocks,
+                  PairCounts &counts, const PairBuffers &pairs) override;
+
+private:
+  using VisitFn = function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                                  ArrayRef<Value>,
+                                                  ArrayRef<Value>, ValueRange)>;
+  /// Runs `visit(q, found, positions, state)` for every sorted site q in
+  /// [start, end): found[k] says whether searched offset k has a neighbour,
+  /// at sorted position positions[k]. One merge pointer per row of
+  /// offsets, started by a binary search; `state` is threaded through the
+  /// site loop, whose results follow the pointers'.
+  scf::ForOp mergeBlock(OpBuilder &b, Location loc, Value start, Value end,
+                        ValueRange init, VisitFn visit);
+  /// Where `neighbours` holds the row of sorted site q's neighbour at
+  /// searched offset k.
+  Value neighbourIndex(OpBuilder &b, Location loc, Value q, int64_t k);
+
+  LoweringContext &ctx;
+  GeometryAttr geometry;
+  ArrayRef<int64_t> shape;
+  unsigned rank;
+  int64_t batchSize;
+  /// Keys over the grid padded by the kernel's reach on each side, where
+  /// they fit int64 (they do unless the grid and a dynamic batch are
+  /// huge): a neighbour's key is then the site's plus a constant that never
+  /// wraps into another row, so no neighbour needs a bounds check. Otherwise
+  /// the keys are the grid's and each neighbour is checked against the
+  /// site's coordinates, decoded from its key.
+  bool paddedKeys;
+  SmallVector<int64_t> below, padded;
+  ArrayRef<int64_t> keyShape;
+  /// The offsets to search, with their key deltas and coordinate shifts,
+  /// and the rows of them that share a merge pointer.
+  SubmSearchPlan plan;
+  SmallVector<SearchedOffset> searched;
+  SmallVector<SearchedRow> searchedRows;
+  /// The site keys, sorted, with their input rows (indexSites); the sites
+  /// (0 if the sort failed); each site's neighbour rows (pass 1).
+  Value sorted, rows, sites, neighbours;
+};
+} // namespace
+
+SortedMergeSearch::SortedMergeSearch(LoweringContext &ctx, RulebookType type)
+    : ctx(ctx), geometry(type.getGeometry()),
+      shape(type.getInputGrid().getShape()), rank(geometry.getRank()),
+      batchSize(buildBatchSize(type)), below(rank), padded(rank),
+      plan(geometry, /*subm=*/true) {
   for (unsigned d = 0; d < rank; ++d) {
     int64_t padding = geometry.getPadding()[d];
     int64_t reach = (geometry.getKernel()[d] - 1) * geometry.getDilation()[d];
@@ -138,16 +174,12 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   }
   SmallVector<int64_t> paddedVolume(padded);
   paddedVolume.push_back(batchSize);
-  bool paddedKeys = succeeded(checkedProduct(paddedVolume));
-  ArrayRef<int64_t> keyShape = paddedKeys ? ArrayRef(padded) : shape;
+  paddedKeys = succeeded(checkedProduct(paddedVolume));
+  keyShape = paddedKeys ? ArrayRef(padded) : shape;
 
-  // The offsets to search, with their key deltas and coordinate shifts.
-  SubmSearchPlan plan(geometry, /*subm=*/true);
-  bool symmetric = plan.symmetric;
   SmallVector<int64_t> strides(rank, 1);
   for (int d = rank - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * keyShape[d + 1];
-  SmallVector<SearchedOffset> searched;
   for (int64_t offset : plan.searched) {
     SearchedOffset s{offset, 0, SmallVector<int64_t>(rank)};
     for (int d = rank - 1, rest = offset; d >= 0; --d) {
@@ -158,8 +190,6 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
     }
     searched.push_back(s);
   }
-  int64_t numSearched = searched.size();
-  SmallVector<SearchedRow> searchedRows;
   for (auto [k, s] : llvm::enumerate(searched)) {
     auto sameRow = [&](const SearchedRow &row) {
       return ArrayRef(searched[row.members.front()].shift).drop_back() ==
@@ -173,30 +203,23 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
     row->base = std::min(row->base, s.delta);
     row->members.push_back(k);
   }
-  int64_t numRows = searchedRows.size();
+}
 
-  auto anyCoords = MemRefType::get(
-      {ShapedType::kDynamic, rank + 1}, i32,
-      StridedLayoutAttr::get(context, ShapedType::kDynamic,
-                             {ShapedType::kDynamic, ShapedType::kDynamic}));
-  auto pairsType = MemRefType::get({ShapedType::kDynamic}, i32);
-  auto offsetsType = MemRefType::get({volume + 1}, index);
-  auto function = func::FuncOp::create(
-      b, loc, name,
-      b.getFunctionType({anyCoords}, {pairsType, pairsType, offsetsType}));
-  function.setPrivate();
-  b.setInsertionPointToStart(function.addEntryBlock());
-  Value coords = function.getArgument(0);
+IndexedSites SortedMergeSearch::indexSites(OpBuilder &b, Location loc,
+                                           Value coords,
+                                           const BuildStatus &status) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value n = memref::DimOp::create(b, loc, coords, 0);
+  IndexedSites indexed;
+  Value n = indexed.n = memref::DimOp::create(b, loc, coords, 0);
 
   // Keys, by a kernel (sites outside the grid recorded in the status and
   // keyed past the last valid key); then sorted, carrying their rows.
-  BuildStatus status(b, loc);
-  Value keys = linearizeSites(b, loc, coords, n, shape, batchSize, status);
+  Value keys = indexed.keys =
+      linearizeSites(b, loc, coords, n, shape, batchSize, status);
   Location sortedLoc = bufferLoc(loc, "the sorted site keys of a subm build");
-  Value sorted = alloc1d(b, sortedLoc, i64, n);
-  Value rows = alloc1d(b, sortedLoc, i32, n);
+  sorted = alloc1d(b, sortedLoc, i64, n);
+  rows = alloc1d(b, sortedLoc, i32, n);
   int64_t gridKeys = batchSize * *checkedProduct(shape);
   markKernel(
       scf::ParallelOp::create(
@@ -231,7 +254,7 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
   Value sortedOk = callRuntime(
       ctx, b, loc, "spconv_rt_memref_sort_pairs_bits",
       {sorted, rows, i64Const(b, loc, siteKeyBits(keyShape, batchSize))});
-  Value sites = arith::SelectOp::create(b, loc, sortedOk, n, zero);
+  sites = indexed.sites = arith::SelectOp::create(b, loc, sortedOk, n, zero);
 
   // Repeated sites are neighbours once sorted (stable, so in row order):
   // the later row of each equal pair repeats an earlier site; the status
@@ -258,228 +281,187 @@ func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
                 });
           }),
       "find_repeats");
+  return indexed;
+}
 
-  // Pass 1 counts the pairs of each (offset, block), pass 2 writes them.
-  Value blockSize = indexConst(b, loc, ctx.getBlockSize());
-  Value blocks = arith::CeilDivUIOp::create(b, loc, sites, blockSize);
-  PairCounts counts(b, loc, volume, blocks);
-
-  // Runs `visit(q, found, positions, state)` for every sorted site q of
-  // `block`: found[k] says whether searched offset k has a neighbour, at
-  // sorted position positions[k]. One merge pointer per row of offsets,
-  // started by a binary search; `state` is threaded through the site loop.
-  auto mergeBlock = [&](OpBuilder &nb, Location nloc, Value block,
-                        ValueRange init,
-                        function_ref<SmallVector<Value>(
-                            OpBuilder &, Location, Value, ArrayRef<Value>,
-                            ArrayRef<Value>, ValueRange)>
-                            visit) {
-    Value start = arith::MulIOp::create(nb, nloc, block, blockSize);
-    Value end = arith::MinUIOp::create(
-        nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize), sites);
-    Value firstKey = memref::LoadOp::create(nb, nloc, sorted, start);
-    SmallVector<Value> iterArgs;
-    for (const SearchedRow &row : searchedRows)
-      iterArgs.push_back(
-          lowerBound(nb, nloc, sorted, sites,
-                     arith::AddIOp::create(nb, nloc, firstKey,
-                                           i64Const(nb, nloc, row.base))));
-    iterArgs.append(init.begin(), init.end());
-    return scf::ForOp::create(
-        nb, nloc, start, end, one, iterArgs,
-        [&](OpBuilder &fb, Location floc, Value q, ValueRange iter) {
-          Value key = memref::LoadOp::create(fb, floc, sorted, q);
-          // Unpadded keys: the site's coordinates, decoded from its key.
-          SmallVector<Value> x(rank);
-          Value rest = key;
-          for (int d = rank - 1; d >= 0 && !paddedKeys; --d) {
-            Value extent = i64Const(fb, floc, shape[d]);
-            x[d] = arith::RemSIOp::create(fb, floc, rest, extent);
-            rest = arith::DivSIOp::create(fb, floc, rest, extent);
+scf::ForOp SortedMergeSearch::mergeBlock(OpBuilder &b, Location loc,
+                                         Value start, Value end,
+                                         ValueRange init, VisitFn visit) {
+  int64_t numSearched = searched.size();
+  int64_t numRows = searchedRows.size();
+  Value one = indexConst(b, loc, 1);
+  Value firstKey = memref::LoadOp::create(b, loc, sorted, start);
+  SmallVector<Value> iterArgs;
+  for (const SearchedRow &row : searchedRows)
+    iterArgs.push_back(lowerBound(
+        b, loc, sorted, sites,
+        arith::AddIOp::create(b, loc, firstKey, i64Const(b, loc, row.base))));
+  iterArgs.append(init.begin(), init.end());
+  return scf::ForOp::create(
+      b, loc, start, end, one, iterArgs,
+      [&](OpBuilder &fb, Location floc, Value q, ValueRange iter) {
+        Value key = memref::LoadOp::create(fb, floc, sorted, q);
+        // Unpadded keys: the site's coordinates, decoded from its key.
+        SmallVector<Value> x(rank);
+        Value rest = key;
+        for (int d = rank - 1; d >= 0 && !paddedKeys; --d) {
+          Value extent = i64Const(fb, floc, shape[d]);
+          x[d] = arith::RemSIOp::create(fb, floc, rest, extent);
+          rest = arith::DivSIOp::create(fb, floc, rest, extent);
+        }
+        SmallVector<Value> pointers, found(numSearched), positions(numSearched);
+        for (auto [r, row] : llvm::enumerate(searchedRows)) {
+          Value p = advance(fb, floc, sorted, sites, iter[r],
+                            arith::AddIOp::create(
+                                fb, floc, key, i64Const(fb, floc, row.base)));
+          pointers.push_back(p);
+          for (size_t k : row.members) {
+            const SearchedOffset &s = searched[k];
+            Value valid =
+                arith::ConstantOp::create(fb, floc, fb.getBoolAttr(true));
+            for (unsigned d = 0; d < rank && !paddedKeys; ++d) {
+              if (s.shift[d] == 0)
+                continue;
+              Value moved = arith::AddIOp::create(
+                  fb, floc, x[d], i64Const(fb, floc, s.shift[d]));
+              Value inside = arith::AndIOp::create(
+                  fb, floc,
+                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
+                                        moved, i64Const(fb, floc, 0)),
+                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
+                                        moved, i64Const(fb, floc, shape[d])));
+              valid = arith::AndIOp::create(fb, floc, valid, inside);
+            }
+            // Keys in [key + base, target) take at most span
+            // positions before the neighbour.
+            Value target = arith::AddIOp::create(fb, floc, key,
+                                                 i64Const(fb, floc, s.delta));
+            Value hit =
+                arith::ConstantOp::create(fb, floc, fb.getBoolAttr(false));
+            Value at = p;
+            for (int64_t i = 0, span = s.delta - row.base; i <= span; ++i) {
+              Value candidate =
+                  arith::AddIOp::create(fb, floc, p, indexConst(fb, floc, i));
+              Value match = arith::AndIOp::create(
+                  fb, floc,
+                  arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::ult,
+                                        candidate, sites),
+                  arith::CmpIOp::create(
+                      fb, floc, arith::CmpIPredicate::eq,
+                      keyAt(fb, floc, sorted, sites, candidate), target));
+              at = arith::SelectOp::create(fb, floc, match, candidate, at);
+              hit = arith::OrIOp::create(fb, floc, hit, match);
+            }
+            found[k] = arith::AndIOp::create(fb, floc, valid, hit);
+            positions[k] = at;
           }
-          SmallVector<Value> pointers, found(numSearched),
-              positions(numSearched);
-          for (auto [r, row] : llvm::enumerate(searchedRows)) {
-            Value p = advance(fb, floc, sorted, sites, iter[r],
-                              arith::AddIOp::create(
-                                  fb, floc, key, i64Const(fb, floc, row.base)));
-            pointers.push_back(p);
-            for (size_t k : row.members) {
-              const SearchedOffset &s = searched[k];
-              Value valid =
-                  arith::ConstantOp::create(fb, floc, fb.getBoolAttr(true));
-              for (unsigned d = 0; d < rank && !paddedKeys; ++d) {
-                if (s.shift[d] == 0)
-                  continue;
-                Value moved = arith::AddIOp::create(
-                    fb, floc, x[d], i64Const(fb, floc, s.shift[d]));
-                Value inside = arith::AndIOp::create(
+        }
+        SmallVector<Value> next(pointers);
+        SmallVector<Value> state =
+            visit(fb, floc, q, found, positions, iter.drop_front(numRows));
+        next.append(state);
+        scf::YieldOp::create(fb, floc, next);
+      });
+}
+
+Value SortedMergeSearch::neighbourIndex(OpBuilder &b, Location loc, Value q,
+                                        int64_t k) {
+  return arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, q, indexConst(b, loc, static_cast<int64_t>(searched.size()))),
+      indexConst(b, loc, k));
+}
+
+void SortedMergeSearch::countPairs(OpBuilder &b, Location loc, Value coords,
+                                   const SiteBlocks &blocks,
+                                   PairCounts &counts) {
+  Type i32 = b.getI32Type();
+  int64_t numSearched = searched.size();
+  int64_t numRows = searchedRows.size();
+  Value one = indexConst(b, loc, 1);
+  // The merge is most of a build, so it runs once: each site's neighbour
+  // row at every searched offset (-1 for none) goes to a transient buffer,
+  // `numSearched` i32 per site, which the writing pass streams through.
+  neighbours = alloc1d(
+      b, loc, i32,
+      arith::MulIOp::create(b, loc, sites, indexConst(b, loc, numSearched)));
+  forEachBlock(
+      b, loc, blocks.blocks,
+      [&](OpBuilder &nb, Location nloc, Value block) {
+        return blocks.range(nb, nloc, block);
+      },
+      "count_pairs",
+      [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+        SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
+        Value last = arith::SubIOp::create(nb, nloc, sites, one);
+        auto loop = mergeBlock(
+            nb, nloc, start, end, zeros,
+            [&](OpBuilder &fb, Location floc, Value q, ArrayRef<Value> found,
+                ArrayRef<Value> positions, ValueRange counters) {
+              SmallVector<Value> next;
+              for (int64_t k = 0; k < numSearched; ++k) {
+                // A position past the end is never a hit: clamp the
+                // load, select -1.
+                Value row =
+                    memref::LoadOp::create(fb, floc, rows,
+                                           ValueRange{arith::MinUIOp::create(
+                                               fb, floc, positions[k], last)});
+                memref::StoreOp::create(
                     fb, floc,
-                    arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
-                                          moved, i64Const(fb, floc, 0)),
-                    arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::slt,
-                                          moved, i64Const(fb, floc, shape[d])));
-                valid = arith::AndIOp::create(fb, floc, valid, inside);
+                    arith::SelectOp::create(fb, floc, found[k], row,
+                                            i32Const(fb, floc, -1)),
+                    neighbours, ValueRange{neighbourIndex(fb, floc, q, k)});
+                next.push_back(arith::AddIOp::create(
+                    fb, floc, counters[k],
+                    arith::ExtUIOp::create(fb, floc, i32, found[k])));
               }
-              // Keys in [key + base, target) take at most span
-              // positions before the neighbour.
-              Value target = arith::AddIOp::create(fb, floc, key,
-                                                   i64Const(fb, floc, s.delta));
-              Value hit =
-                  arith::ConstantOp::create(fb, floc, fb.getBoolAttr(false));
-              Value at = p;
-              for (int64_t i = 0, span = s.delta - row.base; i <= span; ++i) {
-                Value candidate =
-                    arith::AddIOp::create(fb, floc, p, indexConst(fb, floc, i));
-                Value match = arith::AndIOp::create(
-                    fb, floc,
-                    arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::ult,
-                                          candidate, sites),
-                    arith::CmpIOp::create(
-                        fb, floc, arith::CmpIPredicate::eq,
-                        keyAt(fb, floc, sorted, sites, candidate), target));
-                at = arith::SelectOp::create(fb, floc, match, candidate, at);
-                hit = arith::OrIOp::create(fb, floc, hit, match);
-              }
-              found[k] = arith::AndIOp::create(fb, floc, valid, hit);
-              positions[k] = at;
-            }
-          }
-          SmallVector<Value> next(pointers);
-          SmallVector<Value> state =
-              visit(fb, floc, q, found, positions, iter.drop_front(numRows));
-          next.append(state);
-          scf::YieldOp::create(fb, floc, next);
-        });
-  };
+              return next;
+            });
+        storeSearchedCounts(nb, nloc, counts, plan,
+                            loop.getResults().drop_front(numRows), block, start,
+                            end);
+      });
+}
 
-  // Pass 1: merge and count. The merge is most of a build, so it runs once:
-  // each site's neighbour row at every searched offset (-1 for none) goes
-  // to a transient buffer, `numSearched` i32 per site, which the writing
-  // pass streams through.
-  Value searchedCount = indexConst(b, loc, numSearched);
-  Value neighbours =
-      alloc1d(b, loc, i32, arith::MulIOp::create(b, loc, sites, searchedCount));
-  auto neighbourIndex = [&](OpBuilder &nb, Location nloc, Value q, int64_t k) {
-    return arith::AddIOp::create(
-        nb, nloc, arith::MulIOp::create(nb, nloc, q, searchedCount),
-        indexConst(nb, nloc, k));
-  };
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{blocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            SmallVector<Value> zeros(numSearched, i32Const(nb, nloc, 0));
-            Value last = arith::SubIOp::create(nb, nloc, sites, one);
-            auto loop = mergeBlock(
-                nb, nloc, ivs[0], zeros,
-                [&](OpBuilder &fb, Location floc, Value q,
-                    ArrayRef<Value> found, ArrayRef<Value> positions,
-                    ValueRange counters) {
-                  SmallVector<Value> next;
-                  for (int64_t k = 0; k < numSearched; ++k) {
-                    // A position past the end is never a hit: clamp the
-                    // load, select -1.
-                    Value row = memref::LoadOp::create(
-                        fb, floc, rows,
-                        ValueRange{arith::MinUIOp::create(fb, floc,
-                                                          positions[k], last)});
-                    memref::StoreOp::create(
-                        fb, floc,
-                        arith::SelectOp::create(fb, floc, found[k], row,
-                                                i32Const(fb, floc, -1)),
-                        neighbours, ValueRange{neighbourIndex(fb, floc, q, k)});
-                    next.push_back(arith::AddIOp::create(
-                        fb, floc, counters[k],
-                        arith::ExtUIOp::create(fb, floc, i32, found[k])));
-                  }
-                  return next;
-                });
-            Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
-            Value end = arith::MinUIOp::create(
-                nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize),
-                sites);
-            for (auto [k, s] : llvm::enumerate(searched)) {
-              Value counted = loop.getResult(numRows + k);
-              counts.store(nb, nloc, counted, s.offset, ivs[0]);
-              if (symmetric)
-                counts.store(nb, nloc, counted, plan.mirror(s.offset), ivs[0]);
-            }
-            if (symmetric)
-              counts.store(nb, nloc,
-                           arith::IndexCastOp::create(
-                               nb, nloc, i32,
-                               arith::SubIOp::create(nb, nloc, end, start)),
-                           plan.centre, ivs[0]);
-          }),
-      "count_pairs");
+void SortedMergeSearch::writePairs(OpBuilder &b, Location loc, Value coords,
+                                   const SiteBlocks &blocks, Value writeBlocks,
+                                   PairCounts &counts,
+                                   const PairBuffers &pairs) {
+  forEachBlock(
+      b, loc, writeBlocks,
+      [&](OpBuilder &nb, Location nloc, Value block) {
+        return blocks.range(nb, nloc, block);
+      },
+      "write_pairs",
+      [&](OpBuilder &nb, Location nloc, Value block, Value start, Value end) {
+        // Per sorted site: its row, then the neighbours the merge found.
+        Value q, row, neighbour;
+        writeBlockBySite(
+            nb, nloc, counts, plan, block, start, end, pairs,
+            [&](OpBuilder &fb, Location floc, Value site) {
+              q = site;
+              row = memref::LoadOp::create(fb, floc, rows, q);
+              return row;
+            },
+            [&](OpBuilder &fb, Location floc, int64_t k) -> Value {
+              neighbour = memref::LoadOp::create(
+                  fb, floc, neighbours,
+                  ValueRange{neighbourIndex(fb, floc, q, k)});
+              return arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
+                                           neighbour, i32Const(fb, floc, 0));
+            },
+            [&](OpBuilder &tb, Location tloc, int64_t, Value slot,
+                Value mirrored) {
+              storeSubmPairs(tb, tloc, pairs.pairIn, pairs.pairOut, slot,
+                             mirrored, neighbour, row);
+            });
+      });
+}
 
-  Value scanned = counts.scan(ctx, b, loc, status);
-
-  // The read-back (docs/GPU.md): the pair total, and whether a site was
-  // outside the grid or repeated, which leaves the rulebook empty.
-  BuiltPairs pairs = readBackPairs(ctx, b, loc, status, scanned, coords, keys,
-                                   shape, batchSize);
-  Value valid = pairs.valid, total = pairs.total;
-  Value writeBlocks = arith::SelectOp::create(b, loc, valid, blocks, zero);
-
-  // Pass 2: write the pairs the merge found.
-  Location pairsLoc = bufferLoc(loc, "the pairs of a rulebook");
-  Value pairIn = alloc1d(b, pairsLoc, i32, total);
-  Value pairOut = alloc1d(b, pairsLoc, i32, total);
-  markKernel(
-      scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{writeBlocks}, ValueRange{one},
-          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-            SmallVector<Value> first, mirrored;
-            for (const SearchedOffset &s : searched) {
-              first.push_back(counts.firstSlot(nb, nloc, s.offset, ivs[0]));
-              if (symmetric)
-                mirrored.push_back(
-                    counts.firstSlot(nb, nloc, plan.mirror(s.offset), ivs[0]));
-            }
-            Value centreSlot =
-                symmetric ? counts.firstSlot(nb, nloc, plan.centre, ivs[0])
-                          : Value();
-            Value start = arith::MulIOp::create(nb, nloc, ivs[0], blockSize);
-            Value end = arith::MinUIOp::create(
-                nb, nloc, arith::AddIOp::create(nb, nloc, start, blockSize),
-                sites);
-            SmallVector<Value> zeros(numSearched, indexConst(nb, nloc, 0));
-            scf::ForOp::create(
-                nb, nloc, start, end, one, zeros,
-                [&](OpBuilder &fb, Location floc, Value q, ValueRange written) {
-                  Value row = memref::LoadOp::create(fb, floc, rows, q);
-                  SmallVector<Value> next;
-                  for (int64_t k = 0; k < numSearched; ++k) {
-                    Value neighbour = memref::LoadOp::create(
-                        fb, floc, neighbours,
-                        ValueRange{neighbourIndex(fb, floc, q, k)});
-                    Value found = arith::CmpIOp::create(
-                        fb, floc, arith::CmpIPredicate::sge, neighbour,
-                        i32Const(fb, floc, 0));
-                    next.push_back(writePairIfFound(
-                        fb, floc, found, first[k], written[k],
-                        [&](OpBuilder &tb, Location tloc, Value slot) {
-                          Value other =
-                              symmetric ? arith::AddIOp::create(
-                                              tb, tloc, mirrored[k], written[k])
-                                        : Value();
-                          storeSubmPairs(tb, tloc, pairIn, pairOut, slot, other,
-                                         neighbour, row);
-                        }));
-                  }
-                  // The centre: every site feeds itself.
-                  if (symmetric)
-                    storeCentrePair(fb, floc, pairIn, pairOut, centreSlot, q,
-                                    start, row);
-                  scf::YieldOp::create(fb, floc, next);
-                });
-          }),
-      "write_pairs");
-
-  // CSR offsets; an empty rulebook if a step failed.
-  Value offsets = counts.buildOffsets(b, loc, valid, total);
-  func::ReturnOp::create(b, loc, ValueRange{pairIn, pairOut, offsets});
-  return function;
+func::FuncOp lowering::createSortedSubmBuilder(LoweringContext &ctx,
+                                               RulebookType type,
+                                               StringRef name) {
+  SortedMergeSearch search(ctx, type);
+  return emitRulebookBuilder(ctx, type, name, search);
 }
