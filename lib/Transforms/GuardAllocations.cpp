@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeDeclarations.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
+#include "SpConv/Transforms/RuntimeDeclarations.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

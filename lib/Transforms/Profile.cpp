@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeDeclarations.h"
 #include "SpConv/IR/ShapeUtils.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
+#include "SpConv/Transforms/RuntimeDeclarations.h"
 #include "spconv-rt/CompilerContract.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

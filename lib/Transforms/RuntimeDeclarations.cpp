@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RuntimeDeclarations.h"
+#include "SpConv/Transforms/RuntimeDeclarations.h"
 
 using namespace mlir;
 

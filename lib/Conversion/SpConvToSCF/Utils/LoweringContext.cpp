@@ -6,6 +6,7 @@
 
 #include "Utils/LoweringContext.h"
 
+#include "SpConv/Transforms/RuntimeDeclarations.h"
 #include "Utils/Builders.h"
 #include "Utils/RulebookAccess.h"
 #include "spconv-rt/HashTableLayout.h"
@@ -37,14 +38,9 @@ func::FuncOp LoweringContext::lookupFunction(StringRef name) {
 func::FuncOp LoweringContext::getRuntimeFunction(StringRef name,
                                                  TypeRange arguments,
                                                  TypeRange results) {
-  if (func::FuncOp existing = lookupFunction(name))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto function = func::FuncOp::create(b, module.getLoc(), name,
-                                       b.getFunctionType(arguments, results));
-  function.setPrivate();
-  function->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  return function;
+  return declareRuntimeFunction(
+      module, name, FunctionType::get(module.getContext(), arguments, results),
+      /*cInterface=*/true);
 }
 
 func::FuncOp LoweringContext::getHashFindSlotFunction() {

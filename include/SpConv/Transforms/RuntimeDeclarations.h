@@ -2,10 +2,13 @@
 //
 // Part of the spconv-mlir project.
 //
+// How every pass and the conversion declare the runtime's entry points
+// (docs/Runtime.md) they call.
+//
 //===----------------------------------------------------------------------===//
 
-#ifndef SPCONV_LIB_TRANSFORMS_RUNTIMEDECLARATIONS_H
-#define SPCONV_LIB_TRANSFORMS_RUNTIMEDECLARATIONS_H
+#ifndef SPCONV_TRANSFORMS_RUNTIMEDECLARATIONS_H
+#define SPCONV_TRANSFORMS_RUNTIMEDECLARATIONS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -19,4 +22,4 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
 
 } // namespace mlir::spconv
 
-#endif // SPCONV_LIB_TRANSFORMS_RUNTIMEDECLARATIONS_H
+#endif // SPCONV_TRANSFORMS_RUNTIMEDECLARATIONS_H
