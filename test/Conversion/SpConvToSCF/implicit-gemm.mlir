@@ -326,6 +326,15 @@ func.func @branches(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>
 // CHECK-LABEL: func.func @mixed_users
 // CHECK: call @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16(
 // CHECK: } {spconv.kernel = "neighbour_table"}
+// The tiled set takes the dense conv; it declines the grouped one, which
+// the per-pair set lowers in the same module.
+// CHECK: gpu.launch
+// CHECK: } {spconv.kernel = "conv_f32_16x16", spconv.tile =
+// CHECK-NOT: gpu.launch
+// CHECK: scf.parallel
+// CHECK: } {spconv.kernel = "conv_f32_4x16_g4"}
+// CHECK-NOT: gpu.launch
+// CHECK: return
 // CHECK-LABEL: func.func private @spconv_build_subm_k3x3x3_s1x1x1_p1x1x1_d1x1x1_g16x16x16_table
 // CHECK-SAME: -> (memref<?x27xi32>, memref<4xi64>, memref<?xi64>)
 // CHECK-NOT: exclusive_scan
@@ -370,7 +379,8 @@ func.func @two_tables(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
         tensor<?x16xf32>, tensor<27x16x16xf32> -> tensor<?x16xf32>
   return %x, %y : tensor<?x16xf32>, tensor<?x16xf32>
 }
-// A grouped conv takes the pairs: the build makes them, as before.
+// A grouped conv takes the pairs: the build makes them, as before, and
+// the per-pair form computes it.
 func.func @mixed_users(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
                        %features: tensor<?x16xf32>, %w: tensor<27x16x16xf32>,
                        %wg: tensor<27x4x16xf32>)
