@@ -67,15 +67,19 @@ ConvShape lowering::getConvShape(OpBuilder &b, RulebookConvOp op,
   return shape;
 }
 
+Value lowering::initialSum(OpBuilder &b, Location loc, Value bias, Value column,
+                           Type type) {
+  if (bias)
+    return loadAs(b, loc, bias, column, type);
+  return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+}
+
 Value lowering::allocConvAccumulator(OpBuilder &b, Location loc,
                                      const ConvShape &shape,
                                      const ConvBuffers &buffers) {
   Type accType = shape.accType;
   auto initialValue = [&](OpBuilder &pb, Location ploc, Value, Value c) {
-    if (buffers.bias)
-      return loadAs(pb, ploc, buffers.bias, c, accType);
-    return arith::ConstantOp::create(pb, ploc, pb.getZeroAttr(accType))
-        .getResult();
+    return initialSum(pb, ploc, buffers.bias, c, accType);
   };
   // The sums accumulate in the destination where they have its type.
   if (buffers.destination && accType == shape.elementType) {

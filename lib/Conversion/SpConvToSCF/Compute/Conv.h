@@ -67,6 +67,11 @@ struct ConvShape {
 ConvShape getConvShape(OpBuilder &b, RulebookConvOp op,
                        const ConvBuffers &buffers);
 
+/// Where output channel `column`'s sums start: `bias[column]` as `type`, or
+/// zero without a bias.
+Value initialSum(OpBuilder &b, Location loc, Value bias, Value column,
+                 Type type);
+
 /// The accumulator of a gather-scatter conv, each row the bias (or zero):
 /// the destination where it has the accumulator's type, else a new buffer.
 Value allocConvAccumulator(OpBuilder &b, Location loc, const ConvShape &shape,

@@ -48,8 +48,10 @@ struct TiledFormOptions {
   const GPUTileTable *tileTable = nullptr;
 };
 
-/// Whether the tiled forms take `op`: one dense `Cin x Cout` weight per
+/// Whether the tiled forms take an op of `groups` groups whose weight (or
+/// weight gradient) is `kernelBlocks`, `K x Cin x Cout`: one dense block per
 /// offset, both counts static.
+bool tiledFormApplies(int64_t groups, Type kernelBlocks);
 bool tiledFormApplies(RulebookConvOp op);
 
 /// The implicit-GEMM conv (TiledConv.cpp): one launch, every output row
@@ -57,10 +59,6 @@ bool tiledFormApplies(RulebookConvOp op);
 Value lowerTiledConv(LoweringContext &ctx, OpBuilder &b, RulebookConvOp op,
                      const ConvBuffers &buffers,
                      const TiledFormOptions &options);
-
-/// Whether the tiled weight gradient takes `op` (static channels, no
-/// groups).
-bool tiledWeightGradApplies(RulebookWeightGradOp op);
 
 /// The tiled weight gradient (TiledWeightGrad.cpp).
 void lowerTiledWeightGrad(OpBuilder &b, Location loc,

@@ -60,7 +60,7 @@ struct TiledWeightGradLowering : RulebookWeightGradPattern {
   using RulebookWeightGradPattern::RulebookWeightGradPattern;
 
   bool appliesTo(RulebookWeightGradOp op) const override {
-    return tiledWeightGradApplies(op);
+    return tiledFormApplies(op.getGroups(), op.getWeightGrad().getType());
   }
   void lower(OpBuilder &b, Location loc,
              const WeightGradBuffers &buffers) const override {

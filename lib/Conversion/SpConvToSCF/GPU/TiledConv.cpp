@@ -24,12 +24,15 @@ using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 
+bool lowering::tiledFormApplies(int64_t groups, Type kernelBlocks) {
+  // The tiles are dense Cin x Cout blocks of one offset; grouped convs take
+  // the per-pair forms.
+  auto type = cast<ShapedType>(kernelBlocks);
+  return groups == 1 && !type.isDynamicDim(1) && !type.isDynamicDim(2);
+}
+
 bool lowering::tiledFormApplies(RulebookConvOp op) {
-  // The implicit GEMM tiles one dense Cin x Cout weight per offset; grouped
-  // convs take the pair-channel form.
-  auto weightType = cast<ShapedType>(op.getWeight().getType());
-  return op.getGroups() == 1 && !weightType.isDynamicDim(1) &&
-         !weightType.isDynamicDim(2);
+  return tiledFormApplies(op.getGroups(), op.getWeight().getType());
 }
 
 // Features of the wrong length are reported and leave the result at its
@@ -108,19 +111,10 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
   else
     emitImplicitGemmConv(tb, loc, operands, tiles, role);
   OpBuilder eb(guard.elseBlock()->getTerminator());
-  Value zero = indexConst(eb, loc, 0), one = indexConst(eb, loc, 1);
-  markKernel(
-      scf::ParallelOp::create(
-          eb, loc, ValueRange{zero, zero}, ValueRange{rows, channelsOut},
-          ValueRange{one, one},
-          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-            Value value = bias ? loadAs(pb, ploc, bias, ivs[1], elementType)
-                               : arith::ConstantOp::create(
-                                     pb, ploc, pb.getZeroAttr(elementType))
-                                     .getResult();
-            memref::StoreOp::create(pb, ploc, value, operands.result, ivs);
-          }),
-      "init_rows");
+  fillRows(eb, loc, operands.result, rows, channelsOut,
+           [&](OpBuilder &pb, Location ploc, Value, Value c) {
+             return initialSum(pb, ploc, bias, c, elementType);
+           });
   if (destination)
     return destination;
   return castToChecked(ctx, b, loc, operands.result,

@@ -210,11 +210,6 @@ static void emitTiledWeightGrad(OpBuilder &b, Location loc,
       (role + "_sum").str());
 }
 
-bool lowering::tiledWeightGradApplies(RulebookWeightGradOp op) {
-  auto type = cast<ShapedType>(op.getWeightGrad().getType());
-  return op.getGroups() == 1 && !type.isDynamicDim(1) && !type.isDynamicDim(2);
-}
-
 void lowering::lowerTiledWeightGrad(OpBuilder &b, Location loc,
                                     const WeightGradBuffers &buffers) {
   emitTiledWeightGrad(b, loc, buffers.rulebook, buffers.inverse, buffers.volume,

@@ -98,9 +98,6 @@ private:
   };
   TableSites buildTable(OpBuilder &b, Location loc, Value coords,
                         const BuildStatus &status);
-  /// Where pass 1 of a subm build records whether the probe of searched
-  /// offset `k` for input row `row` hit.
-  Value hitIndex(OpBuilder &b, Location loc, int64_t k, Value row);
 
   using Site = std::pair<Value, SmallVector<Value>>;
   /// The (i64) batch and spatial coordinates of input row `row`.
@@ -489,7 +486,8 @@ void HashSearch::countPairs(OpBuilder &b, Location loc, Value coords,
                   memref::StoreOp::create(
                       fb, floc,
                       arith::ExtUIOp::create(fb, floc, fb.getI8Type(), found),
-                      hits, ValueRange{hitIndex(fb, floc, k, row)});
+                      hits,
+                      ValueRange{searchedEntry(fb, floc, row, hitsPerSite, k)});
                 next.push_back(arith::AddIOp::create(
                     fb, floc, counters[k],
                     arith::ExtUIOp::create(fb, floc, i32, found)));
@@ -542,7 +540,8 @@ void HashSearch::writePairs(OpBuilder &b, Location loc, Value coords,
                 return found;
               }
               Value hit = memref::LoadOp::create(
-                  fb, floc, hits, ValueRange{hitIndex(fb, floc, k, row)});
+                  fb, floc, hits,
+                  ValueRange{searchedEntry(fb, floc, row, hitsPerSite, k)});
               return arith::TruncIOp::create(fb, floc, fb.getI1Type(), hit);
             },
             [&](OpBuilder &tb, Location tloc, int64_t k, Value slot,
@@ -563,13 +562,6 @@ void HashSearch::writePairs(OpBuilder &b, Location loc, Value coords,
                              mirrored, neighbour, rowI32);
             });
       });
-}
-
-Value HashSearch::hitIndex(OpBuilder &b, Location loc, int64_t k, Value row) {
-  return arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, row, indexConst(b, loc, hitsPerSite)),
-      indexConst(b, loc, k));
 }
 
 void HashSearch::forEachBlockAndOffset(OpBuilder &b, Location loc, Value blocks,

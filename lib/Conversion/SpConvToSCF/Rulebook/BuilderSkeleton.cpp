@@ -208,6 +208,13 @@ func::FuncOp lowering::emitRulebookBuilder(LoweringContext &ctx,
   return function;
 }
 
+Value lowering::searchedEntry(OpBuilder &b, Location loc, Value site,
+                              int64_t searched, int64_t k) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, site, indexConst(b, loc, searched)),
+      indexConst(b, loc, k));
+}
+
 void lowering::storeSearchedCounts(OpBuilder &b, Location loc,
                                    PairCounts &counts,
                                    const SubmSearchPlan &plan,

@@ -95,6 +95,11 @@ func::FuncOp declareBuilder(LoweringContext &ctx, OpBuilder &b,
 func::FuncOp emitRulebookBuilder(LoweringContext &ctx, RulebookType type,
                                  StringRef name, PairSearch &search);
 
+/// Where a buffer of one entry per (site, searched offset), `searched` per
+/// site, holds site `site`'s entry for searched offset `k`.
+Value searchedEntry(OpBuilder &b, Location loc, Value site, int64_t searched,
+                    int64_t k);
+
 /// The end of pass 1 in one block of a subm search that keeps a counter per
 /// searched offset: `counted[k]` (i32) pairs at `plan.searched[k]` and, for a
 /// symmetric kernel, as many at its mirror and `end - start` at the centre.

@@ -132,9 +132,6 @@ private:
   /// site loop, whose results follow the pointers'.
   scf::ForOp mergeBlock(OpBuilder &b, Location loc, Value start, Value end,
                         ValueRange init, VisitFn visit);
-  /// Where `neighbours` holds the row of sorted site q's neighbour at
-  /// searched offset k.
-  Value neighbourIndex(OpBuilder &b, Location loc, Value q, int64_t k);
 
   LoweringContext &ctx;
   GeometryAttr geometry;
@@ -364,15 +361,6 @@ scf::ForOp SortedMergeSearch::mergeBlock(OpBuilder &b, Location loc,
       });
 }
 
-Value SortedMergeSearch::neighbourIndex(OpBuilder &b, Location loc, Value q,
-                                        int64_t k) {
-  return arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(
-          b, loc, q, indexConst(b, loc, static_cast<int64_t>(searched.size()))),
-      indexConst(b, loc, k));
-}
-
 void SortedMergeSearch::countPairs(OpBuilder &b, Location loc, Value coords,
                                    const SiteBlocks &blocks,
                                    PairCounts &counts) {
@@ -411,7 +399,8 @@ void SortedMergeSearch::countPairs(OpBuilder &b, Location loc, Value coords,
                     fb, floc,
                     arith::SelectOp::create(fb, floc, found[k], row,
                                             i32Const(fb, floc, -1)),
-                    neighbours, ValueRange{neighbourIndex(fb, floc, q, k)});
+                    neighbours,
+                    ValueRange{searchedEntry(fb, floc, q, searched.size(), k)});
                 next.push_back(arith::AddIOp::create(
                     fb, floc, counters[k],
                     arith::ExtUIOp::create(fb, floc, i32, found[k])));
@@ -447,7 +436,7 @@ void SortedMergeSearch::writePairs(OpBuilder &b, Location loc, Value coords,
             [&](OpBuilder &fb, Location floc, int64_t k) -> Value {
               neighbour = memref::LoadOp::create(
                   fb, floc, neighbours,
-                  ValueRange{neighbourIndex(fb, floc, q, k)});
+                  ValueRange{searchedEntry(fb, floc, q, searched.size(), k)});
               return arith::CmpIOp::create(fb, floc, arith::CmpIPredicate::sge,
                                            neighbour, i32Const(fb, floc, 0));
             },
