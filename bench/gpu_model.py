@@ -13,7 +13,10 @@ rows, weight slices, table entries), and the roofline time of the conv
 kernel on an A100 and an H100 beside the layer's own roofline (useful FLOPs
 at the peak; compulsory DRAM traffic: features, outputs, table once). The
 same figures without the schedule (rows in their own order, every offset
-visited) are printed for comparison. A model, not a measurement.
+visited) are printed for comparison. A floor, not an estimate: it assumes
+every latency hidden, and its H100 column charges tensor FLOPs at wgmma's
+peak, which no mma.sync kernel reaches; scripts/sass-report.py estimates
+from the kernels' machine code (docs/GPU.md, "Performance model").
 """
 import argparse
 import numpy as np
@@ -79,7 +82,7 @@ def main():
     print(f"{n} rows, {pairs} pairs, {useful / 1e9:.2f} useful GFLOP")
     print("| math | schedule | tile rows | visited offsets per tile | "
           "executed GFLOP | L2 -> SM MB (features + weights + table) | "
-          "A100 | H100 | H100 / layer roofline |")
+          "A100 | H100 (wgmma peak) | H100 / layer roofline |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, (math, rows, eb, ob) in TILES.items():
         for scheduled in (False, True):

@@ -26,6 +26,12 @@ if [[ ! -x "$build/venv-numpy2/bin/python" ]]; then
   fi
 fi
 
+# Best effort: nvdisasm, for the machine-code report (sass-report.test).
+echo "== nvdisasm for scripts/sass-report.py (scripts/install-sass-tools.sh)"
+if ! "$root/scripts/install-sass-tools.sh" > "$build/venv-sass.log" 2>&1; then
+  echo "SKIP: no nvdisasm from PyPI (see $build/venv-sass.log); sass-report.test will not run"
+fi
+
 echo "== lit: ninja check-spconv"
 ninja -C "$build" check-spconv
 

@@ -138,6 +138,27 @@ if config.spconv_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.spconv_ptxas))
 
+# nvdisasm reads the kernels' machine code for scripts/sass-report.py: the
+# pinned PyPI release that scripts/install-sass-tools.sh puts under the build
+# (scripts/test.sh runs it), else one on PATH or in the toolkit.
+def find_nvdisasm():
+    import glob
+    import shutil
+
+    pinned = glob.glob(os.path.join(config.spconv_obj_root, "venv-sass", "lib",
+                                    "python3*", "site-packages", "nvidia", "cu13",
+                                    "bin", "nvdisasm"))
+    for candidate in pinned + [shutil.which("nvdisasm"), "/usr/local/cuda/bin/nvdisasm"]:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+config.spconv_nvdisasm = find_nvdisasm()
+if config.spconv_ptxas and config.spconv_nvdisasm:
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", config.spconv_nvdisasm))
+
 # gpu-module-to-binary links libdevice (kernels that call math functions: the
 # training loss's exp and log) from the CUDA toolkit that CUDA_ROOT, CUDA_HOME
 # or CUDA_PATH names; with none it links nothing and ptxas stops at
