@@ -12,8 +12,9 @@ test/Scripts checks it on listings written by hand. The steps:
   initial MOV before the loop. A counter that starts at a register (a
   thread index) is taken to start at 0, an upper bound marked estimated;
   a bound that is a kernel parameter makes the count unknown.
-- `hot_loop`: one step of the kernel's main loop: the innermost loop with
-  math (MMA or FFMA) and a barrier, a stage of a tiled kernel.
+- `hot_loop`: one step of the kernel's main loop: inside the grid-stride
+  loop over the tiles, the loop over the math (one visited offset of a
+  tiled conv, all its channel slices).
 - `profile`: per step of the hot loop and per warp, instructions by class,
   inner loops multiplied by their trip counts, every instruction of a
   forward-branch region counted (both arms: an upper bound).
@@ -134,7 +135,7 @@ def loops(body):
 
 def value(operand):
     """An integer operand's value, or None."""
-    if operand == "RZ":
+    if operand in ("RZ", "URZ"):
         return 0
     if IMMEDIATE.match(operand):
         return int(operand, 16) if "x" in operand else int(operand)
@@ -197,32 +198,59 @@ def trip_count(body, loop, limit=1 << 20):
     """(trips, exact) of `loop`, or (None, False) when unknown."""
     index = next(i for i, ins in enumerate(body) if ins.address == loop.end)
     latch = body[index]
-    if not latch.guard:
-        return None, False
-    negated = latch.guard.startswith("@!")
-    predicate = latch.guard.lstrip("@!")
+    if latch.guard:
+        # @P BRA header: the loop goes on while P; @!P BRA: while not P.
+        negated = latch.guard.startswith("@!")
+        guard = latch.guard
+    else:
+        # An unconditional latch after a guarded exit (ptxas writes
+        # "@P CALL.REL.NOINC exit; BRA header"): the loop ends when the
+        # exit's guard holds.
+        exit_ = body[index - 1] if index else None
+        if (exit_ is None or not exit_.guard or exit_.target is None
+                or loop.contains(exit_.target)
+                or exit_.base not in ("BRA", "CALL")):
+            return None, False
+        negated = not exit_.guard.startswith("@!")
+        guard = exit_.guard
+        index -= 1
+    predicate = guard.lstrip("@!")
     j = last_writer(body, index, predicate, loop.start)
+    # "PLOP3.LUT P0, PT, PT, PT, UP2, 0x80": P0 is a copy of a uniform
+    # predicate, which the uniform datapath's compare wrote.
+    if j is not None and body[j].opcode == "PLOP3.LUT":
+        sources = [o for o in body[j].operands[2:5] if o != "PT"]
+        if len(sources) != 1 or body[j].operands[5] != "0x80":
+            return None, False
+        negated ^= sources[0].startswith("!")
+        predicate = sources[0].lstrip("!")
+        j = last_writer(body, j, predicate, loop.start)
     # A 64-bit compare ends in an .EX step that folds the low half's result
     # in; the low half's ISETP is the comparison to read.
     while j is not None and ".EX" in body[j].opcode:
         j = last_writer(body, j, predicate, loop.start)
-    if j is None or body[j].base != "ISETP":
+    if j is None or body[j].base not in ("ISETP", "UISETP"):
         return None, False
     compare = body[j]
     relation = compare.opcode.split(".")[1]
     counter, bound = compare.operands[2], value(compare.operands[3])
-    if relation not in COMPARE or bound is None or not counter.startswith("R"):
+    if (relation not in COMPARE or bound is None
+            or not re.fullmatch(r"U?R\d+", counter)):
         return None, False
     steps = [(k, ins) for k, ins in enumerate(body)
              if loop.contains(ins.address) and ins.operands
              and ins.operands[0] == counter]
-    if len(steps) != 1 or steps[0][1].base not in ("IADD3", "VIADD", "IADD"):
+    if len(steps) != 1 or steps[0][1].base not in ("IADD3", "VIADD", "IADD",
+                                                   "UIADD3"):
         return None, False
     k, step_ins = steps[0]
-    sources = [o for o in step_ins.operands[1:] if not o.startswith("P")]
+    # Sources, without carry-out predicates (P1, UP2) and zero registers.
+    sources = [o for o in step_ins.operands[1:]
+               if not re.fullmatch(r"U?P\d+|U?PT", o)]
     if counter not in sources:
         return None, False
-    immediates = [value(o) for o in sources if o != counter and o != "RZ"]
+    immediates = [value(o) for o in sources
+                  if o != counter and o not in ("RZ", "URZ")]
     if len(immediates) != 1 or immediates[0] in (None, 0):
         return None, False
     step = immediates[0]
@@ -231,7 +259,7 @@ def trip_count(body, loop, limit=1 << 20):
     init, exact = 0, False
     if init_writer is not None:
         w = body[init_writer]
-        if w.base == "MOV" and value(w.operands[1]) is not None:
+        if w.base in ("MOV", "UMOV") and value(w.operands[1]) is not None:
             init, exact = value(w.operands[1]), True
         elif w.opcode == "IMAD.MOV.U32" and value(w.operands[3]) is not None:
             init, exact = value(w.operands[3]), True
@@ -250,24 +278,21 @@ def trip_count(body, loop, limit=1 << 20):
 
 
 def hot_loop(body, found):
-    """One stage of a tiled kernel: the innermost loop that holds math (MMA
-    or FFMA) and a barrier; without barriers, the innermost loop with math
-    whose trip count is not known at compile time, else the outermost loop
-    with math; None without math in a loop."""
-    def holding(kinds):
-        addresses = [ins.address for ins in body if classify(ins) in kinds]
-        return {l for l in found if any(l.contains(a) for a in addresses)}
-    math = holding(("mma", "ffma"))
+    """One step of a tiled kernel's main loop: inside the outermost loop
+    with math (MMA or FFMA), the grid-stride loop over the tiles, the loop
+    that holds the math (the offsets a tile visits); the outermost loop
+    itself when nothing inside it loops over the math; None without math
+    in a loop."""
+    addresses = [ins.address for ins in body if classify(ins) in ("mma", "ffma")]
+    math = [l for l in found if any(l.contains(a) for a in addresses)]
     if not math:
         return None
-    by_size = sorted(math, key=lambda l: l.end - l.start)
-    staged = [l for l in by_size if l in holding(("barrier",))]
-    if staged:
-        return staged[0]
-    for loop in by_size:
-        if trip_count(body, loop)[0] is None:
-            return loop
-    return by_size[-1]
+    outermost = max((l for l in math if l.parent is None),
+                    key=lambda l: l.end - l.start)
+    inner = [l for l in outermost.children if l in math]
+    if inner:
+        return max(inner, key=lambda l: l.end - l.start)
+    return outermost
 
 
 # ---------------------------------------------------------- classification

@@ -66,6 +66,30 @@ STAGE = [
 ]
 
 
+# A tiled kernel: a grid-stride loop over tiles (run-time bound), inside it
+# the offsets (run-time here), inside those three channel slices, each
+# staging, a barrier, an MMA, a barrier; an epilogue barrier per tile.
+TILED = [
+    (".L_x_0", "IMAD.MOV.U32 R8, RZ, RZ, 0x0"),
+    (".L_x_1", "IMAD.MOV.U32 R9, RZ, RZ, 0x0"),
+    (".L_x_2", "LDS R10, [R40]"),
+    (None, "BAR.SYNC.DEFER_BLOCKING 0x0"),
+    (None, "HMMA.16816.F32 R52, R44, R48, R52"),
+    (None, "BAR.SYNC.DEFER_BLOCKING 0x0"),
+    (None, "IADD3 R9, R9, 0x1, RZ"),
+    (None, "ISETP.NE.AND P2, PT, R9, 0x3, PT"),
+    (None, "@P2 BRA `(.L_x_2)"),
+    (None, "IADD3 R8, R8, 0x1, RZ"),
+    (None, "ISETP.GE.U32.AND P1, PT, R8, c[0x0][0x168], PT"),
+    (None, "@!P1 BRA `(.L_x_1)"),
+    (None, "BAR.SYNC.DEFER_BLOCKING 0x0"),
+    (None, "IADD3 R6, R6, 0x1, RZ"),
+    (None, "ISETP.GE.U32.AND P0, PT, R6, c[0x0][0x160], PT"),
+    (None, "@!P0 BRA `(.L_x_0)"),
+    (None, "EXIT"),
+]
+
+
 def pipelined(depth):
     """A stage that copies its rows with cp.async from addresses read from
     shared memory, commits a group and waits for all but `depth` groups."""
@@ -127,6 +151,32 @@ class TripCounts(unittest.TestCase):
         body, found = kernel(lines)
         self.assertEqual(sass_model.trip_count(body, found[0]), (16, True))
 
+    def test_guarded_exit_before_an_unconditional_latch(self):
+        lines = COUNTED[:3] + [
+            (None, "ISETP.GE.AND P4, PT, R2, 0x10, PT"),
+            (None, "@P4 CALL.REL.NOINC `(.L_x_9)"),
+            (None, "BRA `(.L_x_0)"),
+            (".L_x_9", "EXIT"),
+        ]
+        body, found = kernel(lines)
+        self.assertEqual(sass_model.trip_count(body, found[0]), (16, True))
+
+    def test_uniform_counter_through_a_predicate_copy(self):
+        # The slice loop of a tiled kernel on the uniform datapath.
+        lines = [
+            (None, "UMOV UR4, URZ"),
+            (".L_x_0", "UIADD3 UR4, UP2, UR4, 0x10, URZ"),
+            (None, "UISETP.GE.U32.AND UP2, UPT, UR4, 0x40, UPT"),
+            (None, "UISETP.GE.U32.AND.EX UP2, UPT, UR5, URZ, UPT, UP2"),
+            (None, "PLOP3.LUT P0, PT, PT, PT, UP2, 0x80, 0x0"),
+            (None, "FFMA R4, R5, R6, R4"),
+            (None, "@P0 CALL.REL.NOINC `(.L_x_9)"),
+            (None, "BRA `(.L_x_0)"),
+            (".L_x_9", "EXIT"),
+        ]
+        body, found = kernel(lines)
+        self.assertEqual(sass_model.trip_count(body, found[0]), (4, True))
+
     def test_unknown_start_is_an_estimate_from_zero(self):
         lines = [(None, "IMAD.MOV.U32 R2, RZ, RZ, R7")] + COUNTED[1:]
         body, found = kernel(lines)
@@ -159,6 +209,15 @@ class Profile(unittest.TestCase):
         self.assertFalse(counts["estimated"])
         # Shared pipe: 4 STS.U16 (one wavefront each) + 2 LDSM.x4 (4 each).
         self.assertEqual(counts["shared_waves"], 4 + 8)
+
+    def test_a_step_is_one_offset_of_a_tile(self):
+        body, found = kernel(TILED)
+        hot = sass_model.hot_loop(body, found)
+        self.assertEqual((hot.start, hot.end), (0x10, 0xb0))
+        counts = sass_model.profile(body, hot, found)
+        # Three slices of 7 instructions, and 4 for the offset loop.
+        self.assertEqual(counts["instructions"], 3 * 7 + 4)
+        self.assertEqual((counts["mma"], counts["barrier"]), (3, 6))
 
     def test_pipelined_stage(self):
         body, found = kernel(pipelined(2))
