@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -185,10 +186,17 @@ FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
                          emulated.names);
   for (unsigned i = 0; i < numArgs; ++i)
     splitter.mapUniform(kernel.getArgument(i), entry->getArgument(i));
-  for (Value buffer : kernel.getWorkgroupAttributions())
+  // With the alignment the kernel declares (llvm.align): its vector
+  // accesses may count on it, and on the CPU an aligned vector access to
+  // memory that is not traps.
+  for (auto [index, buffer] :
+       llvm::enumerate(kernel.getWorkgroupAttributions()))
     splitter.mapUniform(
-        buffer, memref::AllocaOp::create(entryBuilder, buffer.getLoc(),
-                                         cast<MemRefType>(buffer.getType())));
+        buffer,
+        memref::AllocaOp::create(
+            entryBuilder, buffer.getLoc(), cast<MemRefType>(buffer.getType()),
+            dyn_cast_or_null<IntegerAttr>(kernel.getWorkgroupAttributionAttr(
+                index, LLVM::LLVMDialect::getAlignAttrName()))));
 
   // The phases go to a block of their own, then after the allocations
   // that they add to the entry block as they go.

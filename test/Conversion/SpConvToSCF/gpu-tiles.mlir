@@ -9,7 +9,8 @@
 
 // CHECK-LABEL: func.func @conv_f32
 // CHECK: memref.alloca() : memref<8x32xf32, #gpu.address_space<workgroup>>
-// CHECK: memref.alloca() : memref<8x16xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() {alignment = 16 : i64} : memref<8x16xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() : memref<32xi32, #gpu.address_space<workgroup>>
 // CHECK: spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "fma", rows = 32 : i64, thread_cols = 4 : i64, thread_rows = 2 : i64, threads = 64 : i64}
 // CHECK-LABEL: func.func @conv_f16
 // CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 64 : i64, threads = 128 : i64, warp_cols = 16 : i64, warp_rows = 16 : i64}

@@ -47,21 +47,38 @@
 // CHECK-NOT: scf.if
 // CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%[[GX:.*]] = %[[TILES]], %{{.*}}, %{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128
 // CHECK: %[[IN_TILE:.*]] = memref.alloca() : memref<16x64xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[W_TILE:.*]] = memref.alloca() : memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[W_TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[SOURCE:.*]] = memref.alloca() : memref<64xi32, #gpu.address_space<workgroup>>
 // CHECK: scf.for %{{.*}} = %[[BX]] to %[[TILES]] step %[[GX]]
+// 16-byte loads where the features and the weights start 16-byte aligned.
+// CHECK: memref.extract_aligned_pointer_as_index %[[FEATURES:.*]] : memref<?x16xf32> -> index
+// CHECK: memref.extract_aligned_pointer_as_index %[[WEIGHT:.*]] : memref<27x16x32xf32> -> index
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %c27
 // The tile's two groups of 32 slots: the offset is visited if either lists
 // it.
 // CHECK-COUNT-2: memref.load %[[GROUPS]][%{{.*}}, %[[K]]] : memref<?x27xi8>
 // CHECK: scf.if %{{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c16{{.*}} iter_args
-// CHECK: scf.for %{{.*}} = %[[TX]] to %c1024 step %c128{{.*}}
+// Once per visited offset, each slot's input row (order, then table), then
+// a barrier.
+// CHECK: scf.for %{{.*}} = %[[TX]] to %c64{{.*}} step %c128{{.*}}
 // CHECK: %[[ROW:.*]] = memref.load %[[ORDER]]
 // CHECK: %[[ROWI:.*]] = arith.index_cast %[[ROW]]
 // CHECK: memref.load %[[TABLE]][%[[ROWI]], %[[K]]] : memref<?x27xi32>
-// CHECK: memref.store %{{.*}}, %[[IN_TILE]]
-// CHECK: scf.for %{{.*}} = %[[TX]] to %c512 step %c128{{.*}}
-// CHECK: memref.store %{{.*}}, %[[W_TILE]]
+// CHECK: memref.store %{{.*}}, %[[SOURCE]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c16{{.*}} iter_args
+// Per slice, 64 rows x 4 chunks of 4 channels: the row from the workgroup
+// buffer, one 16-byte load, four stores into the transposed tile.
+// CHECK: scf.for %{{.*}} = %[[TX]] to %c256 step %c128{{.*}}
+// CHECK: memref.load %[[SOURCE]]
+// CHECK: vector.load %[[FEATURES]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x16xf32>, vector<4xf32>
+// CHECK: } else {
+// CHECK: vector.load %[[FEATURES]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[IN_TILE]]
+// 16 input channels x 8 chunks of 4 output channels.
+// CHECK: scf.for %{{.*}} = %[[TX]] to %c128{{.*}} step %c128{{.*}}
+// CHECK: vector.load %[[WEIGHT]][%[[K]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<27x16x32xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[W_TILE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
 // CHECK: gpu.barrier
 // CHECK: vector.load %[[IN_TILE]]{{.*}} vector<4xf32>
 // CHECK: vector.load %[[W_TILE]]{{.*}} vector<4xf32>
@@ -94,12 +111,12 @@
 // TF32: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>
 // TF32: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
 // TF32: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
-// TF32: arith.bitcast %{{.*}} : f32 to i32
-// TF32: arith.addi %{{.*}}, %c4096_i32
-// TF32: arith.andi %{{.*}}, %c-8192_i32
+// TF32: arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// TF32: arith.addi %{{.*}}, %cst{{.*}} : vector<4xi32>
+// TF32: arith.andi %{{.*}}, %cst{{.*}} : vector<4xi32>
 // TF32: arith.select
-// TF32: memref.store %{{.*}}, %[[IN]]
-// TF32: memref.store %{{.*}}, %[[W]]
+// TF32: vector.store %{{.*}}, %[[IN]]{{.*}} {alignment = 16 : i64}
+// TF32: vector.store %{{.*}}, %[[W]]{{.*}} {alignment = 16 : i64}
 // TF32: gpu.barrier
 // Per fragment step the warp's weight fragments, then one input fragment at
 // a time with its multiplies.
@@ -155,8 +172,8 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 256 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
 // CHECK-LABEL: func.func @conv_bf16
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x12xf32, #gpu.address_space<workgroup>>
-// CHECK: arith.extf %{{.*}} : bf16 to f32
-// CHECK-NOT: arith.addi %{{.*}}, %c4096_i32
+// CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK-NOT: arith.addi %{{.*}} : vector<8xi32>
 // CHECK: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x8xf32, "AOp">, !gpu.mma_matrix<8x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32"

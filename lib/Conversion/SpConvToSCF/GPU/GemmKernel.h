@@ -71,6 +71,9 @@ struct TileLoop {
   OpBuilder body;   ///< inside the loop, before its terminator
   Value thread;     ///< thread id in the block (x)
   Value row0, col0; ///< first slot of the schedule and channel of the tile
+  /// Workgroup i32[rows]: each slot's input row at the offset being staged
+  /// (forEachSlice), or -1.
+  Value sourceRows;
 };
 
 /// The implicit GEMM's grid-stride loop (beginGridStrideLoop) over its tiles
@@ -81,10 +84,19 @@ TileLoop beginTileLoop(OpBuilder &b, Location loc,
                        const GemmTiles &tiles, StringRef role,
                        function_ref<void(OpBuilder &)> allocate);
 
-/// What a staged element becomes in workgroup memory: `store(b, loc, i, j,
-/// value)` with (i, j) = (row, channel) for inputs, (channel, column) for
-/// weights.
+/// What staged elements become in workgroup memory: `store(b, loc, i, j,
+/// value)` with `value` a vector of consecutive elements along the source's
+/// innermost dimension, starting at (i, j) = (row, channel) for inputs,
+/// (channel, column) for weights: 16 bytes of the source where its channel
+/// counts and alignment allow, else one element.
 using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
+
+/// Stores staged `values` (a StageFn's) into the workgroup `buffer` at
+/// `indices`, as one 16-byte-aligned store when wider than one element:
+/// the staging buffers start 16-byte aligned and their rows are whole
+/// 16-byte units, and a chunk starts at a multiple of its width.
+void storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
+                 ValueRange indices);
 
 /// Updates the accumulators from the staged slice and returns them.
 using MultiplyFn =
@@ -93,14 +105,15 @@ using MultiplyFn =
 /// The tile's loops over the kernel offsets its rows have neighbours at
 /// (the schedule's groups say which; the condition is the same for the whole
 /// block) and the slices of `tiles.depth` input channels, carrying the
-/// accumulators from `initial`. Per slice the
-/// block's threads stage the gathered input rows (`tiles.rows` x
-/// `tiles.depth` elements as `type`, zero for a missing neighbour or a
-/// channel past Cin; consecutive threads read consecutive channels of one
-/// row) through `storeInput` and the weights (`tiles.depth` x `tiles.cols`;
-/// consecutive threads on consecutive output channels) through
-/// `storeWeight`; a barrier; `multiply`; a barrier before the next slice
-/// overwrites the staged one. Returns the final accumulators.
+/// accumulators from `initial`. Per offset the block reads each slot's input
+/// row once into `tile.sourceRows`, then a barrier. Per slice the block's
+/// threads stage the gathered input rows (`tiles.rows` x `tiles.depth`
+/// elements as `type`, zero for a missing neighbour or a channel past Cin;
+/// consecutive threads read consecutive channels of one row) through
+/// `storeInput` and the weights (`tiles.depth` x `tiles.cols`; consecutive
+/// threads on consecutive output channels) through `storeWeight`; a
+/// barrier; `multiply`; a barrier before the next slice overwrites the
+/// staged one. Returns the final accumulators.
 SmallVector<Value> forEachSlice(Location loc,
                                 const ImplicitGemmOperands &operands,
                                 const GemmTiles &tiles, TileLoop &tile,

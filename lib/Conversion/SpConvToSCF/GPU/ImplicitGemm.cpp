@@ -35,11 +35,13 @@ int64_t GemmTiles::threads() const {
   return (rows / threadRows) * (cols / threadCols);
 }
 
-/// The staged inputs and weights of a tensor-core tile, in bytes.
+/// The staged inputs, weights and source rows of a tensor-core tile, in
+/// bytes.
 static int64_t stagingBytes(const GemmTiles &tiles) {
   return (tiles.rows * tiles.inputStride() +
           tiles.depth * tiles.weightStride()) *
-         tiles.fragElementBytes();
+             tiles.fragElementBytes() +
+         tiles.sourceRowBytes();
 }
 
 int64_t GemmTiles::maxRegisters() const {
@@ -198,50 +200,182 @@ void gemm::storeOutput(OpBuilder &b, Location loc,
                           ValueRange{row, column});
 }
 
-/// features[table[order[slot], offset], channel] as `type`, or zero where
-/// the slot is past the output rows, the table has no input there (-1) or
-/// the channel is past Cin.
-static Value loadGatheredInput(OpBuilder &b, Location loc,
-                               const ImplicitGemmOperands &operands, Value slot,
-                               Value offset, Value channel, Type type) {
-  Value rowOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slot,
-                                      operands.rows);
-  Value source = guardedLoad(
-      b, loc, rowOk, b.getI32Type(), [&](OpBuilder &lb, Location lloc) {
-        Value row = rowOfSlot(lb, lloc, operands, slot);
-        return memref::LoadOp::create(lb, lloc, operands.table,
-                                      ValueRange{row, offset});
+/// Elements of `memref`'s type in 16 bytes where every stretch the tile
+/// stages along its innermost dimension (`extent` elements, `chunk` at a
+/// time) can be one 16-byte load: an identity layout whose rows are whole
+/// 16-byte units. Else 1.
+static int64_t stagingWidth(Value memref, int64_t extent, int64_t chunk) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t bits = type.getElementTypeBitWidth();
+  if (!type.getLayout().isIdentity() || bits > 64 || 128 % bits != 0)
+    return 1;
+  int64_t width = 128 / bits;
+  return extent % width == 0 && chunk % width == 0 ? width : 1;
+}
+
+/// Whether `memref`'s first element is 16-byte aligned (i1), the condition
+/// for stagingWidth's loads to be 16-byte ones; true for a width of 1.
+static Value isStagingAligned(OpBuilder &b, Location loc, Value memref,
+                              int64_t width) {
+  if (width == 1)
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
+  Value pointer =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, pointer, indexConst(b, loc, 15)),
+      indexConst(b, loc, 0));
+}
+
+/// `width` consecutive elements of `memref` at `indices` as a vector of
+/// `type`: one 16-byte load where `aligned` holds, else loads as LLVM
+/// splits an unaligned vector; zeros where `ok` does not hold.
+static Value loadStaged(OpBuilder &b, Location loc, Value ok, Value aligned,
+                        Value memref, ValueRange indices, int64_t width,
+                        Type type) {
+  Type element = cast<MemRefType>(memref.getType()).getElementType();
+  auto loaded = VectorType::get({width}, element);
+  auto result = VectorType::get({width}, type);
+  Value vector = guardedLoad(
+      b, loc, ok, loaded, [&](OpBuilder &lb, Location lloc) -> Value {
+        if (width == 1)
+          return vector::BroadcastOp::create(
+              lb, lloc, loaded,
+              memref::LoadOp::create(lb, lloc, memref, indices));
+        auto load = [&](llvm::MaybeAlign alignment) {
+          return [&, alignment](OpBuilder &vb, Location vloc) -> Value {
+            return vector::LoadOp::create(vb, vloc, loaded, memref, indices,
+                                          /*nontemporal=*/false, alignment);
+          };
+        };
+        auto branch = scf::IfOp::create(
+            lb, lloc, aligned,
+            [&](OpBuilder &tb, Location tloc) {
+              scf::YieldOp::create(tb, tloc, load(llvm::Align(16))(tb, tloc));
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc,
+                                   load(llvm::MaybeAlign())(eb, eloc));
+            });
+        return branch.getResult(0);
       });
-  // Rows past the end stage zeros (the guard's 0 is no input row for them).
-  Value hit = arith::AndIOp::create(
-      b, loc, rowOk,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, source,
-                            i32Const(b, loc, 0)));
-  Value channelOk =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
-                            indexConst(b, loc, operands.channelsIn));
-  return guardedLoad(
-      b, loc, arith::AndIOp::create(b, loc, hit, channelOk), type,
-      [&](OpBuilder &lb, Location lloc) {
-        Value sourceRow =
-            arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), source);
-        return loadAs(lb, lloc, operands.features, {sourceRow, channel}, type);
+  if (element == type)
+    return vector;
+  if (element.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, result, vector);
+  return arith::TruncFOp::create(b, loc, result, vector);
+}
+
+void gemm::storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
+                       ValueRange indices) {
+  bool wide = cast<VectorType>(values.getType()).getNumElements() > 1;
+  vector::StoreOp::create(b, loc, values, buffer, indices,
+                          /*nontemporal=*/false,
+                          wide ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
+}
+
+/// Where a staged slice starts: its tile's first output row and channel,
+/// its kernel offset and first input channel.
+namespace {
+struct SliceOrigin {
+  Value row0, col0, offset, c0;
+};
+} // namespace
+
+/// sourceRows[m] = the input row of tile slot m at `offset`
+/// (table[order[row0 + m], offset]), or -1 where the slot is past the output
+/// rows or has no neighbour there: read once per visited offset, so that
+/// the gather's loads depend on a workgroup load, not on two global ones.
+static void stageSourceRows(OpBuilder &b, Location loc,
+                            const ImplicitGemmOperands &operands,
+                            const GemmTiles &tiles, const TileLoop &tile,
+                            Value offset) {
+  forEachItemOfBlock(
+      b, loc, tile.thread, tiles.threads(), tiles.rows,
+      [&](OpBuilder &ib, Location iloc, Value m) {
+        Value slot = arith::AddIOp::create(ib, iloc, tile.row0, m);
+        Value rowOk = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult,
+                                            slot, operands.rows);
+        auto source = scf::IfOp::create(
+            ib, iloc, rowOk,
+            [&](OpBuilder &tb, Location tloc) {
+              Value row = rowOfSlot(tb, tloc, operands, slot);
+              scf::YieldOp::create(
+                  tb, tloc,
+                  memref::LoadOp::create(tb, tloc, operands.table,
+                                         ValueRange{row, offset})
+                      .getResult());
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc, i32Const(eb, eloc, -1));
+            });
+        memref::StoreOp::create(ib, iloc, source.getResult(0), tile.sourceRows,
+                                m);
       });
 }
 
-/// weight[offset, channel, column] as `type`, or zero past Cin or Cout.
-static Value loadWeight(OpBuilder &b, Location loc,
-                        const ImplicitGemmOperands &operands, Value offset,
-                        Value channel, Value column, Type type) {
-  Value ok = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
-                            indexConst(b, loc, operands.channelsIn)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
-                            indexConst(b, loc, operands.channelsOut)));
-  return guardedLoad(b, loc, ok, type, [&](OpBuilder &lb, Location lloc) {
-    return loadAs(lb, lloc, operands.weight, {offset, channel, column}, type);
-  });
+/// The gathered input rows of a slice: per item, `width` consecutive
+/// channels of one row (consecutive threads on consecutive channels of one
+/// row), zero for a missing neighbour or channels past Cin.
+static void stageInputSlice(OpBuilder &b, Location loc,
+                            const ImplicitGemmOperands &operands,
+                            const GemmTiles &tiles, const TileLoop &tile,
+                            const SliceOrigin &origin, int64_t width,
+                            Value aligned, Type type, StageFn store) {
+  int64_t chunks = tiles.depth / width;
+  forEachItemOfBlock(
+      b, loc, tile.thread, tiles.threads(), tiles.rows * chunks,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value chunkCount = indexConst(ib, iloc, chunks);
+        Value m = arith::DivUIOp::create(ib, iloc, item, chunkCount);
+        Value kk = arith::MulIOp::create(
+            ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunkCount),
+            indexConst(ib, iloc, width));
+        Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
+        Value source = memref::LoadOp::create(ib, iloc, tile.sourceRows, m);
+        // A chunk is inside Cin whole or not at all (stagingWidth).
+        Value ok = arith::AndIOp::create(
+            ib, iloc,
+            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::sge, source,
+                                  i32Const(ib, iloc, 0)),
+            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, channel,
+                                  indexConst(ib, iloc, operands.channelsIn)));
+        Value sourceRow =
+            arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source);
+        store(ib, iloc, m, kk,
+              loadStaged(ib, iloc, ok, aligned, operands.features,
+                         {sourceRow, channel}, width, type));
+      });
+}
+
+/// The weight slice: per item, `width` consecutive output channels of one
+/// input channel, zero past Cin or Cout.
+static void stageWeightSlice(OpBuilder &b, Location loc,
+                             const ImplicitGemmOperands &operands,
+                             const GemmTiles &tiles, const TileLoop &tile,
+                             const SliceOrigin &origin, int64_t width,
+                             Value aligned, Type type, StageFn store) {
+  int64_t chunks = tiles.cols / width;
+  forEachItemOfBlock(
+      b, loc, tile.thread, tiles.threads(), tiles.depth * chunks,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value chunkCount = indexConst(ib, iloc, chunks);
+        Value kk = arith::DivUIOp::create(ib, iloc, item, chunkCount);
+        Value n = arith::MulIOp::create(
+            ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunkCount),
+            indexConst(ib, iloc, width));
+        Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
+        Value column = arith::AddIOp::create(ib, iloc, origin.col0, n);
+        Value ok = arith::AndIOp::create(
+            ib, iloc,
+            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, channel,
+                                  indexConst(ib, iloc, operands.channelsIn)),
+            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
+                                  indexConst(ib, iloc, operands.channelsOut)));
+        store(ib, iloc, kk, n,
+              loadStaged(ib, iloc, ok, aligned, operands.weight,
+                         {origin.offset, channel, column}, width, type));
+      });
 }
 
 gemm::GridStrideLoop
@@ -278,8 +412,14 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
       arith::CeilDivSIOp::create(b, loc, operands.rows,
                                  indexConst(b, loc, tiles.rows)),
       colTiles);
-  GridStrideLoop loop =
-      beginGridStrideLoop(b, loc, tileCount, tiles.threads(), role, allocate);
+  Value sourceRows;
+  GridStrideLoop loop = beginGridStrideLoop(
+      b, loc, tileCount, tiles.threads(), role, [&](OpBuilder &ab) {
+        allocate(ab);
+        sourceRows = memref::AllocaOp::create(
+            ab, loc,
+            workgroupType(b.getContext(), {tiles.rows}, ab.getI32Type()));
+      });
   loop.launch->setAttr(kTileAttrName, tileAttr(b, tiles));
   OpBuilder &kb = loop.body;
   Value row0 = arith::MulIOp::create(
@@ -288,53 +428,7 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
   Value col0 = arith::MulIOp::create(
       kb, loc, arith::RemUIOp::create(kb, loc, loop.tile, colTiles),
       indexConst(kb, loc, tiles.cols));
-  return TileLoop{kb, loop.thread, row0, col0};
-}
-
-/// Where a staged slice starts: its tile's first output row and channel,
-/// its kernel offset and first input channel.
-namespace {
-struct SliceOrigin {
-  Value row0, col0, offset, c0;
-};
-} // namespace
-
-static void stageInputSlice(OpBuilder &b, Location loc,
-                            const ImplicitGemmOperands &operands,
-                            const GemmTiles &tiles, Value thread,
-                            const SliceOrigin &origin, Type type,
-                            StageFn store) {
-  forEachItemOfBlock(
-      b, loc, thread, tiles.threads(), tiles.rows * tiles.depth,
-      [&](OpBuilder &ib, Location iloc, Value item) {
-        Value depth = indexConst(ib, iloc, tiles.depth);
-        Value m = arith::DivUIOp::create(ib, iloc, item, depth);
-        Value kk = arith::RemUIOp::create(ib, iloc, item, depth);
-        Value value = loadGatheredInput(
-            ib, iloc, operands, arith::AddIOp::create(ib, iloc, origin.row0, m),
-            origin.offset, arith::AddIOp::create(ib, iloc, origin.c0, kk),
-            type);
-        store(ib, iloc, m, kk, value);
-      });
-}
-
-static void stageWeightSlice(OpBuilder &b, Location loc,
-                             const ImplicitGemmOperands &operands,
-                             const GemmTiles &tiles, Value thread,
-                             const SliceOrigin &origin, Type type,
-                             StageFn store) {
-  forEachItemOfBlock(
-      b, loc, thread, tiles.threads(), tiles.depth * tiles.cols,
-      [&](OpBuilder &ib, Location iloc, Value item) {
-        Value cols = indexConst(ib, iloc, tiles.cols);
-        Value kk = arith::DivUIOp::create(ib, iloc, item, cols);
-        Value n = arith::RemUIOp::create(ib, iloc, item, cols);
-        Value value =
-            loadWeight(ib, iloc, operands, origin.offset,
-                       arith::AddIOp::create(ib, iloc, origin.c0, kk),
-                       arith::AddIOp::create(ib, iloc, origin.col0, n), type);
-        store(ib, iloc, kk, n, value);
-      });
+  return TileLoop{kb, loop.thread, row0, col0, sourceRows};
 }
 
 SmallVector<Value> gemm::forEachSlice(Location loc,
@@ -349,6 +443,12 @@ SmallVector<Value> gemm::forEachSlice(Location loc,
   Value groupRows = indexConst(b, loc, kScheduleGroupRows);
   Value groups = arith::CeilDivUIOp::create(b, loc, operands.rows, groupRows);
   Value group0 = arith::DivUIOp::create(b, loc, tile.row0, groupRows);
+  int64_t inputWidth =
+      stagingWidth(operands.features, operands.channelsIn, tiles.depth);
+  int64_t weightWidth =
+      stagingWidth(operands.weight, operands.channelsOut, tiles.cols);
+  Value inputAligned = isStagingAligned(b, loc, operands.features, inputWidth);
+  Value weightAligned = isStagingAligned(b, loc, operands.weight, weightWidth);
   auto offsetLoop = scf::ForOp::create(
       b, loc, zero, indexConst(b, loc, operands.volume), one, initial,
       [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
@@ -378,15 +478,19 @@ SmallVector<Value> gemm::forEachSlice(Location loc,
         OpBuilder eb = OpBuilder::atBlockEnd(visit.elseBlock());
         scf::YieldOp::create(eb, oloc, offsetAcc);
         OpBuilder vb = OpBuilder::atBlockEnd(visit.thenBlock());
+        // The last slice's barrier ordered the reads of the previous
+        // offset's source rows before this overwrites them.
+        stageSourceRows(vb, oloc, operands, tiles, tile, offset);
+        gpu::BarrierOp::create(vb, oloc);
         auto sliceLoop = scf::ForOp::create(
             vb, oloc, zero, indexConst(vb, oloc, operands.channelsIn),
             indexConst(vb, oloc, tiles.depth), offsetAcc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
               SliceOrigin origin{tile.row0, tile.col0, offset, c0};
-              stageInputSlice(sb, sloc, operands, tiles, tile.thread, origin,
-                              type, storeInput);
-              stageWeightSlice(sb, sloc, operands, tiles, tile.thread, origin,
-                               type, storeWeight);
+              stageInputSlice(sb, sloc, operands, tiles, tile, origin,
+                              inputWidth, inputAligned, type, storeInput);
+              stageWeightSlice(sb, sloc, operands, tiles, tile, origin,
+                               weightWidth, weightAligned, type, storeWeight);
               gpu::BarrierOp::create(sb, sloc);
               SmallVector<Value> sums = multiply(sb, sloc, acc);
               gpu::BarrierOp::create(sb, sloc);
@@ -475,9 +579,10 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
         inputTile = memref::AllocaOp::create(
             ab, loc,
             workgroupType(context, {tiles.depth, tiles.rows}, accType));
+        // 16-byte aligned: the weights are staged 16 bytes at a time.
         weightTile = memref::AllocaOp::create(
-            ab, loc,
-            workgroupType(context, {tiles.depth, tiles.cols}, accType));
+            ab, loc, workgroupType(context, {tiles.depth, tiles.cols}, accType),
+            ab.getI64IntegerAttr(16));
       });
   OpBuilder &kb = tile.body;
   Value thread = tile.thread, row0 = tile.row0, col0 = tile.col0;
@@ -501,11 +606,19 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
   // tile: an outer product per staged channel.
   SmallVector<Value> sums = forEachSlice(
       loc, operands, tiles, tile, initial, accType,
-      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value value) {
-        memref::StoreOp::create(ib, iloc, value, inputTile, ValueRange{kk, m});
+      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value values) {
+        // Channel kk + i of row m goes to row kk + i of the transposed tile.
+        int64_t width = cast<VectorType>(values.getType()).getNumElements();
+        for (int64_t i = 0; i < width; ++i)
+          memref::StoreOp::create(
+              ib, iloc, vector::ExtractOp::create(ib, iloc, values, i),
+              inputTile,
+              ValueRange{
+                  arith::AddIOp::create(ib, iloc, kk, indexConst(ib, iloc, i)),
+                  m});
       },
-      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value value) {
-        memref::StoreOp::create(ib, iloc, value, weightTile, ValueRange{kk, n});
+      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value values) {
+        storeStaged(ib, iloc, values, weightTile, ValueRange{kk, n});
       },
       [&](OpBuilder &sb, Location sloc, ValueRange acc) {
         auto products = scf::ForOp::create(

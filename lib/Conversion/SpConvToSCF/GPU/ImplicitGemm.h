@@ -59,6 +59,8 @@ struct GemmTiles {
   /// every warp each: 16 rows per row of warps.
   int64_t sumRows() const { return rows / fragRows; }
   int64_t sumStride() const;
+  /// The i32 input row of every slot at the offset being staged.
+  int64_t sourceRowBytes() const { return rows * 4; }
   int64_t sharedBytes() const;
   /// What CUDA allows a kernel in static shared memory.
   static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;

@@ -31,23 +31,27 @@ using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 using namespace mlir::spconv::lowering::gemm;
 
-/// `value` (f32) rounded to the nearest tf32 value (10 mantissa bits), ties
-/// away from zero; infinities and NaNs pass unchanged.
-static Value roundToTF32(OpBuilder &b, Location loc, Value value) {
-  Type i32 = b.getI32Type();
-  Value bits = arith::BitcastOp::create(b, loc, i32, value);
-  Value exponent =
-      arith::AndIOp::create(b, loc, bits, i32Const(b, loc, 0x7f800000));
+/// `values` (a vector of f32) rounded to the nearest tf32 value (10
+/// mantissa bits), ties away from zero; infinities and NaNs pass unchanged.
+static Value roundToTF32(OpBuilder &b, Location loc, Value values) {
+  auto type = cast<VectorType>(values.getType());
+  auto bitsType = type.clone(b.getI32Type());
+  auto splat = [&](uint32_t word) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(bitsType, APInt(32, word)));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, bitsType, values);
+  Value exponent = arith::AndIOp::create(b, loc, bits, splat(0x7f800000));
   Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                       exponent, i32Const(b, loc, 0x7f800000));
+                                       exponent, splat(0x7f800000));
   // Half a tf32 unit in the last place, then drop the 13 low bits: the
   // magnitude rounds half up, which for a sign-magnitude format is ties
   // away from zero.
   Value rounded = arith::AndIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, bits, i32Const(b, loc, 0x1000)),
-      i32Const(b, loc, static_cast<int32_t>(0xffffe000u)));
-  Value result = arith::BitcastOp::create(b, loc, b.getF32Type(), rounded);
-  return arith::SelectOp::create(b, loc, finite, result, value);
+      b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)),
+      splat(0xffffe000u));
+  Value result = arith::BitcastOp::create(b, loc, type, rounded);
+  return arith::SelectOp::create(b, loc, finite, result, values);
 }
 
 void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
@@ -118,13 +122,13 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   // Both row-major, in the fragments' type.
   SmallVector<Value> sums = forEachSlice(
       loc, operands, tiles, tile, initial, fragElement,
-      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value value) {
-        memref::StoreOp::create(ib, iloc, stage(ib, iloc, value), inputTile,
-                                ValueRange{m, kk});
+      [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value values) {
+        storeStaged(ib, iloc, stage(ib, iloc, values), inputTile,
+                    ValueRange{m, kk});
       },
-      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value value) {
-        memref::StoreOp::create(ib, iloc, stage(ib, iloc, value), weightTile,
-                                ValueRange{kk, n});
+      [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value values) {
+        storeStaged(ib, iloc, stage(ib, iloc, values), weightTile,
+                    ValueRange{kk, n});
       },
       [&](OpBuilder &sb, Location sloc, ValueRange acc) {
         SmallVector<Value> next(acc);

@@ -220,9 +220,10 @@ std::string GPUTileTable::checkTiles(const GemmTiles &tiles, StringRef type) {
       return message;
     }
     // The staged inputs (depth x rows) and weights (depth x cols) in the
-    // accumulator type: f32, or f64 for f64.
+    // accumulator type (f32, or f64 for f64), and the slots' source rows.
     int64_t accBytes = type == "f64" ? 8 : 4;
-    sharedBytes = tiles.depth * (tiles.rows + tiles.cols) * accBytes;
+    sharedBytes = tiles.depth * (tiles.rows + tiles.cols) * accBytes +
+                  tiles.sourceRowBytes();
   } else {
     // Warps tile the block: rows of warps x warps per row
     // (emitTensorCoreConv).
