@@ -307,14 +307,25 @@ def SpConvGPUKernelsToCPUPass
       grid calling the kernel's function; functions copied into the kernel
       module are served by the host's copy.
 
+    * `nvgpu.device_async_copy` (cp.async) queues its copy, zero-fill
+      included, in its thread's open group, `nvgpu.device_async_create_group`
+      closes the group, and `nvgpu.device_async_wait {numGroups = N}` lands
+      all the thread's groups but the N newest, in order: what a thread
+      reads of a stage before its wait is what was there before, as on a
+      GPU. A copy no thread waited for by the end of its block is an error
+      at run time.
+
     With `race-check`, every load and store through a kernel argument or
     workgroup buffer is reported to the runtime, which fails the run at the
     first two accesses of different threads, one a write, that no barrier
-    orders (blocks then run one after another). Atomics are not checked.
+    orders (blocks then run one after another), and at any access to the
+    destination of an asynchronous copy before it landed; a landed copy is
+    a write by its thread at its wait. Atomics are not checked.
 
     Not emulated, and reported: private attributions, dynamic shared
-    memory, `gpu.all_reduce`, `gpu.printf`, nvgpu and nvvm ops, kernels with
-    unstructured control flow, asynchronous or clustered launches.
+    memory, `gpu.all_reduce`, `gpu.printf`, nvvm ops and the other nvgpu
+    ops, kernels with unstructured control flow, asynchronous or clustered
+    launches.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

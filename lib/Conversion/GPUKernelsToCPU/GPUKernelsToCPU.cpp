@@ -139,7 +139,9 @@ memref::GlobalOp stringGlobal(ModuleOp module, StringRef symbol,
 /// The kernel as a function running one block.
 FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
                                         bool raceCheck) {
-  if (failed(checkEmulable(kernel)))
+  bool asyncCopies = false;
+  if (failed(lowerAsyncCopies(kernel, module, asyncCopies)) ||
+      failed(checkEmulable(kernel)))
     return failure();
   EmulatedKernel emulated;
   emulated.usesWarps = usesWarpOps(kernel);
@@ -152,7 +154,7 @@ FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
       names += "\n" + buffer;
   // Run-time reports name the kernel: races, partial or divergent warps,
   // blocks that disagree around a barrier.
-  if (raceCheck || emulated.usesWarps || containsBarrier(kernel))
+  if (raceCheck || emulated.usesWarps || containsBarrier(kernel) || asyncCopies)
     emulated.names = stringGlobal(
         module, ("__spconv_emulated_" + kernel.getName()).str(), names);
   dropGPUAddressSpaces(kernel);
@@ -206,6 +208,22 @@ FailureOr<EmulatedKernel> emulateKernel(gpu::GPUFuncOp kernel, ModuleOp module,
   if (failed(splitter.run(kernel.getBody().front(), bodyBuilder))) {
     function.erase();
     return failure();
+  }
+  if (asyncCopies) {
+    // A copy no thread waited for is lost work at best: reported.
+    Value linearBlock = arith::AddIOp::create(
+        bodyBuilder, loc, block.blockId[0],
+        arith::MulIOp::create(
+            bodyBuilder, loc, block.gridDim[0],
+            arith::AddIOp::create(bodyBuilder, loc, block.blockId[1],
+                                  arith::MulIOp::create(bodyBuilder, loc,
+                                                        block.gridDim[1],
+                                                        block.blockId[2]))));
+    auto [name, length] = stringArguments(bodyBuilder, loc, emulated.names);
+    func::CallOp::create(
+        bodyBuilder, loc,
+        getEmulatorFunction(module, "spconv_rt_emu_async_block_end", 3, true),
+        ValueRange{name, length, toI64(bodyBuilder, loc, linearBlock)});
   }
   func::ReturnOp::create(bodyBuilder, loc);
   entry->getOperations().splice(entry->end(), body->getOperations());

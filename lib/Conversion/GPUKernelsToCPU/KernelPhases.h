@@ -47,6 +47,27 @@ LogicalResult lowerMMAOps(gpu::GPUFuncOp kernel);
 SmallVector<std::string> instrumentRaces(gpu::GPUFuncOp kernel,
                                          ModuleOp module);
 
+/// Lowers the kernel's asynchronous copies (`nvgpu.device_async_copy`,
+/// `_create_group`, `_wait`) to calls of the runtime's per-thread queues
+/// (AsyncCopies.cpp); sets `lowered` if it had any. Fails, with an error,
+/// on a token that flows anywhere but from a copy to a group to a wait.
+LogicalResult lowerAsyncCopies(gpu::GPUFuncOp kernel, ModuleOp module,
+                               bool &lowered);
+
+/// The kernel argument or workgroup buffer that `memref` views, numbered
+/// arguments first, or -1 for memory of the thread's own (allocas).
+int64_t bufferNumber(Value memref, gpu::GPUFuncOp kernel);
+/// Bytes of a value of `type` (index: 8).
+int64_t byteSize(Type type);
+Value toI64(OpBuilder &b, Location loc, Value index);
+/// The linear ids (i64) of the running block and thread, from gpu id ops:
+/// x + dx * (y + dy * z).
+Value linearBlockId(OpBuilder &b, Location loc);
+Value linearThreadId(OpBuilder &b, Location loc);
+/// The byte address (index) of `memref[indices]`.
+Value elementAddress(OpBuilder &b, Location loc, Value memref,
+                     ValueRange indices, int64_t elementBytes);
+
 /// Declares (once) the emulator's runtime function `name` taking i64s.
 func::FuncOp getEmulatorFunction(ModuleOp module, StringRef name,
                                  unsigned numArguments, bool returnsStatus);

@@ -63,9 +63,7 @@ Value emulation::laneOf(OpBuilder &b, Location loc, Value thread) {
       b, loc, thread, arith::ConstantIndexOp::create(b, loc, kWarpSize));
 }
 
-/// The kernel argument or workgroup buffer that `memref` views, numbered
-/// arguments first, or -1 for memory of the thread's own (allocas).
-static int64_t bufferNumber(Value memref, gpu::GPUFuncOp kernel) {
+int64_t emulation::bufferNumber(Value memref, gpu::GPUFuncOp kernel) {
   unsigned shared =
       kernel.getNumArguments() + kernel.getNumWorkgroupAttributions();
   while (true) {
@@ -85,7 +83,7 @@ static int64_t bufferNumber(Value memref, gpu::GPUFuncOp kernel) {
   }
 }
 
-static int64_t byteSize(Type type) {
+int64_t emulation::byteSize(Type type) {
   if (auto vector = dyn_cast<VectorType>(type))
     return vector.getNumElements() * byteSize(vector.getElementType());
   if (type.isIndex())
@@ -93,7 +91,7 @@ static int64_t byteSize(Type type) {
   return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
 }
 
-static Value toI64(OpBuilder &b, Location loc, Value index) {
+Value emulation::toI64(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
 
@@ -109,6 +107,27 @@ static Value linearId(OpBuilder &b, Location loc) {
       arith::AddIOp::create(b, loc, y, arith::MulIOp::create(b, loc, dy, z));
   return arith::AddIOp::create(b, loc, x,
                                arith::MulIOp::create(b, loc, dx, yz));
+}
+
+Value emulation::linearBlockId(OpBuilder &b, Location loc) {
+  return toI64(b, loc, linearId<gpu::BlockIdOp, gpu::GridDimOp>(b, loc));
+}
+
+Value emulation::linearThreadId(OpBuilder &b, Location loc) {
+  return toI64(b, loc, linearId<gpu::ThreadIdOp, gpu::BlockDimOp>(b, loc));
+}
+
+Value emulation::elementAddress(OpBuilder &b, Location loc, Value memref,
+                                ValueRange indices, int64_t elementBytes) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value position = metadata.getOffset();
+  for (auto [index, stride] : llvm::zip_equal(indices, metadata.getStrides()))
+    position = arith::AddIOp::create(
+        b, loc, position, arith::MulIOp::create(b, loc, index, stride));
+  Value bytes = arith::ConstantIndexOp::create(b, loc, elementBytes);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return arith::AddIOp::create(b, loc, base,
+                               arith::MulIOp::create(b, loc, position, bytes));
 }
 
 /// What every access of a kernel reports alike, computed once at its
@@ -127,15 +146,7 @@ static void instrument(Operation *op, Value memref, ValueRange indices,
                        int64_t buffer, const AccessContext &context) {
   OpBuilder b(op);
   Location loc = op->getLoc();
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value position = metadata.getOffset();
-  for (auto [index, stride] : llvm::zip_equal(indices, metadata.getStrides()))
-    position = arith::AddIOp::create(
-        b, loc, position, arith::MulIOp::create(b, loc, index, stride));
-  Value bytes = arith::ConstantIndexOp::create(b, loc, elementBytes);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value address = arith::AddIOp::create(
-      b, loc, base, arith::MulIOp::create(b, loc, position, bytes));
+  Value address = elementAddress(b, loc, memref, indices, elementBytes);
   Value offset =
       arith::SubIOp::create(b, loc, address, context.bufferBases[buffer]);
   auto i64 = [&](int64_t value) {
@@ -168,10 +179,8 @@ SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
   context.access = getEmulatorFunction(module, "spconv_rt_emu_access", 8, true);
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   Location loc = kernel.getLoc();
-  context.block =
-      toI64(b, loc, linearId<gpu::BlockIdOp, gpu::GridDimOp>(b, loc));
-  context.thread =
-      toI64(b, loc, linearId<gpu::ThreadIdOp, gpu::BlockDimOp>(b, loc));
+  context.block = linearBlockId(b, loc);
+  context.thread = linearThreadId(b, loc);
   for (unsigned i = 0, e = names.size(); i < e; ++i) {
     Value buffer = entry.getArgument(i);
     context.bufferBases.push_back(

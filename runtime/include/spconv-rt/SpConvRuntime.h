@@ -189,6 +189,28 @@ SPCONV_RT_EXPORT int spconv_rt_emu_access(int64_t buffer, int64_t address,
 /* A barrier of the block that is running: later accesses are ordered after
  * the block's earlier ones. */
 SPCONV_RT_EXPORT int spconv_rt_emu_barrier(void);
+/* An asynchronous copy (cp.async, nvgpu.device_async_copy) by thread
+ * `thread` of block `block`: `srcBytes` bytes from `src` to `dst`, then
+ * zeros up to `dstBytes`, of elements of `elementBytes` bytes, `dst` being
+ * `offset` bytes into buffer `buffer`. Queued in the thread's open group;
+ * nothing is written before the thread waits for the group. With race
+ * checking on, any access to the destination before then is an error. */
+SPCONV_RT_EXPORT int
+spconv_rt_emu_async_copy(int64_t buffer, int64_t dst, int64_t offset,
+                         int64_t src, int64_t dstBytes, int64_t srcBytes,
+                         int64_t elementBytes, int64_t block, int64_t thread);
+/* Closes the thread's open group of copies (cp.async.commit_group). */
+SPCONV_RT_EXPORT int spconv_rt_emu_async_commit(int64_t block, int64_t thread);
+/* Completes the thread's groups but the `pending` newest
+ * (cp.async.wait_group), in the order they were committed. */
+SPCONV_RT_EXPORT int spconv_rt_emu_async_wait(int64_t pending, int64_t block,
+                                              int64_t thread);
+/* The end of a block of a kernel with asynchronous copies: a copy no thread
+ * waited for is an error (SPCONV_RT_ERR_EMULATION); the block's queues are
+ * dropped. */
+SPCONV_RT_EXPORT int spconv_rt_emu_async_block_end(int64_t names,
+                                                   int64_t namesLength,
+                                                   int64_t block);
 /* Ends race checking of the launch; returns SPCONV_RT_ERR_EMULATION if it
  * raced. */
 SPCONV_RT_EXPORT int spconv_rt_emu_launch_end(void);

@@ -10,6 +10,13 @@
 // between a write and a third reader; it never reports one that is not
 // there. The first race of a launch becomes the thread's last error.
 //
+// Asynchronous copies (cp.async) are queued per thread in groups and land
+// when their thread waits for the group: a kernel that reads a stage
+// before its wait reads what was there before, as it may on a GPU. With
+// race checking, the destination elements of a queued copy are marked, and
+// any access to them before the copy lands is reported; the copy itself
+// counts as a write by its thread at the wait.
+//
 // The shadow memory and the names are standard containers, which throw
 // std::bad_alloc when memory runs out. This file alone is built with
 // -fexceptions, and each entry point that allocates turns that exception
@@ -20,7 +27,12 @@
 
 #include "Support.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <new>
 #include <string>
@@ -74,7 +86,34 @@ struct Launch {
   int64_t numArguments = 0;
   int64_t phase = 0;
   std::unordered_map<Key, Shadow, KeyHash> shadow;
+  /// Destination elements of queued asynchronous copies: the copying
+  /// thread.
+  std::unordered_map<Key, Access, KeyHash> inFlight;
 };
+
+/// A queued asynchronous copy.
+struct AsyncCopy {
+  int64_t buffer, dst, offset, src, dstBytes, srcBytes, elementBytes;
+};
+
+/// One thread's asynchronous copies: the open group, then the committed
+/// groups oldest first.
+struct AsyncQueue {
+  std::vector<AsyncCopy> open;
+  std::deque<std::vector<AsyncCopy>> groups;
+};
+
+/// The queues of every thread of the running blocks, by (block, thread).
+/// Blocks may run in parallel without race checking: one lock for all.
+struct AsyncCopies {
+  std::mutex mutex;
+  std::map<std::pair<int64_t, int64_t>, AsyncQueue> queues;
+};
+
+AsyncCopies &asyncCopies() {
+  static AsyncCopies state;
+  return state;
+}
 
 Launch &launch() {
   static Launch state;
@@ -124,6 +163,77 @@ int reportRace(Launch &state, int64_t buffer, int64_t offset,
                                   : ", in different blocks");
 }
 
+/// Records one access of an element (`shadow`) by `now` against the
+/// accesses before it; reports a race, else returns SPCONV_RT_OK.
+int checkElement(Launch &state, Shadow &shadow, int64_t buffer, int64_t at,
+                 const Access &now, bool isWrite) {
+  if (shadow.write.valid() && !shadow.write.sameThread(now) &&
+      shadow.write.unordered(now))
+    return reportRace(state, buffer, at, shadow.write, true, now, isWrite);
+  if (isWrite) {
+    for (const Access &read : shadow.reads)
+      if (read.valid() && !read.sameThread(now) && read.unordered(now))
+        return reportRace(state, buffer, at, read, false, now, true);
+    // Earlier reads are either this thread's or ordered before this write;
+    // later accesses conflict with the write if with anything.
+    shadow.write = now;
+    shadow.reads[0] = shadow.reads[1] = Access{};
+    return SPCONV_RT_OK;
+  }
+  if (shadow.reads[0].sameThread(now))
+    shadow.reads[0] = now;
+  else if (shadow.reads[1].sameThread(now))
+    shadow.reads[1] = now;
+  else {
+    shadow.reads[0] = shadow.reads[1];
+    shadow.reads[1] = now;
+  }
+  return SPCONV_RT_OK;
+}
+
+/// An access to the destination of an asynchronous copy before it landed.
+int reportEarlyAccess(Launch &state, int64_t buffer, int64_t offset,
+                      const Access &copier, const Access &now, bool isWrite) {
+  state.raced = true;
+  const char *kernel =
+      state.names.empty() ? "<unknown>" : state.names[0].c_str();
+  std::string bufferName = "buffer " + std::to_string(buffer);
+  if (buffer >= 0 && static_cast<size_t>(buffer) + 1 < state.names.size())
+    bufferName = state.names[buffer + 1];
+  return spconv::rt::setError(
+      SPCONV_RT_ERR_EMULATION,
+      "kernel @%s: %s at byte offset %" PRId64 " %s by thread %" PRId64
+      " of block %" PRId64 " before the asynchronous copy of thread %" PRId64
+      " that writes it landed (no nvgpu.device_async_wait of that thread "
+      "covered it yet)",
+      kernel, bufferName.c_str(), offset, isWrite ? "written" : "read",
+      now.thread, now.block, copier.thread);
+}
+
+/// Lands `copy`, made by thread `thread` of block `block`: the bytes, and
+/// with race checking its elements as written by that thread now.
+int land(const AsyncCopy &copy, int64_t block, int64_t thread) {
+  std::memcpy(reinterpret_cast<void *>(copy.dst),
+              reinterpret_cast<const void *>(copy.src),
+              static_cast<size_t>(copy.srcBytes));
+  std::memset(reinterpret_cast<char *>(copy.dst) + copy.srcBytes, 0,
+              static_cast<size_t>(copy.dstBytes - copy.srcBytes));
+  Launch &state = launch();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (!state.active || state.raced)
+    return SPCONV_RT_OK;
+  Access now{block, thread, state.phase};
+  bool shared = copy.buffer >= state.numArguments;
+  for (int64_t at = 0; at < copy.dstBytes; at += copy.elementBytes) {
+    Key key{shared ? block : -1, copy.dst + at};
+    state.inFlight.erase(key);
+    if (int status = checkElement(state, state.shadow[key], copy.buffer,
+                                  copy.offset + at, now, true))
+      return status;
+  }
+  return SPCONV_RT_OK;
+}
+
 /// The handler of the entry points that allocate (function-try-blocks):
 /// records out of memory and ends checking of the launch, whose state stays
 /// valid (the containers give the strong guarantee on insertion).
@@ -134,6 +244,7 @@ int outOfMemory() {
     state.outOfMemory = true;
   state.active = false;
   state.shadow.clear();
+  state.inFlight.clear();
   return spconv_rt_internal_set_alloc_failure(0, 0,
                                               "race checker: out of memory");
 }
@@ -187,6 +298,7 @@ int spconv_rt_emu_launch_begin(int64_t names, int64_t namesLength,
   state.numArguments = numArguments;
   state.phase = 0;
   state.shadow.clear();
+  state.inFlight.clear();
   return SPCONV_RT_OK;
 } catch (const std::bad_alloc &) {
   return outOfMemory();
@@ -202,31 +314,15 @@ int spconv_rt_emu_access(int64_t buffer, int64_t address, int64_t offset,
   Access now{block, thread, state.phase};
   bool shared = buffer >= state.numArguments;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t at = address + i * elementBytes;
-    int64_t atOffset = offset + i * elementBytes;
-    Shadow &shadow = state.shadow[Key{shared ? block : -1, at}];
-    if (shadow.write.valid() && !shadow.write.sameThread(now) &&
-        shadow.write.unordered(now))
-      return reportRace(state, buffer, atOffset, shadow.write, true, now,
-                        isWrite != 0);
-    if (isWrite) {
-      for (const Access &read : shadow.reads)
-        if (read.valid() && !read.sameThread(now) && read.unordered(now))
-          return reportRace(state, buffer, atOffset, read, false, now, true);
-      // Earlier reads are either this thread's or ordered before this
-      // write; later accesses conflict with the write if with anything.
-      shadow.write = now;
-      shadow.reads[0] = shadow.reads[1] = Access{};
-      continue;
-    }
-    if (shadow.reads[0].sameThread(now))
-      shadow.reads[0] = now;
-    else if (shadow.reads[1].sameThread(now))
-      shadow.reads[1] = now;
-    else {
-      shadow.reads[0] = shadow.reads[1];
-      shadow.reads[1] = now;
-    }
+    Key key{shared ? block : -1, address + i * elementBytes};
+    int64_t at = offset + i * elementBytes;
+    auto inFlight = state.inFlight.find(key);
+    if (inFlight != state.inFlight.end())
+      return reportEarlyAccess(state, buffer, at, inFlight->second, now,
+                               isWrite != 0);
+    if (int status = checkElement(state, state.shadow[key], buffer, at, now,
+                                  isWrite != 0))
+      return status;
   }
   return SPCONV_RT_OK;
 } catch (const std::bad_alloc &) {
@@ -240,11 +336,113 @@ int spconv_rt_emu_barrier(void) {
   return SPCONV_RT_OK;
 }
 
+int spconv_rt_emu_async_copy(int64_t buffer, int64_t dst, int64_t offset,
+                             int64_t src, int64_t dstBytes, int64_t srcBytes,
+                             int64_t elementBytes, int64_t block,
+                             int64_t thread) try {
+  if (srcBytes < 0 || srcBytes > dstBytes || elementBytes <= 0)
+    return spconv::rt::setError(
+        SPCONV_RT_ERR_EMULATION,
+        "asynchronous copy of %" PRId64 " source bytes into %" PRId64
+        " destination bytes: the source may not be larger",
+        srcBytes, dstBytes);
+  {
+    AsyncCopies &copies = asyncCopies();
+    std::lock_guard<std::mutex> lock(copies.mutex);
+    copies.queues[{block, thread}].open.push_back(
+        {buffer, dst, offset, src, dstBytes, srcBytes, elementBytes});
+  }
+  Launch &state = launch();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (!state.active || state.raced)
+    return SPCONV_RT_OK;
+  Access now{block, thread, state.phase};
+  bool shared = buffer >= state.numArguments;
+  for (int64_t at = 0; at < dstBytes; at += elementBytes) {
+    Key key{shared ? block : -1, dst + at};
+    auto inFlight = state.inFlight.find(key);
+    if (inFlight != state.inFlight.end())
+      return reportEarlyAccess(state, buffer, offset + at, inFlight->second,
+                               now, true);
+    state.inFlight[key] = now;
+  }
+  return SPCONV_RT_OK;
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
+}
+
+int spconv_rt_emu_async_commit(int64_t block, int64_t thread) try {
+  AsyncCopies &copies = asyncCopies();
+  std::lock_guard<std::mutex> lock(copies.mutex);
+  AsyncQueue &queue = copies.queues[{block, thread}];
+  queue.groups.push_back(std::move(queue.open));
+  queue.open.clear();
+  return SPCONV_RT_OK;
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
+}
+
+int spconv_rt_emu_async_wait(int64_t pending, int64_t block,
+                             int64_t thread) try {
+  std::vector<AsyncCopy> landing;
+  {
+    AsyncCopies &copies = asyncCopies();
+    std::lock_guard<std::mutex> lock(copies.mutex);
+    auto queue = copies.queues.find({block, thread});
+    if (queue == copies.queues.end())
+      return SPCONV_RT_OK;
+    auto &groups = queue->second.groups;
+    while (static_cast<int64_t>(groups.size()) >
+           std::max<int64_t>(pending, 0)) {
+      landing.insert(landing.end(), groups.front().begin(),
+                     groups.front().end());
+      groups.pop_front();
+    }
+  }
+  for (const AsyncCopy &copy : landing)
+    if (int status = land(copy, block, thread))
+      return status;
+  return SPCONV_RT_OK;
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
+}
+
+int spconv_rt_emu_async_block_end(int64_t names, int64_t namesLength,
+                                  int64_t block) try {
+  int64_t unwaited = 0, thread = -1;
+  {
+    AsyncCopies &copies = asyncCopies();
+    std::lock_guard<std::mutex> lock(copies.mutex);
+    auto first = copies.queues.lower_bound({block, INT64_MIN});
+    auto last = copies.queues.lower_bound({block + 1, INT64_MIN});
+    for (auto it = first; it != last; ++it) {
+      int64_t count = static_cast<int64_t>(it->second.open.size());
+      for (const auto &group : it->second.groups)
+        count += static_cast<int64_t>(group.size());
+      if (count && thread < 0)
+        thread = it->first.second;
+      unwaited += count;
+    }
+    copies.queues.erase(first, last);
+  }
+  if (!unwaited)
+    return SPCONV_RT_OK;
+  return spconv::rt::setError(
+      SPCONV_RT_ERR_EMULATION,
+      "kernel @%s: block %" PRId64 " ended with %" PRId64
+      " asynchronous copies no thread waited for (the first of thread %" PRId64
+      ")",
+      kernelName(names, namesLength).c_str(), block, unwaited, thread);
+} catch (const std::bad_alloc &) {
+  return outOfMemory();
+}
+
 int spconv_rt_emu_launch_end(void) {
   Launch &state = launch();
   std::lock_guard<std::mutex> lock(state.mutex);
   state.active = false;
   state.shadow.clear();
+  state.inFlight.clear();
   if (state.outOfMemory)
     return SPCONV_RT_ERR_OUT_OF_MEMORY;
   return state.raced ? SPCONV_RT_ERR_EMULATION : SPCONV_RT_OK;
