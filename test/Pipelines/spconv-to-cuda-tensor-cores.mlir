@@ -13,6 +13,11 @@
 // CHECK-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
 // CHECK-DAG: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
 // CHECK-DAG: .shared .align 32
+// The f16 rows and weights are staged by 16-byte cp.async (L2 only, a
+// source count that zero-fills), one group and one wait per slice.
+// CHECK-DAG: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], 16, {{%r[0-9]+|16}};
+// CHECK-DAG: cp.async.commit_group;
+// CHECK-DAG: cp.async.wait_group {{.*}}0;
 // TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
 // TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32
 // FMA: fma.rn.f32

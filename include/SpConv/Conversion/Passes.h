@@ -32,13 +32,14 @@ constexpr llvm::StringLiteral kKernelRoleAttrName =
     SpConvDialect::kKernelAttrName;
 constexpr llvm::StringLiteral kTileAttrName = SpConvDialect::kTileAttrName;
 
-/// Gives `gpu.barrier` its memory effects (it reads and writes the memory
-/// that the block's threads share) as an external model. Upstream declares
+/// Gives `gpu.barrier`, `nvgpu.device_async_create_group` and
+/// `nvgpu.device_async_wait` memory effects (they read and write the memory
+/// that the block's threads share) as external models. Upstream declares
 /// none, so the ownership-based buffer deallocation rejects a host function
 /// whose `gpu.launch` holds one; convert-spconv-to-scf emits such launches
 /// before deallocation and outlining, so they need the effects.
-/// convert-spconv-to-scf adds it to the registry of its context itself.
-void registerGPUBarrierEffects(DialectRegistry &registry);
+/// convert-spconv-to-scf adds them to the registry of its context itself.
+void registerGPUSyncEffects(DialectRegistry &registry);
 
 #define GEN_PASS_DECL
 #include "SpConv/Conversion/Passes.h.inc"

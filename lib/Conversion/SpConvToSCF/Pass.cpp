@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::spconv {
@@ -74,7 +75,7 @@ struct ConvertSpConvToSCFPass
 
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    registerGPUBarrierEffects(registry);
+    registerGPUSyncEffects(registry);
   }
 
   void runOnOperation() override;

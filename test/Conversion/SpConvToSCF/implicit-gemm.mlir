@@ -75,11 +75,18 @@
 // CHECK: } else {
 // CHECK: vector.load %[[FEATURES]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<4xf32>
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[IN_TILE]]
-// 16 input channels x 8 chunks of 4 output channels.
+// 16 input channels x 8 chunks of 4 output channels, f32 as staged: by
+// cp.async (4 elements, a source count of 0 past Cin or Cout) where the
+// weights are aligned, else loaded and stored; then one group and a wait
+// for it before the barrier.
 // CHECK: scf.for %{{.*}} = %[[TX]] to %c128{{.*}} step %c128{{.*}}
-// CHECK: vector.load %[[WEIGHT]][%[[K]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<27x16x32xf32>, vector<4xf32>
+// CHECK: nvgpu.device_async_copy %[[WEIGHT]][%{{.*}}, %{{.*}}, %{{.*}}], %[[W_TILE]][%{{.*}}, %{{.*}}], 4, %{{.*}} {bypassL1} : memref<27x16x32xf32> to memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK: } else {
+// CHECK: vector.load %[[WEIGHT]][%[[K]], %{{.*}}, %{{.*}}] : memref<27x16x32xf32>, vector<4xf32>
 // CHECK: vector.store %{{.*}}, %[[W_TILE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
-// CHECK: gpu.barrier
+// CHECK: %[[GROUP:.*]] = nvgpu.device_async_create_group
+// CHECK-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
 // CHECK: vector.load %[[IN_TILE]]{{.*}} vector<4xf32>
 // CHECK: vector.load %[[W_TILE]]{{.*}} vector<4xf32>
 // CHECK-COUNT-4: vector.fma
@@ -165,6 +172,9 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x24xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<128x20xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<?x8xf16> to memref<256x24xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<27x8x8xf16> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_wait
 // CHECK-NOT: arith.extf
 // CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK-NOT: gpu.subgroup_mma_compute

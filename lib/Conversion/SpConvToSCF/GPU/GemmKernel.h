@@ -102,6 +102,14 @@ void storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
 using MultiplyFn =
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
 
+/// Workgroup buffers a form stages into as plain copies: the source's
+/// element type, row-major at (i, j) as StageFn numbers them. forEachSlice
+/// fills them by cp.async where the source is 16-byte aligned and its
+/// chunks are 16 bytes; null where the form converts, rounds or transposes.
+struct StagingBuffers {
+  Value input, weight;
+};
+
 /// The tile's loops over the kernel offsets its rows have neighbours at
 /// (the schedule's groups say which; the condition is the same for the whole
 /// block) and the slices of `tiles.depth` input channels, carrying the
@@ -111,15 +119,15 @@ using MultiplyFn =
 /// elements as `type`, zero for a missing neighbour or a channel past Cin;
 /// consecutive threads read consecutive channels of one row) through
 /// `storeInput` and the weights (`tiles.depth` x `tiles.cols`; consecutive
-/// threads on consecutive output channels) through `storeWeight`; a
-/// barrier; `multiply`; a barrier before the next slice overwrites the
+/// threads on consecutive output channels) through `storeWeight`, or by
+/// cp.async into `direct`'s buffers (then a wait for the thread's copies);
+/// a barrier; `multiply`; a barrier before the next slice overwrites the
 /// staged one. Returns the final accumulators.
-SmallVector<Value> forEachSlice(Location loc,
-                                const ImplicitGemmOperands &operands,
-                                const GemmTiles &tiles, TileLoop &tile,
-                                ValueRange initial, Type type,
-                                StageFn storeInput, StageFn storeWeight,
-                                MultiplyFn multiply);
+SmallVector<Value>
+forEachSlice(Location loc, const ImplicitGemmOperands &operands,
+             const GemmTiles &tiles, TileLoop &tile, ValueRange initial,
+             Type type, StageFn storeInput, StageFn storeWeight,
+             MultiplyFn multiply, StagingBuffers direct = {});
 
 } // namespace mlir::spconv::lowering::gemm
 

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
@@ -274,6 +275,55 @@ void gemm::storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
                           wide ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
 }
 
+/// One cp.async (nvgpu.device_async_copy) of `width` elements from
+/// `src[srcIndices]` to the workgroup `dst[dstIndices]`, both 16-byte
+/// aligned; zeros where `ok` does not hold (a source count of 0, which
+/// reads nothing: the source indices are then 0s, any valid position).
+static void copyStaged(OpBuilder &b, Location loc, Value ok, Value src,
+                       ArrayRef<Value> srcIndices, Value dst,
+                       ValueRange dstIndices, int64_t width) {
+  Value zero = indexConst(b, loc, 0);
+  SmallVector<Value> safe;
+  for (Value index : srcIndices)
+    safe.push_back(arith::SelectOp::create(b, loc, ok, index, zero));
+  Value count =
+      arith::SelectOp::create(b, loc, ok, indexConst(b, loc, width), zero);
+  // 16 bytes may bypass L1 (cp.async.cg): the gathered rows and weight
+  // slices are read once per tile, from L2.
+  nvgpu::DeviceAsyncCopyOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIndices,
+      src, safe, b.getIndexAttr(width), count, b.getUnitAttr());
+}
+
+/// Stages one chunk: by cp.async straight into `direct` where the form
+/// stages the source's own type row-major (`direct`, else null) and the
+/// source is 16-byte aligned; else loaded into registers and handed to
+/// `store`.
+static void stageChunk(OpBuilder &b, Location loc, Value ok, Value aligned,
+                       Value src, SmallVector<Value> srcIndices, Value direct,
+                       Value i, Value j, int64_t width, Type type,
+                       StageFn store) {
+  auto viaRegisters = [&](OpBuilder &rb, Location rloc, Value alignedLoad) {
+    store(rb, rloc, i, j,
+          loadStaged(rb, rloc, ok, alignedLoad, src, srcIndices, width, type));
+  };
+  if (!direct || width == 1) {
+    viaRegisters(b, loc, aligned);
+    return;
+  }
+  scf::IfOp::create(
+      b, loc, aligned,
+      [&](OpBuilder &tb, Location tloc) {
+        copyStaged(tb, tloc, ok, src, srcIndices, direct, ValueRange{i, j},
+                   width);
+        scf::YieldOp::create(tb, tloc);
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        viaRegisters(eb, eloc, arith::ConstantIntOp::create(eb, eloc, 0, 1));
+        scf::YieldOp::create(eb, eloc);
+      });
+}
+
 /// Where a staged slice starts: its tile's first output row and channel,
 /// its kernel offset and first input channel.
 namespace {
@@ -321,7 +371,8 @@ static void stageInputSlice(OpBuilder &b, Location loc,
                             const ImplicitGemmOperands &operands,
                             const GemmTiles &tiles, const TileLoop &tile,
                             const SliceOrigin &origin, int64_t width,
-                            Value aligned, Type type, StageFn store) {
+                            Value aligned, Type type, Value direct,
+                            StageFn store) {
   int64_t chunks = tiles.depth / width;
   forEachItemOfBlock(
       b, loc, tile.thread, tiles.threads(), tiles.rows * chunks,
@@ -342,9 +393,8 @@ static void stageInputSlice(OpBuilder &b, Location loc,
                                   indexConst(ib, iloc, operands.channelsIn)));
         Value sourceRow =
             arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source);
-        store(ib, iloc, m, kk,
-              loadStaged(ib, iloc, ok, aligned, operands.features,
-                         {sourceRow, channel}, width, type));
+        stageChunk(ib, iloc, ok, aligned, operands.features,
+                   {sourceRow, channel}, direct, m, kk, width, type, store);
       });
 }
 
@@ -354,7 +404,8 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
                              const ImplicitGemmOperands &operands,
                              const GemmTiles &tiles, const TileLoop &tile,
                              const SliceOrigin &origin, int64_t width,
-                             Value aligned, Type type, StageFn store) {
+                             Value aligned, Type type, Value direct,
+                             StageFn store) {
   int64_t chunks = tiles.cols / width;
   forEachItemOfBlock(
       b, loc, tile.thread, tiles.threads(), tiles.depth * chunks,
@@ -372,9 +423,9 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
                                   indexConst(ib, iloc, operands.channelsIn)),
             arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
                                   indexConst(ib, iloc, operands.channelsOut)));
-        store(ib, iloc, kk, n,
-              loadStaged(ib, iloc, ok, aligned, operands.weight,
-                         {origin.offset, channel, column}, width, type));
+        stageChunk(ib, iloc, ok, aligned, operands.weight,
+                   {origin.offset, channel, column}, direct, kk, n, width, type,
+                   store);
       });
 }
 
@@ -431,12 +482,11 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
   return TileLoop{kb, loop.thread, row0, col0, sourceRows};
 }
 
-SmallVector<Value> gemm::forEachSlice(Location loc,
-                                      const ImplicitGemmOperands &operands,
-                                      const GemmTiles &tiles, TileLoop &tile,
-                                      ValueRange initial, Type type,
-                                      StageFn storeInput, StageFn storeWeight,
-                                      MultiplyFn multiply) {
+SmallVector<Value>
+gemm::forEachSlice(Location loc, const ImplicitGemmOperands &operands,
+                   const GemmTiles &tiles, TileLoop &tile, ValueRange initial,
+                   Type type, StageFn storeInput, StageFn storeWeight,
+                   MultiplyFn multiply, StagingBuffers direct) {
   OpBuilder &b = tile.body;
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   assert(tiles.rows % kScheduleGroupRows == 0 && "tiles are whole groups");
@@ -488,9 +538,20 @@ SmallVector<Value> gemm::forEachSlice(Location loc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
               SliceOrigin origin{tile.row0, tile.col0, offset, c0};
               stageInputSlice(sb, sloc, operands, tiles, tile, origin,
-                              inputWidth, inputAligned, type, storeInput);
+                              inputWidth, inputAligned, type, direct.input,
+                              storeInput);
               stageWeightSlice(sb, sloc, operands, tiles, tile, origin,
-                               weightWidth, weightAligned, type, storeWeight);
+                               weightWidth, weightAligned, type, direct.weight,
+                               storeWeight);
+              // The thread's copies land at its wait, everyone's by the
+              // barrier: all copies of the slice in flight at once.
+              if (direct.input || direct.weight) {
+                auto token = nvgpu::DeviceAsyncTokenType::get(sb.getContext());
+                Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+                    sb, sloc, token, ValueRange{});
+                nvgpu::DeviceAsyncWaitOp::create(sb, sloc, group,
+                                                 sb.getI32IntegerAttr(0));
+              }
               gpu::BarrierOp::create(sb, sloc);
               SmallVector<Value> sums = multiply(sb, sloc, acc);
               gpu::BarrierOp::create(sb, sloc);
@@ -602,6 +663,8 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       DenseElementsAttr::get(colVector, kb.getZeroAttr(accType)));
   SmallVector<Value> initial(tiles.threadRows, zeroCols);
 
+  Type weightElement =
+      cast<MemRefType>(operands.weight.getType()).getElementType();
   // The gathered rows transposed, the weights as they are; the register
   // tile: an outer product per staged channel.
   SmallVector<Value> sums = forEachSlice(
@@ -639,7 +702,10 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
               scf::YieldOp::create(pb, ploc, next);
             });
         return SmallVector<Value>(products.getResults());
-      });
+      },
+      // Weights of the accumulator's type are a plain copy; the inputs are
+      // transposed.
+      StagingBuffers{Value(), weightElement == accType ? weightTile : Value()});
 
   // The epilogue: each output element written once, bias added here.
   Value coutValue = indexConst(kb, loc, operands.channelsOut);

@@ -64,6 +64,10 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   Type featureElement =
       cast<MemRefType>(operands.features.getType()).getElementType();
   bool rounds = tiles.math == GemmMath::TF32MMA && featureElement.isF32();
+  Type weightElement =
+      cast<MemRefType>(operands.weight.getType()).getElementType();
+  bool copies =
+      !rounds && featureElement == fragElement && weightElement == fragElement;
   auto stage = [&](OpBuilder &sb, Location sloc, Value value) {
     return rounds ? roundToTF32(sb, sloc, value) : value;
   };
@@ -158,7 +162,9 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
           }
         }
         return next;
-      });
+      },
+      // f16 stages f16 as it is: cp.async straight into the tiles.
+      copies ? StagingBuffers{inputTile, weightTile} : StagingBuffers{});
 
   // The epilogue, in one pass per fragment row: every warp stores its
   // fragments of row i to the workgroup tile (16 rows per row of warps), and
