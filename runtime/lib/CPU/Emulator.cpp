@@ -142,15 +142,23 @@ std::string kernelName(int64_t names, int64_t length) {
   return lines.empty() ? "<unknown>" : lines[0];
 }
 
+/// The launch's kernel and buffer `buffer`, as reports name them.
+const char *kernelOf(const Launch &state) {
+  return state.names.empty() ? "<unknown>" : state.names[0].c_str();
+}
+
+std::string bufferOf(const Launch &state, int64_t buffer) {
+  if (buffer >= 0 && static_cast<size_t>(buffer) + 1 < state.names.size())
+    return state.names[buffer + 1];
+  return "buffer " + std::to_string(buffer);
+}
+
 int reportRace(Launch &state, int64_t buffer, int64_t offset,
                const Access &first, bool firstWrites, const Access &second,
                bool secondWrites) {
   state.raced = true;
-  const char *kernel =
-      state.names.empty() ? "<unknown>" : state.names[0].c_str();
-  std::string bufferName = "buffer " + std::to_string(buffer);
-  if (buffer >= 0 && static_cast<size_t>(buffer) + 1 < state.names.size())
-    bufferName = state.names[buffer + 1];
+  const char *kernel = kernelOf(state);
+  std::string bufferName = bufferOf(state, buffer);
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "data race in kernel @%s on %s at byte offset %" PRId64
@@ -195,11 +203,8 @@ int checkElement(Launch &state, Shadow &shadow, int64_t buffer, int64_t at,
 int reportEarlyAccess(Launch &state, int64_t buffer, int64_t offset,
                       const Access &copier, const Access &now, bool isWrite) {
   state.raced = true;
-  const char *kernel =
-      state.names.empty() ? "<unknown>" : state.names[0].c_str();
-  std::string bufferName = "buffer " + std::to_string(buffer);
-  if (buffer >= 0 && static_cast<size_t>(buffer) + 1 < state.names.size())
-    bufferName = state.names[buffer + 1];
+  const char *kernel = kernelOf(state);
+  std::string bufferName = bufferOf(state, buffer);
   return spconv::rt::setError(
       SPCONV_RT_ERR_EMULATION,
       "kernel @%s: %s at byte offset %" PRId64 " %s by thread %" PRId64

@@ -364,6 +364,26 @@ static void stageSourceRows(OpBuilder &b, Location loc,
       });
 }
 
+/// for each chunk (i, j) of an `extent` x `chunks * width` slice, j a
+/// multiple of `width`, shared by the block's threads: body(i, j), the
+/// chunks of one row on consecutive threads.
+static void
+forEachChunk(OpBuilder &b, Location loc, const GemmTiles &tiles,
+             const TileLoop &tile, int64_t extent, int64_t chunks,
+             int64_t width,
+             function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  forEachItemOfBlock(
+      b, loc, tile.thread, tiles.threads(), extent * chunks,
+      [&](OpBuilder &ib, Location iloc, Value item) {
+        Value chunkCount = indexConst(ib, iloc, chunks);
+        Value i = arith::DivUIOp::create(ib, iloc, item, chunkCount);
+        Value j = arith::MulIOp::create(
+            ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunkCount),
+            indexConst(ib, iloc, width));
+        body(ib, iloc, i, j);
+      });
+}
+
 /// The gathered input rows of a slice: per item, `width` consecutive
 /// channels of one row (consecutive threads on consecutive channels of one
 /// row), zero for a missing neighbour or channels past Cin.
@@ -373,15 +393,9 @@ static void stageInputSlice(OpBuilder &b, Location loc,
                             const SliceOrigin &origin, int64_t width,
                             Value aligned, Type type, Value direct,
                             StageFn store) {
-  int64_t chunks = tiles.depth / width;
-  forEachItemOfBlock(
-      b, loc, tile.thread, tiles.threads(), tiles.rows * chunks,
-      [&](OpBuilder &ib, Location iloc, Value item) {
-        Value chunkCount = indexConst(ib, iloc, chunks);
-        Value m = arith::DivUIOp::create(ib, iloc, item, chunkCount);
-        Value kk = arith::MulIOp::create(
-            ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunkCount),
-            indexConst(ib, iloc, width));
+  forEachChunk(
+      b, loc, tiles, tile, tiles.rows, tiles.depth / width, width,
+      [&](OpBuilder &ib, Location iloc, Value m, Value kk) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
         Value source = memref::LoadOp::create(ib, iloc, tile.sourceRows, m);
         // A chunk is inside Cin whole or not at all (stagingWidth).
@@ -406,15 +420,9 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
                              const SliceOrigin &origin, int64_t width,
                              Value aligned, Type type, Value direct,
                              StageFn store) {
-  int64_t chunks = tiles.cols / width;
-  forEachItemOfBlock(
-      b, loc, tile.thread, tiles.threads(), tiles.depth * chunks,
-      [&](OpBuilder &ib, Location iloc, Value item) {
-        Value chunkCount = indexConst(ib, iloc, chunks);
-        Value kk = arith::DivUIOp::create(ib, iloc, item, chunkCount);
-        Value n = arith::MulIOp::create(
-            ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunkCount),
-            indexConst(ib, iloc, width));
+  forEachChunk(
+      b, loc, tiles, tile, tiles.depth, tiles.cols / width, width,
+      [&](OpBuilder &ib, Location iloc, Value kk, Value n) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
         Value column = arith::AddIOp::create(ib, iloc, origin.col0, n);
         Value ok = arith::AndIOp::create(
