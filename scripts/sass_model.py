@@ -490,12 +490,7 @@ def simulate(body, loop, found, chip_costs, steps=4):
     t, marks = 0, []
     for _ in range(steps):
         for ins in sequence:
-            start = t + 1
-            sources = reads(ins)
-            if classify(ins) in ("global_load", "async_copy"):
-                sources = address_registers(ins) + [r for r in reads(ins)
-                                                    if r not in address_registers(ins)]
-            start = max([start] + [ready.get(r, 0) for r in sources])
+            start = max([t + 1] + [ready.get(r, 0) for r in reads(ins)])
             if ins.base == "DEPBAR" and len(ins.operands) > 1:
                 keep = value(ins.operands[1]) or 0
                 if len(groups) > keep:

@@ -89,6 +89,12 @@ struct Launch {
   /// Destination elements of queued asynchronous copies: the copying
   /// thread.
   std::unordered_map<Key, Access, KeyHash> inFlight;
+
+  /// The shadow key of the element at `address` of buffer `buffer` as
+  /// block `block` sees it: workgroup buffers are per block.
+  Key keyOf(int64_t buffer, int64_t block, int64_t address) const {
+    return Key{buffer >= numArguments ? block : -1, address};
+  }
 };
 
 /// A queued asynchronous copy.
@@ -228,9 +234,8 @@ int land(const AsyncCopy &copy, int64_t block, int64_t thread) {
   if (!state.active || state.raced)
     return SPCONV_RT_OK;
   Access now{block, thread, state.phase};
-  bool shared = copy.buffer >= state.numArguments;
   for (int64_t at = 0; at < copy.dstBytes; at += copy.elementBytes) {
-    Key key{shared ? block : -1, copy.dst + at};
+    Key key = state.keyOf(copy.buffer, block, copy.dst + at);
     state.inFlight.erase(key);
     if (int status = checkElement(state, state.shadow[key], copy.buffer,
                                   copy.offset + at, now, true))
@@ -317,9 +322,8 @@ int spconv_rt_emu_access(int64_t buffer, int64_t address, int64_t offset,
   if (!state.active || state.raced)
     return SPCONV_RT_OK;
   Access now{block, thread, state.phase};
-  bool shared = buffer >= state.numArguments;
   for (int64_t i = 0; i < count; ++i) {
-    Key key{shared ? block : -1, address + i * elementBytes};
+    Key key = state.keyOf(buffer, block, address + i * elementBytes);
     int64_t at = offset + i * elementBytes;
     auto inFlight = state.inFlight.find(key);
     if (inFlight != state.inFlight.end())
@@ -362,9 +366,8 @@ int spconv_rt_emu_async_copy(int64_t buffer, int64_t dst, int64_t offset,
   if (!state.active || state.raced)
     return SPCONV_RT_OK;
   Access now{block, thread, state.phase};
-  bool shared = buffer >= state.numArguments;
   for (int64_t at = 0; at < dstBytes; at += elementBytes) {
-    Key key{shared ? block : -1, dst + at};
+    Key key = state.keyOf(buffer, block, dst + at);
     auto inFlight = state.inFlight.find(key);
     if (inFlight != state.inFlight.end())
       return reportEarlyAccess(state, buffer, offset + at, inFlight->second,
