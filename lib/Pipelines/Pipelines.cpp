@@ -178,6 +178,8 @@ static void addGPUKernels(OpPassManager &pm,
 void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
   addGPUKernels(pm, options);
+  // Kernels staging more than 48 KiB (pipelined tiles) take it dynamically.
+  pm.addPass(createSpConvGPUDynamicSharedMemoryPass());
   // Builders into their layers, so that each buffer is placed by what its
   // consumers do with it; then placement, and one stream per function.
   pm.addPass(createInlinerPass());

@@ -489,4 +489,35 @@ def SpConvGPUCheckNVPTXTypesPass
   }];
 }
 
+def SpConvGPUDynamicSharedMemoryPass
+    : Pass<"spconv-gpu-dynamic-shared-memory", "::mlir::ModuleOp"> {
+  let summary = "Move kernels' workgroup buffers past 48 KiB into dynamic "
+                "shared memory";
+  let description = [{
+    CUDA gives a block at most 48 KiB of static shared memory; more must be
+    dynamic, sized at the launch and opted into per function (the runtime's
+    `mgpuLaunchKernel` does the latter). A kernel whose workgroup
+    attributions take more than 48 KiB in all (each placed at a multiple of
+    128 bytes) gets them as `memref.view`s of one
+    `gpu.dynamic_shared_memory` buffer instead, and every `gpu.launch_func`
+    of it passes their size. Kernels within 48 KiB keep static buffers.
+
+    Kernels are written with static workgroup buffers, which the emulator
+    (spconv-gpu-kernels-to-cpu) runs as they are; this pass is the CUDA
+    pipeline's, before NVVM. A kernel past `max-bytes` is an error naming
+    it and its size, as is one whose launches already pass dynamic shared
+    memory.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"101376",
+           "The most shared memory a block may take: 99 KiB, what every "
+           "sm_80-or-later chip grants (sm_86, sm_89 and sm_120 grant no "
+           "more; sm_80 163 KiB, sm_90 227 KiB)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // SPCONV_TRANSFORMS_PASSES_TD
