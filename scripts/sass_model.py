@@ -14,10 +14,13 @@ test/Scripts checks it on listings written by hand. The steps:
   a bound that is a kernel parameter makes the count unknown.
 - `hot_loop`: one step of the kernel's main loop: inside the grid-stride
   loop over the tiles, the loop over the math (one visited offset of a
-  tiled conv, all its channel slices).
+  tiled conv, all its channel slices; one slice of a pipelined one, whose
+  copying loop is preferred to its fallback for unaligned data).
 - `profile`: per step of the hot loop and per warp, instructions by class,
   inner loops multiplied by their trip counts, every instruction of a
-  forward-branch region counted (both arms: an upper bound).
+  forward-branch region counted (both arms: an upper bound); an
+  instruction guarded by the false predicate (ptxas's padding) as an
+  issue slot only.
 - `load_chain`: the longest chain of global loads in one step where each
   load's address depends on the previous one's value.
 - `simulate`: an in-order scoreboard walk of one warp over consecutive
@@ -280,9 +283,11 @@ def trip_count(body, loop, limit=1 << 20):
 def hot_loop(body, found):
     """One step of a tiled kernel's main loop: inside the outermost loop
     with math (MMA or FFMA), the grid-stride loop over the tiles, the loop
-    that holds the math (the offsets a tile visits); the outermost loop
-    itself when nothing inside it loops over the math; None without math
-    in a loop."""
+    that holds the math (the offsets a tile visits, or the steps of a
+    pipeline); the outermost loop itself when nothing inside it loops over
+    the math; None without math in a loop. Of several such loops (a
+    pipeline and its fallback for unaligned sources), one that issues
+    cp.async copies, the form aligned data takes; then the largest."""
     addresses = [ins.address for ins in body if classify(ins) in ("mma", "ffma")]
     math = [l for l in found if any(l.contains(a) for a in addresses)]
     if not math:
@@ -291,7 +296,9 @@ def hot_loop(body, found):
                     key=lambda l: l.end - l.start)
     inner = [l for l in outermost.children if l in math]
     if inner:
-        return max(inner, key=lambda l: l.end - l.start)
+        def copies(l):
+            return any(classify(i) == "async_copy" for i in region(body, l))
+        return max(inner, key=lambda l: (copies(l), l.end - l.start))
     return outermost
 
 
@@ -300,7 +307,16 @@ STORES = {"STS", "STG", "ST", "STL"}
 GLOBAL_LOADS = {"LDG", "LD"}
 
 
+def never_runs(ins):
+    """Whether `ins` is guarded by the constant false predicate: ptxas pads
+    with such instructions (three `@!PT LDS RZ, [RZ]` before each
+    LDGSTS); they take an issue slot and do nothing."""
+    return ins.guard in ("@!PT", "@!UPT")
+
+
 def classify(ins):
+    if never_runs(ins):
+        return "other"
     base = ins.base
     if base in ("HMMA", "HGMMA", "IMMA", "DMMA", "BMMA"):
         return "mma"
@@ -521,7 +537,7 @@ def shared_wavefronts(ins):
     """Cycles of the SM's shared-memory pipe one warp instruction takes,
     conflict-free (bank conflicts are not visible in the machine code)."""
     kind = classify(ins)
-    if ins.base == "LDSM":
+    if ins.base == "LDSM" and kind == "shared_load":
         count = ins.opcode.split(".")[-1]
         return int(count) if count.isdigit() else 1
     if kind in ("shared_load", "shared_store", "async_copy"):

@@ -229,6 +229,43 @@ class Profile(unittest.TestCase):
         # LDS, 512 bytes copied, two ldmatrix x4.
         self.assertEqual(counts["shared_waves"], 1 + 4 + 8)
 
+    def test_padding_takes_issue_slots_only(self):
+        lines = pipelined(2)
+        lines[2:2] = [(None, "@!PT LDS RZ, [RZ]")] * 3
+        body, found = kernel(lines)
+        counts = sass_model.profile(body, sass_model.hot_loop(body, found), found)
+        self.assertEqual(counts["instructions"], len(lines) - 1)
+        self.assertEqual(counts["shared_load"], 3)  # LDS, LDSM x 2
+        self.assertEqual(counts["shared_waves"], 1 + 4 + 8)
+
+    def test_the_copying_loop_is_hot(self):
+        # A tile loop holding a pipelined step loop (cp.async) and, after
+        # it, a larger fallback step loop (loads and stores) for unaligned
+        # data: the pipeline is the step aligned data takes.
+        copying = [(label, text) for label, text in pipelined(0)[:-1]]
+        copying[0] = (".L_x_1", copying[0][1])
+        copying[-1] = (None, "@!P0 BRA `(.L_x_1)")
+        fallback = [(".L_x_2", "LDG.E.128 R12, [R20.64]"),
+                    (None, "STS.128 [R41], R12"),
+                    (None, "BAR.SYNC.DEFER_BLOCKING 0x0"),
+                    (None, "LDSM.16.M88.4 R44, [R42]"),
+                    (None, "LDSM.16.MT88.4 R48, [R43]"),
+                    (None, "HMMA.16816.F32 R52, R44, R48, R52"),
+                    (None, "HMMA.16816.F32 R56, R44, R50, R56"),
+                    (None, "BAR.SYNC.DEFER_BLOCKING 0x0"),
+                    (None, "NOP"), (None, "NOP"), (None, "NOP"), (None, "NOP"),
+                    (None, "IADD3 R7, R7, 0x1, RZ"),
+                    (None, "ISETP.GE.U32.AND P1, PT, R7, c[0x0][0x164], PT"),
+                    (None, "@!P1 BRA `(.L_x_2)")]
+        tile = ([(".L_x_0", "IMAD.MOV.U32 R8, RZ, RZ, 0x0")] + copying + fallback +
+                [(None, "IADD3 R5, R5, 0x1, RZ"),
+                 (None, "ISETP.GE.U32.AND P2, PT, R5, c[0x0][0x168], PT"),
+                 (None, "@!P2 BRA `(.L_x_0)"), (None, "EXIT")])
+        body, found = kernel(tile)
+        hot = sass_model.hot_loop(body, found)
+        self.assertEqual((hot.start, hot.end), (0x10, 0x10 * len(copying)))
+        self.assertEqual(sass_model.profile(body, hot, found)["async_copy"], 1)
+
     def test_pipelining_hides_the_copies_latency(self):
         costs = sass_costs.CHIPS["sm_80"]
         exposed = [sass_model.simulate(*self.stage(pipelined(d)), costs) for d in (0, 2)]
