@@ -104,6 +104,19 @@ def assemble(ptxas, ptx, chip, cubin=None):
     return kernels
 
 
+# Dynamic shared memory (spconv-gpu-dynamic-shared-memory) on a kernel.
+DYNAMIC_SHARED = re.compile(r"^\s*gpu\.func @(\w+)\(.*spconv\.dynamic_shared_memory = (\d+)")
+
+
+def add_dynamic_shared(kernels, ir):
+    """Adds each kernel's dynamic shared memory (from the kernel IR) to the
+    static shared memory ptxas reported for it (assemble's "smem")."""
+    for m in map(DYNAMIC_SHARED.search, ir.splitlines()):
+        if m and m.group(1) in kernels:
+            kernels[m.group(1)]["smem"] += int(m.group(2))
+    return kernels
+
+
 # A tiled kernel's threads per block, from its spconv.tile attribute.
 TILE_THREADS = re.compile(r"^\s*gpu\.func @(\w+)\(.*spconv\.tile = \{[^}]*\bthreads = (\d+)")
 

@@ -2,7 +2,8 @@
 """The static report of every kernel of spconv-to-cuda, as Markdown tables.
 
 From ptxas -v, per kernel and architecture: registers, spill stores and
-loads, stack frame, local memory, shared memory, and the theoretical
+loads, stack frame, local memory, shared memory (with the dynamic shared
+memory the kernel IR records), and the theoretical
 occupancy at the launch's block size (--block-size, the pipeline's too).
 From the kernel IR (the gpu.func as it goes to NVVM), per item of the
 kernel's grid-stride loop (a pair x output channel for a conv, a site for a
@@ -25,7 +26,8 @@ import argparse
 import re
 import sys
 
-from kernel_reports import assemble, compile_kernels, occupancy, tile_threads
+from kernel_reports import (add_dynamic_shared, assemble, compile_kernels, occupancy,
+                            tile_threads)
 
 
 # ---------------------------------------------------------------- IR counts
@@ -131,7 +133,8 @@ def main():
         for chip in chips:
             ptx, ir = compile_kernels(args.spconv_opt, mlir, chip, args.block_size,
                                       args.option)
-            for name, info in assemble(args.ptxas, ptx, chip).items():
+            for name, info in add_dynamic_shared(assemble(args.ptxas, ptx, chip),
+                                                 ir).items():
                 rows.setdefault(name, {})[chip] = info
             traffic.update(count_kernels(ir))
             threads.update(tile_threads(ir))

@@ -39,7 +39,8 @@ import tempfile
 
 import sass_costs
 import sass_model
-from kernel_reports import assemble, compile_kernels, occupancy, run, tile_threads
+from kernel_reports import (add_dynamic_shared, assemble, compile_kernels, occupancy,
+                            run, tile_threads)
 
 
 def tool_release(binary):
@@ -84,7 +85,8 @@ def main():
             threads = tile_threads(ir)
             with tempfile.TemporaryDirectory() as work:
                 cubin = os.path.join(work, "k.cubin")
-                resources = assemble(args.ptxas, ptx, chip, cubin)
+                resources = add_dynamic_shared(assemble(args.ptxas, ptx, chip, cubin),
+                                               ir)
                 listing = run([args.nvdisasm, "-c", cubin]).stdout
             for name, body in sass_model.parse_listing(listing).items():
                 if args.kernel:

@@ -52,8 +52,8 @@ static bool isKernelRole(StringRef role) {
 /// positive integer, or `math` with one of the kernels' maths.
 static LogicalResult verifyTile(Operation *op, DictionaryAttr tile) {
   static constexpr StringLiteral kSizes[] = {
-      "threads",     "rows",        "cols",      "depth",    "max_registers",
-      "thread_rows", "thread_cols", "warp_rows", "warp_cols"};
+      "threads",       "rows",        "cols",        "depth",     "stages",
+      "max_registers", "thread_rows", "thread_cols", "warp_rows", "warp_cols"};
   for (NamedAttribute entry : tile) {
     StringRef key = entry.getName().strref();
     if (key == "math") {
@@ -100,6 +100,15 @@ LogicalResult SpConvDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError()
              << name << " must be a dictionary, got " << value;
     return verifyTile(op, tile);
+  }
+  if (name == kDynamicSharedMemoryAttrName) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitOpError() << name << " applies to kernels only";
+    auto size = dyn_cast<IntegerAttr>(value);
+    if (!size || !size.getType().isSignlessInteger(64) || size.getInt() < 1)
+      return op->emitOpError()
+             << name << " must be a positive i64 (bytes), got " << value;
+    return success();
   }
   if (name == kBackwardAttrName) {
     if (!isa<FunctionOpInterface>(op))

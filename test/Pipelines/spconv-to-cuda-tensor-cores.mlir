@@ -12,12 +12,15 @@
 // CHECK-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
 // CHECK-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
 // CHECK-DAG: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
-// CHECK-DAG: .shared .align 32
 // The f16 rows and weights are staged by 16-byte cp.async (L2 only, a
-// source count that zero-fills), one group and one wait per slice.
+// source count that zero-fills) in a two-stage pipeline, one group per step
+// and a wait for the next step's; its buffers (past 48 KiB) are dynamic
+// shared memory. The TF32 tiles stay static, 32-byte aligned for WMMA.
+// CHECK-DAG: .shared .align 16 .b8 __dynamic_shmem__0;
 // CHECK-DAG: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}{{(\+[0-9]+)?}}], 16, {{%r[0-9]+|16}};
 // CHECK-DAG: cp.async.commit_group;
 // CHECK-DAG: cp.async.wait_group {{.*}}0;
+// TF32-DAG: .shared .align 32
 // TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
 // TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32
 // FMA: fma.rn.f32

@@ -163,6 +163,13 @@ static llvm::cl::opt<bool> gpuRaceCheck(
                    "between two threads of a kernel launch (slower: blocks "
                    "run one after another)"),
     llvm::cl::init(false));
+static llvm::cl::opt<bool> misalignInputs(
+    "misalign-inputs",
+    llvm::cl::desc("Pass each input at an address one element past a "
+                   "16-byte boundary, as a slice of a larger array may be "
+                   "(tests the kernels' paths for unaligned data). Targets "
+                   "cpu and gpu-emulator"),
+    llvm::cl::init(false));
 static llvm::cl::opt<std::string>
     gpuChip("gpu-chip", llvm::cl::desc("GPU architecture of --target cuda"),
             llvm::cl::init("sm_80"));
@@ -386,6 +393,9 @@ int main(int argc, char **argv) {
   if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
     return fail("--target must be cpu, cuda or gpu-emulator, got '" + target +
                 "'");
+  if (misalignInputs && target == "cuda")
+    return fail("--misalign-inputs applies to --target cpu and gpu-emulator "
+                "only");
   bool onGPU = target == "cuda";
   if (onGPU) {
     if (std::string why = cudaUnavailable(); !why.empty())
@@ -601,8 +611,21 @@ int main(int argc, char **argv) {
     for (void *pointer : deviceInputs)
       freeDevice(pointer);
   });
+  // --misalign-inputs: each input copied to one element past a 16-byte
+  // boundary.
+  std::vector<std::vector<uint8_t>> misaligned;
   for (npy::NpyArray &array : arrays) {
     descriptors.push_back(run::makeDescriptor(array));
+    if (misalignInputs) {
+      size_t item = array.itemSize();
+      std::vector<uint8_t> &copy =
+          misaligned.emplace_back(array.data.size() + 16 + item);
+      auto address = reinterpret_cast<uintptr_t>(copy.data());
+      uint8_t *start = copy.data() + (16 - address % 16) % 16 + item;
+      std::copy(array.data.begin(), array.data.end(), start);
+      descriptors.back()[0] = descriptors.back()[1] =
+          reinterpret_cast<int64_t>(start);
+    }
     if (!onGPU)
       continue;
     void *copy = copyToDevice(array.data.data(), array.data.size());

@@ -61,11 +61,17 @@ def SpConv_Dialect : Dialect {
     /// spconv-parallel-loops-to-gpu names kernels after it.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "spconv.kernel";
     /// A dictionary of a tiled kernel's tile sizes (positive integers
-    /// `threads`, `rows`, `cols`, `depth`, `max_registers`, `thread_rows`,
-    /// `thread_cols`, `warp_rows`, `warp_cols`; `math`: `fma`, `mma-f16`
-    /// or `mma-tf32`) on its `gpu.launch` and outlined `gpu.func`;
-    /// `max_registers` becomes the kernel's `nvvm.maxnreg`.
+    /// `threads`, `rows`, `cols`, `depth`, `stages`, `max_registers`,
+    /// `thread_rows`, `thread_cols`, `warp_rows`, `warp_cols`; `math`:
+    /// `fma`, `mma-f16` or `mma-tf32`) on its `gpu.launch` and outlined
+    /// `gpu.func`; `max_registers` becomes the kernel's `nvvm.maxnreg`;
+    /// `stages`, where more than 1, the depth of its cp.async pipeline.
     static constexpr ::llvm::StringLiteral kTileAttrName = "spconv.tile";
+    /// On a kernel (`gpu.func`): the bytes of dynamic shared memory its
+    /// launches pass (spconv-gpu-dynamic-shared-memory), a positive i64, for
+    /// the static reports (ptxas -v counts static shared memory only).
+    static constexpr ::llvm::StringLiteral kDynamicSharedMemoryAttrName =
+        "spconv.dynamic_shared_memory";
     /// On a function: the symbol of the backward function that
     /// spconv-generate-backward defines for it.
     static constexpr ::llvm::StringLiteral kBackwardAttrName =

@@ -497,10 +497,15 @@ def SpConvGPUDynamicSharedMemoryPass
     CUDA gives a block at most 48 KiB of static shared memory; more must be
     dynamic, sized at the launch and opted into per function (the runtime's
     `mgpuLaunchKernel` does the latter). A kernel whose workgroup
-    attributions take more than 48 KiB in all (each placed at a multiple of
-    128 bytes) gets them as `memref.view`s of one
-    `gpu.dynamic_shared_memory` buffer instead, and every `gpu.launch_func`
-    of it passes their size. Kernels within 48 KiB keep static buffers.
+    attributions take more than 48 KiB in all gets them as `memref.view`s
+    of one `gpu.dynamic_shared_memory` buffer instead, each at a multiple
+    of 128 bytes (the kernel rounds the buffer's start up to one: upstream
+    declares it 16-byte aligned, WMMA fragments need 32), and every
+    `gpu.launch_func` of it passes their size plus that slack, which the
+    kernel records as
+    `spconv.dynamic_shared_memory` (ptxas -v counts static shared memory
+    only; scripts/kernel_reports.py reads it). Kernels within 48 KiB keep
+    static buffers.
 
     Kernels are written with static workgroup buffers, which the emulator
     (spconv-gpu-kernels-to-cpu) runs as they are; this pass is the CUDA

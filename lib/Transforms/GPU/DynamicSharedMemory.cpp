@@ -32,11 +32,14 @@ namespace {
 
 /// What a block may hold in static shared memory.
 constexpr int64_t kMaxStaticBytes = 48 * 1024;
-/// Where each buffer starts in the dynamic one: a multiple of this, which
-/// covers every alignment the kernels ask of their buffers (WMMA's 32
-/// bytes, cp.async's 16) and is the dynamic buffer's own (NVVM's
-/// kSharedMemoryAlignmentBit).
+/// Where each buffer starts: a multiple of this, which covers every
+/// alignment the kernels ask of their buffers (WMMA's 32 bytes, cp.async's
+/// 16).
 constexpr int64_t kBufferAlignment = 128;
+/// What upstream's lowering declares of the dynamic buffer's start (NVVM's
+/// kSharedMemoryAlignmentBit, in bytes): the kernel rounds its start up to
+/// kBufferAlignment itself, in the slack this leaves.
+constexpr int64_t kDeclaredAlignment = 16;
 
 /// The byte offset of each workgroup attribution of `kernel` in one buffer,
 /// and the buffer's size.
@@ -53,6 +56,12 @@ std::pair<SmallVector<int64_t>, int64_t> layOut(gpu::GPUFuncOp kernel) {
   return {offsets, size};
 }
 
+/// The bytes a kernel's launches pass for buffers taking `size` bytes: room
+/// to round the dynamic buffer's start up to kBufferAlignment.
+int64_t dynamicBytes(int64_t size) {
+  return size + kBufferAlignment - kDeclaredAlignment;
+}
+
 /// Replaces `kernel`'s workgroup attributions by views of one dynamic
 /// shared buffer at `offsets`.
 void moveToDynamic(gpu::GPUFuncOp kernel, ArrayRef<int64_t> offsets) {
@@ -66,14 +75,23 @@ void moveToDynamic(gpu::GPUFuncOp kernel, ArrayRef<int64_t> offsets) {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup));
+  // The first byte at a multiple of kBufferAlignment: (-address) mod 128.
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base);
+  Value start = arith::AndIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+                            address),
+      arith::ConstantIndexOp::create(b, loc, kBufferAlignment - 1));
   unsigned first = kernel.getFirstWorkgroupAttributionIndex();
   unsigned count = kernel.getNumWorkgroupAttributions();
   for (auto [attribution, offset] :
        llvm::zip_equal(kernel.getWorkgroupAttributions(), offsets)) {
     Value buffer = attribution;
-    Value view = memref::ViewOp::create(
-        b, buffer.getLoc(), cast<MemRefType>(buffer.getType()), base,
-        arith::ConstantIndexOp::create(b, loc, offset), ValueRange{});
+    Value shift = arith::AddIOp::create(
+        b, loc, start, arith::ConstantIndexOp::create(b, loc, offset));
+    Value view = memref::ViewOp::create(b, buffer.getLoc(),
+                                        cast<MemRefType>(buffer.getType()),
+                                        base, shift, ValueRange{});
     buffer.replaceAllUsesWith(view);
   }
   entry.eraseArguments(first, count);
@@ -95,9 +113,10 @@ struct SpConvGPUDynamicSharedMemoryPass
       for (auto kernel : kernels.getOps<gpu::GPUFuncOp>()) {
         if (!kernel.isKernel())
           continue;
-        auto [offsets, size] = layOut(kernel);
-        if (size <= kMaxStaticBytes)
+        auto [offsets, buffers] = layOut(kernel);
+        if (buffers <= kMaxStaticBytes)
           continue;
+        int64_t size = dynamicBytes(buffers);
         if (size > maxBytes) {
           kernel.emitError("spconv-gpu-dynamic-shared-memory: kernel '")
               << kernel.getName() << "' needs " << size
@@ -107,6 +126,9 @@ struct SpConvGPUDynamicSharedMemoryPass
           continue;
         }
         moveToDynamic(kernel, offsets);
+        kernel->setAttr(
+            SpConvDialect::kDynamicSharedMemoryAttrName,
+            IntegerAttr::get(IntegerType::get(&getContext(), 64), size));
         moved[SymbolRefAttr::get(
             kernels.getSymNameAttr(),
             {FlatSymbolRefAttr::get(kernel.getNameAttr())})] = size;

@@ -166,20 +166,50 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // 256 x 16), and the depth padded up to one fragment (16) for 8 input
 // channels; stored as f16 once. Without tensor cores: staged as f32,
 // summed in f32, stored as f16.
+// Rows of 8 f16 are whole 16-byte chunks: the slices are a three-stage
+// cp.async pipeline (stage buffers 3 deep, the source rows of each stage,
+// the offsets the tile visits), one barrier per step; unaligned sources
+// take the unpipelined loops through registers instead.
 // Dynamic channel counts keep the gather-scatter form.
 // CHECK-LABEL: func.func @conv_f16
 // CHECK: gpu.launch
-// CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x24xf16, #gpu.address_space<workgroup>>
-// CHECK: memref.alloca() {alignment = 32 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[INPUTS:.*]] = memref.alloca() {alignment = 32 : i64} : memref<768x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[WEIGHTS:.*]] = memref.alloca() {alignment = 32 : i64} : memref<48x24xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<128x20xf32, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<?x8xf16> to memref<256x24xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<27x8x8xf16> to memref<16x24xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_wait
+// CHECK: %[[SOURCES:.*]] = memref.alloca() : memref<768xi32, #gpu.address_space<workgroup>>
+// CHECK: %[[VISITED:.*]] = memref.alloca() : memref<27xi32, #gpu.address_space<workgroup>>
+// CHECK: %[[ALIGNED:.*]] = arith.andi %{{.*}} : i1
+// CHECK: scf.if %[[ALIGNED]] -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">) {
+// CHECK: memref.store %{{.*}}, %[[VISITED]]
+// CHECK-COUNT-3: memref.store %{{.*}}, %[[SOURCES]]
+// CHECK: gpu.barrier
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[INPUTS]]{{.*}}, 8, %{{.*}} {bypassL1} : memref<?x8xf16> to memref<768x24xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[WEIGHTS]]{{.*}}, 8, %{{.*}} {bypassL1} : memref<27x8x8xf16> to memref<48x24xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_copy
+// CHECK: %[[PROLOGUE:.*]] = nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait %[[PROLOGUE]] {numGroups = 1 : i32}
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c27{{.*}} step %c1
+// CHECK: gpu.barrier
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[INPUTS]]
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[WEIGHTS]]
+// CHECK: %[[GROUP:.*]] = nvgpu.device_async_create_group
+// CHECK: memref.load %{{.*}} : memref<?x27xi32>
+// CHECK: memref.load %[[VISITED]]
+// CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: memref.store %{{.*}}, %[[SOURCES]]
+// CHECK: nvgpu.device_async_wait %[[GROUP]] {numGroups = 1 : i32}
+// CHECK-NEXT: scf.yield
+// CHECK: } else {
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x8xf16>, vector<8xf16>
+// CHECK: vector.load %{{.*}} : memref<?x8xf16>, vector<8xf16>
 // CHECK-NOT: arith.extf
 // CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK-NOT: gpu.subgroup_mma_compute
 // CHECK: arith.truncf %{{.*}} : f32 to f16
-// CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 256 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
+// CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 256 : i64, stages = 3 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
 // CHECK-LABEL: func.func @conv_bf16
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x12xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
@@ -229,12 +259,17 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // (256 x 64 tiles), 32 input channels per slice, a register budget for two
 // blocks per SM; the epilogue writes the tile in four passes of 64 rows
 // (one fragment row of every warp each), so that its f32 sums take 64 rows
-// of workgroup memory, not 256.
+// of workgroup memory, not 256. Two pipeline stages (three would not leave
+// room for two blocks per SM): 54 steps of 27 offsets x 2 slices, each
+// waiting for the next step's copies with none in flight.
 // CHECK-LABEL: func.func @conv_f16_64
-// CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x40xf16, #gpu.address_space<workgroup>>
-// CHECK: memref.alloca() {alignment = 32 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<512x40xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() {alignment = 32 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<64x68xf32, #gpu.address_space<workgroup>>
 // CHECK: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c54{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK: } else {
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
 // CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
 // CHECK: gpu.barrier
@@ -253,7 +288,7 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.subgroup_mma_store_matrix
-// CHECK: spconv.kernel = "conv_f16_64x64", spconv.tile = {cols = 64 : i64, depth = 32 : i64, math = "mma-f16", max_registers = 128 : i64, rows = 256 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 64 : i64}
+// CHECK: spconv.kernel = "conv_f16_64x64", spconv.tile = {cols = 64 : i64, depth = 32 : i64, math = "mma-f16", max_registers = 128 : i64, rows = 256 : i64, stages = 2 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 64 : i64}
 func.func @conv_f16_64(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
                        %features: tensor<?x64xf16>, %w: tensor<27x64x64xf16>) -> tensor<?x64xf16> {
   %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>

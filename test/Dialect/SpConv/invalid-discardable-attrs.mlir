@@ -7,8 +7,13 @@ module attributes {spconv.profile_labels = ["build_rulebook <subm> at x.mlir:3",
   func.func private @g(tensor<f32>) -> tensor<f32>
   func.func @f(%x: tensor<f32>) -> tensor<f32> attributes {spconv.backward = @g} {
     "test.op"() {spconv.kernel = "conv_f32_16x32", spconv.tile = {threads = 256 : i64, rows = 64 : i64, cols = 32 : i64, depth = 32 : i64, thread_rows = 4 : i64, thread_cols = 2 : i64, math = "fma"}} : () -> ()
-    "test.op"() {spconv.tile = {threads = 128 : i64, warp_rows = 32 : i64, warp_cols = 32 : i64, max_registers = 128 : i64, math = "mma-f16"}} : () -> ()
+    "test.op"() {spconv.tile = {threads = 128 : i64, warp_rows = 32 : i64, warp_cols = 32 : i64, stages = 2 : i64, max_registers = 128 : i64, math = "mma-f16"}} : () -> ()
     return %x : tensor<f32>
+  }
+  gpu.module @kernels {
+    gpu.func @k() kernel attributes {spconv.dynamic_shared_memory = 70144 : i64} {
+      gpu.return
+    }
   }
 }
 
@@ -29,8 +34,20 @@ module attributes {spconv.profile_labels = ["build_rulebook <subm> at x.mlir:3",
 
 // -----
 
-// expected-error @+1 {{spconv.tile has an unknown entry 'stages'}}
-"test.op"() {spconv.tile = {threads = 64 : i64, stages = 3 : i64}} : () -> ()
+// expected-error @+1 {{spconv.tile has an unknown entry 'buffers'}}
+"test.op"() {spconv.tile = {threads = 64 : i64, buffers = 3 : i64}} : () -> ()
+
+// -----
+
+// expected-error @+1 {{spconv.dynamic_shared_memory applies to kernels only}}
+"test.op"() {spconv.dynamic_shared_memory = 70144 : i64} : () -> ()
+
+// -----
+
+// expected-error @+1 {{spconv.dynamic_shared_memory must be a positive i64 (bytes), got 0 : i64}}
+func.func @f() attributes {spconv.dynamic_shared_memory = 0 : i64} {
+  return
+}
 
 // -----
 

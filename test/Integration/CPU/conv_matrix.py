@@ -453,6 +453,12 @@ def cases():
     c.append(Case("regular_3d_bf16", "regular", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[8, 8, 8], sites=100, dtype="bf16", bias=True))
     c.append(Case("transposed_2d_bf16", "transposed", None, [3, 3], stride=[2, 2], grid=[6, 6], sites=20, cin=9, cout=17, dtype="bf16", bias=True))
     c.append(Case("subm_3d_f16_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=300, cin=40, cout=70, dtype="f16", bias=True))
+    # f16 whose rows are whole 16-byte chunks: the GPU's cp.async pipeline,
+    # two stages at 64 output channels (two slices, the second partial;
+    # partial columns and rows), three at 16 (a strided conv, offsets some
+    # tiles do not visit).
+    c.append(Case("subm_3d_f16_pipelined", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=300, cin=48, cout=40, dtype="f16", bias=True))
+    c.append(Case("regular_3d_f16_pipelined", "regular", None, [3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1], grid=[10, 10, 10], sites=200, cin=16, cout=16, dtype="f16"))
     # 64 output channels: the GPU's tallest tensor-core tiles (4 x 2
     # fragments per warp, epilogue in four passes), partial in rows.
     c.append(Case("subm_3d_bf16_wide", "subm", None, [3, 3, 3], grid=[9, 9, 9], sites=280, cin=24, cout=64, dtype="bf16", bias=True))

@@ -1,17 +1,22 @@
 // RUN: spconv-opt %s -spconv-gpu-dynamic-shared-memory -split-input-file -verify-diagnostics | FileCheck %s
 
 // Past 48 KiB: the buffers become views of the dynamic shared memory, each
-// at a multiple of 128 bytes, and the launch passes their size
-// (40000 bytes of f32, then 9200 of f16 from 40064: 49264 > 49152).
+// at a multiple of 128 bytes from the first 128-byte boundary in it, and the
+// launch passes their size with the slack for that rounding (40000 bytes of
+// f32, then 9200 of f16 from 40064: 49264 > 49152; + 112).
 // CHECK-LABEL: func.func @large
-// CHECK: %[[SIZE:.*]] = arith.constant 49264 : i32
+// CHECK: %[[SIZE:.*]] = arith.constant 49376 : i32
 // CHECK: gpu.launch_func @kernels::@large_kernel {{.*}} dynamic_shared_memory_size %[[SIZE]]
-// CHECK: gpu.func @large_kernel(%{{.*}}: memref<?xf32>) kernel {
+// CHECK: gpu.func @large_kernel(%{{.*}}: memref<?xf32>) kernel attributes {spconv.dynamic_shared_memory = 49376 : i64} {
 // CHECK-NOT: workgroup(
 // CHECK: %[[BASE:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-// CHECK: %[[AT0:.*]] = arith.constant 0 : index
+// CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[BASE]]
+// CHECK: %[[NEGATED:.*]] = arith.subi %{{.*}}, %[[ADDRESS]]
+// CHECK: %[[START:.*]] = arith.andi %[[NEGATED]], %{{.*}} : index
+// CHECK: %[[AT0:.*]] = arith.addi %[[START]], %{{.*}} : index
 // CHECK: %[[A:.*]] = memref.view %[[BASE]][%[[AT0]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<10000xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[AT1:.*]] = arith.constant 40064 : index
+// CHECK: %[[C40064:.*]] = arith.constant 40064 : index
+// CHECK: %[[AT1:.*]] = arith.addi %[[START]], %[[C40064]] : index
 // CHECK: %[[B:.*]] = memref.view %[[BASE]][%[[AT1]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4600xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.store %{{.*}}, %[[A]]
 // CHECK: memref.store %{{.*}}, %[[B]]
@@ -58,7 +63,7 @@ module attributes {gpu.container_module} {
 // More than any block may take: named, with its size.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    // expected-error @+1 {{spconv-gpu-dynamic-shared-memory: kernel 'huge_kernel' needs 160000 bytes of shared memory, more than a block may take (101376, max-bytes)}}
+    // expected-error @+1 {{spconv-gpu-dynamic-shared-memory: kernel 'huge_kernel' needs 160112 bytes of shared memory, more than a block may take (101376, max-bytes)}}
     gpu.func @huge_kernel()
         workgroup(%x: memref<40000xf32, #gpu.address_space<workgroup>>) kernel {
       gpu.return

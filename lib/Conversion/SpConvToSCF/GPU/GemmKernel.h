@@ -71,9 +71,12 @@ struct TileLoop {
   OpBuilder body;   ///< inside the loop, before its terminator
   Value thread;     ///< thread id in the block (x)
   Value row0, col0; ///< first slot of the schedule and channel of the tile
-  /// Workgroup i32[rows]: each slot's input row at the offset being staged
-  /// (forEachSlice), or -1.
+  /// Workgroup i32[stages x rows]: each slot's input row at the offset each
+  /// stage stages (forEachSlice), or -1.
   Value sourceRows;
+  /// Workgroup i32[offsets] of a pipelined tile: 1 where a row of the tile
+  /// has a neighbour at the offset; null when unpipelined.
+  Value visited;
 };
 
 /// The implicit GEMM's grid-stride loop (beginGridStrideLoop) over its tiles
@@ -98,9 +101,11 @@ using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
 void storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
                  ValueRange indices);
 
-/// Updates the accumulators from the staged slice and returns them.
+/// Updates the accumulators from the slice staged in stage `stage` (index)
+/// and returns them: rows stage * tiles.rows on of the staged inputs, stage
+/// * tiles.depth on of the staged weights.
 using MultiplyFn =
-    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, Value)>;
 
 /// Workgroup buffers a form stages into as plain copies: the source's
 /// element type, row-major at (i, j) as StageFn numbers them. forEachSlice
@@ -123,6 +128,14 @@ struct StagingBuffers {
 /// cp.async into `direct`'s buffers (then a wait for the thread's copies);
 /// a barrier; `multiply`; a barrier before the next slice overwrites the
 /// staged one. Returns the final accumulators.
+///
+/// With `tiles.stages` > 1 (`direct` then holds both buffers, `stages`
+/// deep) and both sources 16-byte aligned, the slices are one pipeline
+/// instead: each step waits for its slice's copies, passes one barrier,
+/// issues the copies of the slice `stages - 1` steps ahead, loads the input
+/// rows of the slice `stages` ahead, multiplies its own slice and stores
+/// those rows (ImplicitGemm.cpp says why this order is race-free). Unaligned
+/// sources take the loops above, through registers, at stage 0.
 SmallVector<Value>
 forEachSlice(Location loc, const ImplicitGemmOperands &operands,
              const GemmTiles &tiles, TileLoop &tile, ValueRange initial,

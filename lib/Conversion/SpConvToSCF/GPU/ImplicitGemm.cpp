@@ -23,6 +23,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -39,8 +40,9 @@ int64_t GemmTiles::threads() const {
 /// The staged inputs, weights and source rows of a tensor-core tile, in
 /// bytes.
 static int64_t stagingBytes(const GemmTiles &tiles) {
-  return (tiles.rows * tiles.inputStride() +
-          tiles.depth * tiles.weightStride()) *
+  return tiles.stages *
+             (tiles.rows * tiles.inputStride() +
+              tiles.depth * tiles.weightStride()) *
              tiles.fragElementBytes() +
          tiles.sourceRowBytes();
 }
@@ -68,7 +70,7 @@ int64_t GemmTiles::maxRegisters() const {
 
 int64_t GemmTiles::sumStride() const {
   int64_t padded = cols + 4;
-  if (stagingBytes(*this) + sumRows() * padded * 4 <= kMaxStaticSharedBytes)
+  if (stagingBytes(*this) + sumRows() * padded * 4 <= sharedLimit())
     return padded;
   return cols;
 }
@@ -125,6 +127,8 @@ static DictionaryAttr tileAttr(Builder &b, const GemmTiles &tiles) {
   add("rows", tiles.rows);
   add("cols", tiles.cols);
   add("depth", tiles.depth);
+  if (tiles.stages > 1)
+    add("stages", tiles.stages);
   if (int64_t budget = tiles.maxRegisters())
     add("max_registers", budget);
   switch (tiles.math) {
@@ -228,6 +232,27 @@ static Value isStagingAligned(OpBuilder &b, Location loc, Value memref,
       indexConst(b, loc, 0));
 }
 
+void lowering::choosePipeline(GemmTiles &tiles,
+                              const ImplicitGemmOperands &operands) {
+  auto isF16 = [](Value memref) {
+    return cast<MemRefType>(memref.getType()).getElementType().isF16();
+  };
+  if (tiles.math != GemmMath::F16MMA || !isF16(operands.features) ||
+      !isF16(operands.weight) ||
+      stagingWidth(operands.features, operands.channelsIn, tiles.depth) == 1 ||
+      stagingWidth(operands.weight, operands.channelsOut, tiles.cols) == 1)
+    return;
+  GemmTiles pipelined = tiles;
+  pipelined.offsets = operands.volume;
+  for (int64_t stages = 3; stages >= 2; --stages) {
+    pipelined.stages = stages;
+    if (pipelined.sharedBytes() <= GemmTiles::kPipelinedSharedBytes) {
+      tiles = pipelined;
+      return;
+    }
+  }
+}
+
 /// `width` consecutive elements of `memref` at `indices` as a vector of
 /// `type`: one 16-byte load where `aligned` holds, else loads as LLVM
 /// splits an unaligned vector; zeros where `ok` does not hold.
@@ -311,6 +336,11 @@ static void stageChunk(OpBuilder &b, Location loc, Value ok, Value aligned,
     viaRegisters(b, loc, aligned);
     return;
   }
+  // A pipelined slice is staged only from aligned sources.
+  if (matchPattern(aligned, m_One())) {
+    copyStaged(b, loc, ok, src, srcIndices, direct, ValueRange{i, j}, width);
+    return;
+  }
   scf::IfOp::create(
       b, loc, aligned,
       [&](OpBuilder &tb, Location tloc) {
@@ -325,12 +355,21 @@ static void stageChunk(OpBuilder &b, Location loc, Value ok, Value aligned,
 }
 
 /// Where a staged slice starts: its tile's first output row and channel,
-/// its kernel offset and first input channel.
+/// its kernel offset and first input channel; and the stage it goes to.
 namespace {
 struct SliceOrigin {
-  Value row0, col0, offset, c0;
+  Value row0, col0, offset, c0, stage;
 };
 } // namespace
+
+/// `stage * extent + i`: row i of stage `stage` of a buffer staging
+/// `extent` rows per stage (folded at stage 0).
+static Value stagedRow(OpBuilder &b, Location loc, Value stage, int64_t extent,
+                       Value i) {
+  return b.createOrFold<arith::AddIOp>(
+      loc,
+      b.createOrFold<arith::MulIOp>(loc, stage, indexConst(b, loc, extent)), i);
+}
 
 /// sourceRows[m] = the input row of tile slot m at `offset`
 /// (table[order[row0 + m], offset]), or -1 where the slot is past the output
@@ -397,7 +436,9 @@ static void stageInputSlice(OpBuilder &b, Location loc,
       b, loc, tiles, tile, tiles.rows, tiles.depth / width, width,
       [&](OpBuilder &ib, Location iloc, Value m, Value kk) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
-        Value source = memref::LoadOp::create(ib, iloc, tile.sourceRows, m);
+        Value staged = stagedRow(ib, iloc, origin.stage, tiles.rows, m);
+        Value source =
+            memref::LoadOp::create(ib, iloc, tile.sourceRows, staged);
         // A chunk is inside Cin whole or not at all (stagingWidth).
         Value ok = arith::AndIOp::create(
             ib, iloc,
@@ -408,7 +449,8 @@ static void stageInputSlice(OpBuilder &b, Location loc,
         Value sourceRow =
             arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source);
         stageChunk(ib, iloc, ok, aligned, operands.features,
-                   {sourceRow, channel}, direct, m, kk, width, type, store);
+                   {sourceRow, channel}, direct, staged, kk, width, type,
+                   store);
       });
 }
 
@@ -432,8 +474,9 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
             arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
                                   indexConst(ib, iloc, operands.channelsOut)));
         stageChunk(ib, iloc, ok, aligned, operands.weight,
-                   {origin.offset, channel, column}, direct, kk, n, width, type,
-                   store);
+                   {origin.offset, channel, column}, direct,
+                   stagedRow(ib, iloc, origin.stage, tiles.depth, kk), n, width,
+                   type, store);
       });
 }
 
@@ -471,13 +514,18 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
       arith::CeilDivSIOp::create(b, loc, operands.rows,
                                  indexConst(b, loc, tiles.rows)),
       colTiles);
-  Value sourceRows;
+  Value sourceRows, visited;
   GridStrideLoop loop = beginGridStrideLoop(
       b, loc, tileCount, tiles.threads(), role, [&](OpBuilder &ab) {
         allocate(ab);
         sourceRows = memref::AllocaOp::create(
             ab, loc,
-            workgroupType(b.getContext(), {tiles.rows}, ab.getI32Type()));
+            workgroupType(b.getContext(), {tiles.stages * tiles.rows},
+                          ab.getI32Type()));
+        if (tiles.stages > 1)
+          visited = memref::AllocaOp::create(
+              ab, loc,
+              workgroupType(b.getContext(), {tiles.offsets}, ab.getI32Type()));
       });
   loop.launch->setAttr(kTileAttrName, tileAttr(b, tiles));
   OpBuilder &kb = loop.body;
@@ -487,20 +535,60 @@ gemm::TileLoop gemm::beginTileLoop(OpBuilder &b, Location loc,
   Value col0 = arith::MulIOp::create(
       kb, loc, arith::RemUIOp::create(kb, loc, loop.tile, colTiles),
       indexConst(kb, loc, tiles.cols));
-  return TileLoop{kb, loop.thread, row0, col0, sourceRows};
+  return TileLoop{kb, loop.thread, row0, col0, sourceRows, visited};
 }
 
-SmallVector<Value>
-gemm::forEachSlice(Location loc, const ImplicitGemmOperands &operands,
-                   const GemmTiles &tiles, TileLoop &tile, ValueRange initial,
-                   Type type, StageFn storeInput, StageFn storeWeight,
-                   MultiplyFn multiply, StagingBuffers direct) {
-  OpBuilder &b = tile.body;
+/// Whether a row of the tile starting at schedule group `group0` has a
+/// neighbour at `offset` (i1): the same for every thread of the block, read
+/// from the schedule.
+static Value tileVisits(OpBuilder &b, Location loc,
+                        const ImplicitGemmOperands &operands,
+                        const GemmTiles &tiles, Value group0, Value offset) {
+  Value groups = arith::CeilDivUIOp::create(
+      b, loc, operands.rows, indexConst(b, loc, kScheduleGroupRows));
+  Value active = arith::ConstantIntOp::create(b, loc, 0, 1);
+  for (int64_t g = 0; g < tiles.rows / kScheduleGroupRows; ++g) {
+    Value group = arith::AddIOp::create(b, loc, group0, indexConst(b, loc, g));
+    Value listed = guardedLoad(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, group, groups),
+        b.getI8Type(), [&](OpBuilder &lb, Location lloc) {
+          return memref::LoadOp::create(lb, lloc,
+                                        operands.schedule.groupOffsets,
+                                        ValueRange{group, offset});
+        });
+    active = arith::OrIOp::create(
+        b, loc, active,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ne, listed,
+            arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0)));
+  }
+  return active;
+}
+
+/// Commits the thread's cp.async copies since the last commit as one group.
+static Value commitGroup(OpBuilder &b, Location loc) {
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+}
+
+/// Waits for all but the newest `pending` cp.async groups of the thread
+/// (`group` the newest).
+static void waitGroups(OpBuilder &b, Location loc, Value group,
+                       int64_t pending) {
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(pending));
+}
+
+/// The unpipelined slices (forEachSlice): per visited offset the source
+/// rows, per slice stage, barrier, multiply, barrier; all at stage 0.
+static SmallVector<Value>
+slicesByOffset(OpBuilder &b, Location loc, const ImplicitGemmOperands &operands,
+               const GemmTiles &tiles, const TileLoop &tile, ValueRange initial,
+               Type type, StageFn storeInput, StageFn storeWeight,
+               MultiplyFn multiply, StagingBuffers direct) {
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  assert(tiles.rows % kScheduleGroupRows == 0 && "tiles are whole groups");
-  Value groupRows = indexConst(b, loc, kScheduleGroupRows);
-  Value groups = arith::CeilDivUIOp::create(b, loc, operands.rows, groupRows);
-  Value group0 = arith::DivUIOp::create(b, loc, tile.row0, groupRows);
+  Value group0 = arith::DivUIOp::create(b, loc, tile.row0,
+                                        indexConst(b, loc, kScheduleGroupRows));
   int64_t inputWidth =
       stagingWidth(operands.features, operands.channelsIn, tiles.depth);
   int64_t weightWidth =
@@ -510,27 +598,7 @@ gemm::forEachSlice(Location loc, const ImplicitGemmOperands &operands,
   auto offsetLoop = scf::ForOp::create(
       b, loc, zero, indexConst(b, loc, operands.volume), one, initial,
       [&](OpBuilder &ob, Location oloc, Value offset, ValueRange offsetAcc) {
-        // Whether a row of the tile has a neighbour here: the same for
-        // every thread of the block, read from the schedule.
-        Value active = arith::ConstantIntOp::create(ob, oloc, 0, 1);
-        for (int64_t g = 0; g < tiles.rows / kScheduleGroupRows; ++g) {
-          Value group =
-              arith::AddIOp::create(ob, oloc, group0, indexConst(ob, oloc, g));
-          Value listed = guardedLoad(
-              ob, oloc,
-              arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::ult, group,
-                                    groups),
-              ob.getI8Type(), [&](OpBuilder &lb, Location lloc) {
-                return memref::LoadOp::create(lb, lloc,
-                                              operands.schedule.groupOffsets,
-                                              ValueRange{group, offset});
-              });
-          active = arith::OrIOp::create(
-              ob, oloc, active,
-              arith::CmpIOp::create(
-                  ob, oloc, arith::CmpIPredicate::ne, listed,
-                  arith::ConstantIntOp::create(ob, oloc, ob.getI8Type(), 0)));
-        }
+        Value active = tileVisits(ob, oloc, operands, tiles, group0, offset);
         auto visit = scf::IfOp::create(ob, oloc, offsetAcc.getTypes(), active,
                                        /*withElseRegion=*/true);
         OpBuilder eb = OpBuilder::atBlockEnd(visit.elseBlock());
@@ -544,7 +612,7 @@ gemm::forEachSlice(Location loc, const ImplicitGemmOperands &operands,
             vb, oloc, zero, indexConst(vb, oloc, operands.channelsIn),
             indexConst(vb, oloc, tiles.depth), offsetAcc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
-              SliceOrigin origin{tile.row0, tile.col0, offset, c0};
+              SliceOrigin origin{tile.row0, tile.col0, offset, c0, zero};
               stageInputSlice(sb, sloc, operands, tiles, tile, origin,
                               inputWidth, inputAligned, type, direct.input,
                               storeInput);
@@ -553,15 +621,10 @@ gemm::forEachSlice(Location loc, const ImplicitGemmOperands &operands,
                                storeWeight);
               // The thread's copies land at its wait, everyone's by the
               // barrier: all copies of the slice in flight at once.
-              if (direct.input || direct.weight) {
-                auto token = nvgpu::DeviceAsyncTokenType::get(sb.getContext());
-                Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
-                    sb, sloc, token, ValueRange{});
-                nvgpu::DeviceAsyncWaitOp::create(sb, sloc, group,
-                                                 sb.getI32IntegerAttr(0));
-              }
+              if (direct.input || direct.weight)
+                waitGroups(sb, sloc, commitGroup(sb, sloc), 0);
               gpu::BarrierOp::create(sb, sloc);
-              SmallVector<Value> sums = multiply(sb, sloc, acc);
+              SmallVector<Value> sums = multiply(sb, sloc, acc, zero);
               gpu::BarrierOp::create(sb, sloc);
               scf::YieldOp::create(sb, sloc, sums);
             });
@@ -569,6 +632,241 @@ gemm::forEachSlice(Location loc, const ImplicitGemmOperands &operands,
         scf::YieldOp::create(ob, oloc, visit.getResults());
       });
   return SmallVector<Value>(offsetLoop.getResults());
+}
+
+/// The software pipeline over a tile's steps, step t the slice of input
+/// channels (t % slices) * depth.. at kernel offset t / slices, staged in
+/// stage t % S (S = tiles.stages) by cp.async only. Per tile: the visited
+/// offsets and the source rows of steps 0..S-1, a barrier, the copies of
+/// steps 0..S-2, one group each. Step t:
+///
+///   barrier; copies of step t+S-1 (one group); loads of the source rows of
+///   step t+S; multiply of step t; stores of those rows; wait for step t+1.
+///
+/// Race-free with one barrier per step: the copies of step t+S-1 overwrite
+/// stage (t-1) % S, which step t-1 multiplied before the barrier; the rows
+/// of step t+S overwrite source-row stage t % S, which only the copies of
+/// step t read, issued a step earlier; both are read after the next step's
+/// barrier. Steps of offsets no row of the tile visits copy and multiply
+/// nothing (the flag is the block's, so the branches are uniform).
+static SmallVector<Value>
+pipelinedSlices(OpBuilder &b, Location loc,
+                const ImplicitGemmOperands &operands, const GemmTiles &tiles,
+                const TileLoop &tile, ValueRange initial, Type type,
+                MultiplyFn multiply, StagingBuffers direct) {
+  int64_t stages = tiles.stages, threads = tiles.threads();
+  int64_t slices = llvm::divideCeil(operands.channelsIn, tiles.depth);
+  int64_t steps = operands.volume * slices;
+  int64_t inputWidth =
+      stagingWidth(operands.features, operands.channelsIn, tiles.depth);
+  int64_t weightWidth =
+      stagingWidth(operands.weight, operands.channelsOut, tiles.cols);
+  Value aligned = arith::ConstantIntOp::create(b, loc, 1, 1);
+  Value group0 = arith::DivUIOp::create(b, loc, tile.row0,
+                                        indexConst(b, loc, kScheduleGroupRows));
+
+  forEachItemOfBlock(
+      b, loc, tile.thread, threads, operands.volume,
+      [&](OpBuilder &ib, Location iloc, Value offset) {
+        Value visits = tileVisits(ib, iloc, operands, tiles, group0, offset);
+        memref::StoreOp::create(
+            ib, iloc, arith::ExtUIOp::create(ib, iloc, ib.getI32Type(), visits),
+            tile.visited, offset);
+      });
+  auto visitedAt = [&](OpBuilder &vb, Location vloc, Value offset) {
+    return arith::CmpIOp::create(
+        vb, vloc, arith::CmpIPredicate::ne,
+        memref::LoadOp::create(vb, vloc, tile.visited, offset),
+        i32Const(vb, vloc, 0));
+  };
+  auto originOf = [&](OpBuilder &ob, Location oloc, Value step) {
+    Value sliceCount = indexConst(ob, oloc, slices);
+    Value offset = ob.createOrFold<arith::DivUIOp>(oloc, step, sliceCount);
+    Value c0 = ob.createOrFold<arith::MulIOp>(
+        oloc, ob.createOrFold<arith::RemUIOp>(oloc, step, sliceCount),
+        indexConst(ob, oloc, tiles.depth));
+    Value stage = ob.createOrFold<arith::RemUIOp>(oloc, step,
+                                                  indexConst(ob, oloc, stages));
+    return SliceOrigin{tile.row0, tile.col0, offset, c0, stage};
+  };
+
+  // The slots whose source rows this thread reads, and their output rows
+  // (-1 past the tile or the rows), loaded once per tile.
+  SmallVector<Value> mySlots, myRows;
+  for (int64_t i = 0; i < llvm::divideCeil(tiles.rows, threads); ++i) {
+    Value m = arith::AddIOp::create(b, loc, tile.thread,
+                                    indexConst(b, loc, i * threads));
+    Value slot = arith::AddIOp::create(b, loc, tile.row0, m);
+    Value ok = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
+                              indexConst(b, loc, tiles.rows)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slot,
+                              operands.rows));
+    auto row = scf::IfOp::create(
+        b, loc, ok,
+        [&](OpBuilder &tb, Location tloc) {
+          scf::YieldOp::create(
+              tb, tloc,
+              memref::LoadOp::create(tb, tloc, operands.schedule.order, slot)
+                  .getResult());
+        },
+        [&](OpBuilder &eb, Location eloc) {
+          scf::YieldOp::create(eb, eloc, i32Const(eb, eloc, -1));
+        });
+    mySlots.push_back(m);
+    myRows.push_back(row.getResult(0));
+  }
+  // The input rows of this thread's slots at `offset`: -1 for none.
+  auto loadSources = [&](OpBuilder &lb, Location lloc, Value offset) {
+    SmallVector<Value> sources;
+    for (Value row : myRows) {
+      auto source = scf::IfOp::create(
+          lb, lloc,
+          arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::sge, row,
+                                i32Const(lb, lloc, 0)),
+          [&](OpBuilder &tb, Location tloc) {
+            Value index =
+                arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), row);
+            scf::YieldOp::create(
+                tb, tloc,
+                memref::LoadOp::create(tb, tloc, operands.table,
+                                       ValueRange{index, offset})
+                    .getResult());
+          },
+          [&](OpBuilder &eb, Location eloc) {
+            scf::YieldOp::create(eb, eloc, i32Const(eb, eloc, -1));
+          });
+      sources.push_back(source.getResult(0));
+    }
+    return sources;
+  };
+  auto storeSources = [&](OpBuilder &sb, Location sloc, Value stage,
+                          ValueRange sources) {
+    for (auto [m, source] : llvm::zip_equal(mySlots, sources)) {
+      auto inTile = scf::IfOp::create(
+          sb, sloc,
+          arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ult, m,
+                                indexConst(sb, sloc, tiles.rows)),
+          /*withElseRegion=*/false);
+      OpBuilder tb(inTile.thenBlock()->getTerminator());
+      memref::StoreOp::create(tb, sloc, source, tile.sourceRows,
+                              stagedRow(tb, sloc, stage, tiles.rows, m));
+    }
+  };
+  // The copies of step `step` where its offset is visited.
+  auto issueCopies = [&](OpBuilder &cb, Location cloc, Value step) {
+    SliceOrigin origin = originOf(cb, cloc, step);
+    auto visit = scf::IfOp::create(cb, cloc, visitedAt(cb, cloc, origin.offset),
+                                   /*withElseRegion=*/false);
+    OpBuilder vb(visit.thenBlock()->getTerminator());
+    stageInputSlice(vb, cloc, operands, tiles, tile, origin, inputWidth,
+                    aligned, type, direct.input, StageFn());
+    stageWeightSlice(vb, cloc, operands, tiles, tile, origin, weightWidth,
+                     aligned, type, direct.weight, StageFn());
+  };
+
+  // The prologue.
+  for (int64_t step = 0; step < std::min(stages, steps); ++step) {
+    SliceOrigin origin = originOf(b, loc, indexConst(b, loc, step));
+    storeSources(b, loc, origin.stage, loadSources(b, loc, origin.offset));
+  }
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t step = 0; step < stages - 1; ++step) {
+    if (step < steps)
+      issueCopies(b, loc, indexConst(b, loc, step));
+    // Empty groups past the last step keep every step's count the same.
+    Value group = commitGroup(b, loc);
+    if (step == stages - 2)
+      waitGroups(b, loc, group, stages - 2);
+  }
+
+  auto stepLoop = scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, steps),
+      indexConst(b, loc, 1), initial,
+      [&](OpBuilder &sb, Location sloc, Value step, ValueRange acc) {
+        Value stepCount = indexConst(sb, sloc, steps);
+        gpu::BarrierOp::create(sb, sloc);
+        Value copied = arith::AddIOp::create(sb, sloc, step,
+                                             indexConst(sb, sloc, stages - 1));
+        auto copy = scf::IfOp::create(
+            sb, sloc,
+            arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ult, copied,
+                                  stepCount),
+            /*withElseRegion=*/false);
+        OpBuilder cb(copy.thenBlock()->getTerminator());
+        issueCopies(cb, sloc, copied);
+        Value group = commitGroup(sb, sloc);
+        // The source rows of step + S, loaded before the multiply and
+        // stored after it.
+        Value ahead =
+            arith::AddIOp::create(sb, sloc, step, indexConst(sb, sloc, stages));
+        Value hasAhead = arith::CmpIOp::create(
+            sb, sloc, arith::CmpIPredicate::ult, ahead, stepCount);
+        SliceOrigin aheadOrigin = originOf(sb, sloc, ahead);
+        auto sources = scf::IfOp::create(
+            sb, sloc, hasAhead,
+            [&](OpBuilder &tb, Location tloc) {
+              scf::YieldOp::create(tb, tloc,
+                                   loadSources(tb, tloc, aheadOrigin.offset));
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              SmallVector<Value> none(myRows.size(), i32Const(eb, eloc, -1));
+              scf::YieldOp::create(eb, eloc, none);
+            });
+        SliceOrigin origin = originOf(sb, sloc, step);
+        auto visit = scf::IfOp::create(sb, sloc, acc.getTypes(),
+                                       visitedAt(sb, sloc, origin.offset),
+                                       /*withElseRegion=*/true);
+        OpBuilder vb = OpBuilder::atBlockEnd(visit.thenBlock());
+        scf::YieldOp::create(vb, sloc, multiply(vb, sloc, acc, origin.stage));
+        OpBuilder eb = OpBuilder::atBlockEnd(visit.elseBlock());
+        scf::YieldOp::create(eb, sloc, acc);
+        auto store = scf::IfOp::create(sb, sloc, hasAhead,
+                                       /*withElseRegion=*/false);
+        OpBuilder tb(store.thenBlock()->getTerminator());
+        storeSources(tb, sloc, aheadOrigin.stage, sources.getResults());
+        waitGroups(sb, sloc, group, stages - 2);
+        scf::YieldOp::create(sb, sloc, visit.getResults());
+      });
+  return SmallVector<Value>(stepLoop.getResults());
+}
+
+SmallVector<Value>
+gemm::forEachSlice(Location loc, const ImplicitGemmOperands &operands,
+                   const GemmTiles &tiles, TileLoop &tile, ValueRange initial,
+                   Type type, StageFn storeInput, StageFn storeWeight,
+                   MultiplyFn multiply, StagingBuffers direct) {
+  OpBuilder &b = tile.body;
+  assert(tiles.rows % kScheduleGroupRows == 0 && "tiles are whole groups");
+  if (tiles.stages == 1)
+    return slicesByOffset(b, loc, operands, tiles, tile, initial, type,
+                          storeInput, storeWeight, multiply, direct);
+  assert(direct.input && direct.weight && tile.visited &&
+         "a pipeline stages by cp.async alone");
+  // cp.async needs 16-byte aligned sources; others stage through
+  // registers, unpipelined.
+  int64_t inputWidth =
+      stagingWidth(operands.features, operands.channelsIn, tiles.depth);
+  int64_t weightWidth =
+      stagingWidth(operands.weight, operands.channelsOut, tiles.cols);
+  Value aligned = arith::AndIOp::create(
+      b, loc, isStagingAligned(b, loc, operands.features, inputWidth),
+      isStagingAligned(b, loc, operands.weight, weightWidth));
+  auto form = scf::IfOp::create(
+      b, loc, aligned,
+      [&](OpBuilder &pb, Location ploc) {
+        scf::YieldOp::create(pb, ploc,
+                             pipelinedSlices(pb, ploc, operands, tiles, tile,
+                                             initial, type, multiply, direct));
+      },
+      [&](OpBuilder &ub, Location uloc) {
+        scf::YieldOp::create(ub, uloc,
+                             slicesByOffset(ub, uloc, operands, tiles, tile,
+                                            initial, type, storeInput,
+                                            storeWeight, multiply, {}));
+      });
+  return SmallVector<Value>(form.getResults());
 }
 
 Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
@@ -691,7 +989,7 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value values) {
         storeStaged(ib, iloc, values, weightTile, ValueRange{kk, n});
       },
-      [&](OpBuilder &sb, Location sloc, ValueRange acc) {
+      [&](OpBuilder &sb, Location sloc, ValueRange acc, Value) {
         auto products = scf::ForOp::create(
             sb, sloc, zero, indexConst(sb, sloc, tiles.depth), one, acc,
             [&](OpBuilder &pb, Location ploc, Value kk, ValueRange partial) {

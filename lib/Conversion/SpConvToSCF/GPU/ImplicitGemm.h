@@ -29,11 +29,17 @@ enum class GemmMath {
 /// rows x `cols` output channels, staging `depth` input channels at a time.
 /// With FMA each thread owns `threadRows` x `threadCols` outputs; with tensor
 /// cores each warp owns `fragRows` x `fragCols` 16x16 fragments.
+///
+/// `stages` slices are staged at once: 1 stages a slice, multiplies it and
+/// stages the next; more copy each slice by cp.async `stages - 1` steps
+/// ahead of its multiply (choosePipeline). A pipelined tile records which
+/// of the conv's `offsets` kernel offsets it visits (0 when unpipelined).
 struct GemmTiles {
   GemmMath math = GemmMath::FMA;
   int64_t rows = 0, cols = 0, depth = 0;
   int64_t threadRows = 0, threadCols = 0;
   int64_t fragRows = 0, fragCols = 0;
+  int64_t stages = 1, offsets = 0;
 
   bool usesTensorCores() const { return math != GemmMath::FMA; }
   /// The depth of one fragment multiply (16 for f16, 8 for tf32).
@@ -47,11 +53,11 @@ struct GemmTiles {
   /// most that lets one block fit an SM. 0 for no budget.
   int64_t maxRegisters() const;
 
-  /// Tensor cores: the workgroup buffers. Staged input rows (rows x
-  /// inputStride) and weights (depth x weightStride) in the fragments' type,
-  /// rows padded by 16 bytes; the f32 sums of one epilogue pass (sumRows x
-  /// sumStride), padded by 16 bytes too unless that would pass
-  /// kMaxStaticSharedBytes.
+  /// Tensor cores: the workgroup buffers. Per stage, staged input rows
+  /// (rows x inputStride) and weights (depth x weightStride) in the
+  /// fragments' type, rows padded by 16 bytes; the f32 sums of one epilogue
+  /// pass (sumRows x sumStride), padded by 16 bytes too unless that would
+  /// pass sharedLimit().
   int64_t fragElementBytes() const { return math == GemmMath::F16MMA ? 2 : 4; }
   int64_t inputStride() const { return depth + 16 / fragElementBytes(); }
   int64_t weightStride() const { return cols + 16 / fragElementBytes(); }
@@ -59,11 +65,19 @@ struct GemmTiles {
   /// every warp each: 16 rows per row of warps.
   int64_t sumRows() const { return rows / fragRows; }
   int64_t sumStride() const;
-  /// The i32 input row of every slot at the offset being staged.
-  int64_t sourceRowBytes() const { return rows * 4; }
+  /// The i32 input row of every slot at the offset each stage stages, and
+  /// the i32 visit flag of each offset.
+  int64_t sourceRowBytes() const { return (stages * rows + offsets) * 4; }
   int64_t sharedBytes() const;
   /// What CUDA allows a kernel in static shared memory.
   static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+  /// What a pipelined tile may take (dynamic shared memory,
+  /// spconv-gpu-dynamic-shared-memory): two blocks per SM on sm_80 (164 KiB
+  /// of shared memory, 1 KiB of it reserved per block).
+  static constexpr int64_t kPipelinedSharedBytes = 164 * 1024 / 2 - 1024;
+  int64_t sharedLimit() const {
+    return stages > 1 ? kPipelinedSharedBytes : kMaxStaticSharedBytes;
+  }
 
   /// `elementType` is the convolution's; `matmul` the pass's choice.
   static GemmTiles choose(int64_t channelsIn, int64_t channelsOut,
@@ -108,6 +122,12 @@ struct ImplicitGemmOperands {
 Value buildNeighbourTable(OpBuilder &b, Location loc,
                           const RulebookBuffers &rulebook, int64_t volume,
                           bool inverse, Value rows);
+
+/// Pipelines `tiles` where the staging is all 16-byte cp.async copies: f16
+/// tensor-core tiles whose features and weights have rows of whole 16-byte
+/// chunks; as many stages (at most 3) as kPipelinedSharedBytes holds, and
+/// `offsets` the conv's volume. Others keep one stage.
+void choosePipeline(GemmTiles &tiles, const ImplicitGemmOperands &operands);
 
 /// One `gpu.launch` computing the whole convolution: result[o, :] = bias +
 /// sum over offsets k with table[o, k] = i >= 0 of features[i, :] @

@@ -79,8 +79,8 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   int64_t inputStride = tiles.inputStride();
   int64_t weightStride = tiles.weightStride();
   int64_t sumStride = tiles.sumStride();
-  assert(tiles.sharedBytes() <= GemmTiles::kMaxStaticSharedBytes &&
-         "tiles exceed static shared memory");
+  assert(tiles.sharedBytes() <= tiles.sharedLimit() &&
+         "tiles exceed shared memory");
 
   Value inputTile, weightTile, sumTile;
   TileLoop tile =
@@ -88,11 +88,13 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
         IntegerAttr align = ab.getI64IntegerAttr(32);
         inputTile = memref::AllocaOp::create(
             ab, loc,
-            workgroupType(context, {tiles.rows, inputStride}, fragElement),
+            workgroupType(context, {tiles.stages * tiles.rows, inputStride},
+                          fragElement),
             align);
         weightTile = memref::AllocaOp::create(
             ab, loc,
-            workgroupType(context, {tiles.depth, weightStride}, fragElement),
+            workgroupType(context, {tiles.stages * tiles.depth, weightStride},
+                          fragElement),
             align);
         sumTile = memref::AllocaOp::create(
             ab, loc, workgroupType(context, {tiles.sumRows(), sumStride}, f32),
@@ -134,10 +136,19 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
         storeStaged(ib, iloc, stage(ib, iloc, values), weightTile,
                     ValueRange{kk, n});
       },
-      [&](OpBuilder &sb, Location sloc, ValueRange acc) {
+      [&](OpBuilder &sb, Location sloc, ValueRange acc, Value stage) {
         SmallVector<Value> next(acc);
+        // This stage's rows of the staged inputs and weights.
+        Value stageRow0 = sb.createOrFold<arith::MulIOp>(
+            sloc, stage, indexConst(sb, sloc, tiles.rows));
+        Value stageDepth0 = sb.createOrFold<arith::MulIOp>(
+            sloc, stage, indexConst(sb, sloc, tiles.depth));
+        Value warpRow =
+            sb.createOrFold<arith::AddIOp>(sloc, stageRow0, warpRow0);
         for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
-          Value k = indexConst(sb, sloc, k0);
+          Value k = sb.createOrFold<arith::AddIOp>(sloc, stageDepth0,
+                                                   indexConst(sb, sloc, k0));
+          Value kIn = indexConst(sb, sloc, k0);
           // The weights first, then one input fragment at a time, so that
           // the IR keeps one input fragment live. (ptxas schedules the
           // loads its own way: what bounds a 4 x 2 warp tile's registers is
@@ -151,7 +162,7 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
           for (int64_t i = 0; i < tiles.fragRows; ++i) {
             Value input = gpu::SubgroupMmaLoadMatrixOp::create(
                 sb, sloc, inputType, inputTile,
-                ValueRange{fragIndex(sb, sloc, warpRow0, i), k},
+                ValueRange{fragIndex(sb, sloc, warpRow, i), kIn},
                 sb.getIndexAttr(inputStride), UnitAttr());
             for (int64_t j = 0; j < tiles.fragCols; ++j) {
               Value &sum = next[i * tiles.fragCols + j];

@@ -104,6 +104,7 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
     if (std::optional<GemmTiles> tuned = table->lookup(
             operands.channelsIn, operands.channelsOut, elementType, tiles.math))
       tiles = *tuned;
+  choosePipeline(tiles, operands);
   std::string role =
       computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
   if (tiles.usesTensorCores())
