@@ -220,12 +220,14 @@ def trip_count(body, loop, limit=1 << 20):
     predicate = guard.lstrip("@!")
     j = last_writer(body, index, predicate, loop.start)
     # "PLOP3.LUT P0, PT, PT, PT, UP2, 0x80": P0 is a copy of a uniform
-    # predicate, which the uniform datapath's compare wrote.
+    # predicate, which the uniform datapath's compare wrote; with 0x40, its
+    # negation (the table's bits 7 and 6: the third input true, false).
     if j is not None and body[j].opcode == "PLOP3.LUT":
         sources = [o for o in body[j].operands[2:5] if o != "PT"]
-        if len(sources) != 1 or body[j].operands[5] != "0x80":
+        if (len(sources) != 1 or body[j].operands[4] != sources[0]
+                or body[j].operands[5] not in ("0x80", "0x40")):
             return None, False
-        negated ^= sources[0].startswith("!")
+        negated ^= sources[0].startswith("!") ^ (body[j].operands[5] == "0x40")
         predicate = sources[0].lstrip("!")
         j = last_writer(body, j, predicate, loop.start)
     # A 64-bit compare ends in an .EX step that folds the low half's result

@@ -25,11 +25,13 @@
 // TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32
 // FMA: fma.rn.f32
 
-// The 64-channel layer's warps own 4 x 2 fragments: its register budget
-// (two blocks of 256 threads per SM) is PTX's .maxnreg; the narrower layers
-// have none.
+// Register budgets are PTX's .maxnreg: two blocks of 256 threads per SM
+// for the 64-channel layer, whose warps own 4 x 2 fragments, and for the
+// 32-channel one, whose pipeline's shared memory holds two blocks per SM
+// (ptxas would take what it likes and might fit one); f32 on FMA has none.
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa" | FileCheck %s --check-prefix=BUDGET
-// BUDGET: .entry spconv_conv_f16_32x32(
+// BUDGET: .entry spconv_conv_f16_32x32({{[^{]*}}\0A.maxnreg 128\0A{
+// BUDGET: .entry spconv_conv_f32_32x32(
 // BUDGET-NOT: .maxnreg
 // BUDGET: .entry spconv_conv_f16_64x64({{[^{]*}}\0A.maxnreg 128\0A{
 

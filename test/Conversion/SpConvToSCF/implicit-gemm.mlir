@@ -209,7 +209,7 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK-NOT: gpu.subgroup_mma_compute
 // CHECK: arith.truncf %{{.*}} : f32 to f16
-// CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 256 : i64, stages = 3 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
+// CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", max_registers = 80 : i64, rows = 256 : i64, stages = 3 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
 // CHECK-LABEL: func.func @conv_bf16
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x12xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>

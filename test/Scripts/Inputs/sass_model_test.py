@@ -177,6 +177,22 @@ class TripCounts(unittest.TestCase):
         body, found = kernel(lines)
         self.assertEqual(sass_model.trip_count(body, found[0]), (4, True))
 
+    def test_uniform_counter_through_a_negated_copy(self):
+        # The same, the copy negated (LUT 0x40) and the exit on its
+        # negation: the loop still ends when the counter reaches 0x40.
+        lines = [
+            (None, "UMOV UR4, URZ"),
+            (".L_x_0", "UIADD3 UR4, UP2, UR4, 0x10, URZ"),
+            (None, "UISETP.GE.U32.AND UP2, UPT, UR4, 0x40, UPT"),
+            (None, "PLOP3.LUT P3, PT, PT, PT, UP2, 0x40, 0x0"),
+            (None, "FFMA R4, R5, R6, R4"),
+            (None, "@!P3 CALL.REL.NOINC `(.L_x_9)"),
+            (None, "BRA `(.L_x_0)"),
+            (".L_x_9", "EXIT"),
+        ]
+        body, found = kernel(lines)
+        self.assertEqual(sass_model.trip_count(body, found[0]), (4, True))
+
     def test_unknown_start_is_an_estimate_from_zero(self):
         lines = [(None, "IMAD.MOV.U32 R2, RZ, RZ, R7")] + COUNTED[1:]
         body, found = kernel(lines)

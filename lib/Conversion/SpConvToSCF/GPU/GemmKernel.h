@@ -30,10 +30,12 @@ MemRefType workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
                          Type type);
 
 /// for (e = thread; e < count; e += threads) body(e): the block's threads
-/// share `count` items.
+/// share `count` items; `unrolled`, straight-line code where every thread
+/// has the same number.
 void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
                         int64_t threads, int64_t count,
-                        function_ref<void(OpBuilder &, Location, Value)> body);
+                        function_ref<void(OpBuilder &, Location, Value)> body,
+                        bool unrolled = false);
 
 /// `condition ? load() : zero` of type `type`; the load happens only where
 /// `condition` holds.

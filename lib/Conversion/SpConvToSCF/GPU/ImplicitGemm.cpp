@@ -62,10 +62,21 @@ int64_t GemmTiles::maxRegisters() const {
   // tile would get 64 and spill).
   int64_t accumulators = 8 * fragRows * fragCols;
   int64_t twoBlocks = oneBlock / 2 / 8 * 8;
+  int64_t budget = oneBlock;
   if (usesTensorCores() && accumulators >= 64 && threads() >= 256 &&
       twoBlocks >= 2 * accumulators)
-    return twoBlocks;
-  return oneBlock < 255 ? oneBlock : 0;
+    budget = twoBlocks;
+  // A pipelined tile: no fewer blocks per SM for registers than its shared
+  // memory allows on sm_80 (164 KiB, 1 KiB reserved per block), where that
+  // leaves room for the accumulators twice over and 64 registers at least
+  // (f16 256 x 16: 80, not 81 and a block less).
+  if (stages > 1) {
+    int64_t blocks = 164 * 1024 / (sharedBytes() + 1024);
+    int64_t shared = blocks > 1 ? oneBlock / blocks / 8 * 8 : oneBlock;
+    if (shared >= std::max<int64_t>(64, 2 * accumulators))
+      budget = std::min(budget, shared);
+  }
+  return budget < 255 ? budget : 0;
 }
 
 int64_t GemmTiles::sumStride() const {
@@ -158,7 +169,18 @@ MemRefType gemm::workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
 
 void gemm::forEachItemOfBlock(
     OpBuilder &b, Location loc, Value thread, int64_t threads, int64_t count,
-    function_ref<void(OpBuilder &, Location, Value)> body) {
+    function_ref<void(OpBuilder &, Location, Value)> body, bool unrolled) {
+  // As a loop the trip count depends on the thread index, which ptxas does
+  // not know to be below the block size: it adds a remainder loop and exit
+  // tests (but keeps the addresses' induction, which unrolled code
+  // recomputes: callers choose).
+  if (unrolled && count % threads == 0) {
+    for (int64_t i = 0; i < count / threads; ++i)
+      body(b, loc,
+           b.createOrFold<arith::AddIOp>(loc, thread,
+                                         indexConst(b, loc, i * threads)));
+    return;
+  }
   scf::ForOp::create(b, loc, thread, indexConst(b, loc, count),
                      indexConst(b, loc, threads), ValueRange{},
                      [&](OpBuilder &fb, Location floc, Value item, ValueRange) {
@@ -320,32 +342,48 @@ static void copyStaged(OpBuilder &b, Location loc, Value ok, Value src,
       src, safe, b.getIndexAttr(width), count, b.getUnitAttr());
 }
 
-/// Stages one chunk: by cp.async straight into `direct` where the form
-/// stages the source's own type row-major (`direct`, else null) and the
-/// source is 16-byte aligned; else loaded into registers and handed to
-/// `store`.
-static void stageChunk(OpBuilder &b, Location loc, Value ok, Value aligned,
-                       Value src, SmallVector<Value> srcIndices, Value direct,
-                       Value i, Value j, int64_t width, Type type,
-                       StageFn store) {
+/// How the chunks of one source (features or weights) are staged:
+/// `width` elements each, as `type`; by cp.async into `direct` where it is
+/// set and the source `aligned` (i1), else through `store`; the block's
+/// loop over them `unrolled` (forEachItemOfBlock).
+namespace {
+struct SourceStaging {
+  int64_t width;
+  Value aligned;
+  Type type;
+  Value direct;
+  StageFn store;
+  bool unrolled;
+};
+} // namespace
+
+/// Stages the chunk of `src` at `srcIndices` (zeros where `ok` does not
+/// hold) to (i, j) as `how` says: by cp.async straight into `how.direct`
+/// where the form stages the source's own type row-major and the source is
+/// 16-byte aligned; else loaded into registers and handed to `how.store`.
+static void stageChunk(OpBuilder &b, Location loc, const SourceStaging &how,
+                       Value ok, Value src, SmallVector<Value> srcIndices,
+                       Value i, Value j) {
   auto viaRegisters = [&](OpBuilder &rb, Location rloc, Value alignedLoad) {
-    store(rb, rloc, i, j,
-          loadStaged(rb, rloc, ok, alignedLoad, src, srcIndices, width, type));
+    how.store(rb, rloc, i, j,
+              loadStaged(rb, rloc, ok, alignedLoad, src, srcIndices, how.width,
+                         how.type));
   };
-  if (!direct || width == 1) {
-    viaRegisters(b, loc, aligned);
+  if (!how.direct || how.width == 1) {
+    viaRegisters(b, loc, how.aligned);
     return;
   }
   // A pipelined slice is staged only from aligned sources.
-  if (matchPattern(aligned, m_One())) {
-    copyStaged(b, loc, ok, src, srcIndices, direct, ValueRange{i, j}, width);
+  if (matchPattern(how.aligned, m_One())) {
+    copyStaged(b, loc, ok, src, srcIndices, how.direct, ValueRange{i, j},
+               how.width);
     return;
   }
   scf::IfOp::create(
-      b, loc, aligned,
+      b, loc, how.aligned,
       [&](OpBuilder &tb, Location tloc) {
-        copyStaged(tb, tloc, ok, src, srcIndices, direct, ValueRange{i, j},
-                   width);
+        copyStaged(tb, tloc, ok, src, srcIndices, how.direct, ValueRange{i, j},
+                   how.width);
         scf::YieldOp::create(tb, tloc);
       },
       [&](OpBuilder &eb, Location eloc) {
@@ -371,6 +409,27 @@ static Value stagedRow(OpBuilder &b, Location loc, Value stage, int64_t extent,
       b.createOrFold<arith::MulIOp>(loc, stage, indexConst(b, loc, extent)), i);
 }
 
+/// table[row(), offset] (i32) where `ok` holds, the output row built only
+/// then; else -1.
+static Value tableEntryOr(OpBuilder &b, Location loc,
+                          const ImplicitGemmOperands &operands, Value ok,
+                          function_ref<Value(OpBuilder &, Location)> row,
+                          Value offset) {
+  auto entry = scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location tloc) {
+        scf::YieldOp::create(
+            tb, tloc,
+            memref::LoadOp::create(tb, tloc, operands.table,
+                                   ValueRange{row(tb, tloc), offset})
+                .getResult());
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        scf::YieldOp::create(eb, eloc, i32Const(eb, eloc, -1));
+      });
+  return entry.getResult(0);
+}
+
 /// sourceRows[m] = the input row of tile slot m at `offset`
 /// (table[order[row0 + m], offset]), or -1 where the slot is past the output
 /// rows or has no neighbour there: read once per visited offset, so that
@@ -385,21 +444,13 @@ static void stageSourceRows(OpBuilder &b, Location loc,
         Value slot = arith::AddIOp::create(ib, iloc, tile.row0, m);
         Value rowOk = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult,
                                             slot, operands.rows);
-        auto source = scf::IfOp::create(
-            ib, iloc, rowOk,
-            [&](OpBuilder &tb, Location tloc) {
-              Value row = rowOfSlot(tb, tloc, operands, slot);
-              scf::YieldOp::create(
-                  tb, tloc,
-                  memref::LoadOp::create(tb, tloc, operands.table,
-                                         ValueRange{row, offset})
-                      .getResult());
+        Value source = tableEntryOr(
+            ib, iloc, operands, rowOk,
+            [&](OpBuilder &rb, Location rloc) {
+              return rowOfSlot(rb, rloc, operands, slot);
             },
-            [&](OpBuilder &eb, Location eloc) {
-              scf::YieldOp::create(eb, eloc, i32Const(eb, eloc, -1));
-            });
-        memref::StoreOp::create(ib, iloc, source.getResult(0), tile.sourceRows,
-                                m);
+            offset);
+        memref::StoreOp::create(ib, iloc, source, tile.sourceRows, m);
       });
 }
 
@@ -409,7 +460,7 @@ static void stageSourceRows(OpBuilder &b, Location loc,
 static void
 forEachChunk(OpBuilder &b, Location loc, const GemmTiles &tiles,
              const TileLoop &tile, int64_t extent, int64_t chunks,
-             int64_t width,
+             const SourceStaging &how,
              function_ref<void(OpBuilder &, Location, Value, Value)> body) {
   forEachItemOfBlock(
       b, loc, tile.thread, tiles.threads(), extent * chunks,
@@ -418,9 +469,10 @@ forEachChunk(OpBuilder &b, Location loc, const GemmTiles &tiles,
         Value i = arith::DivUIOp::create(ib, iloc, item, chunkCount);
         Value j = arith::MulIOp::create(
             ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunkCount),
-            indexConst(ib, iloc, width));
+            indexConst(ib, iloc, how.width));
         body(ib, iloc, i, j);
-      });
+      },
+      how.unrolled);
 }
 
 /// The gathered input rows of a slice: per item, `width` consecutive
@@ -429,11 +481,10 @@ forEachChunk(OpBuilder &b, Location loc, const GemmTiles &tiles,
 static void stageInputSlice(OpBuilder &b, Location loc,
                             const ImplicitGemmOperands &operands,
                             const GemmTiles &tiles, const TileLoop &tile,
-                            const SliceOrigin &origin, int64_t width,
-                            Value aligned, Type type, Value direct,
-                            StageFn store) {
+                            const SliceOrigin &origin,
+                            const SourceStaging &how) {
   forEachChunk(
-      b, loc, tiles, tile, tiles.rows, tiles.depth / width, width,
+      b, loc, tiles, tile, tiles.rows, tiles.depth / how.width, how,
       [&](OpBuilder &ib, Location iloc, Value m, Value kk) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
         Value staged = stagedRow(ib, iloc, origin.stage, tiles.rows, m);
@@ -448,9 +499,8 @@ static void stageInputSlice(OpBuilder &b, Location loc,
                                   indexConst(ib, iloc, operands.channelsIn)));
         Value sourceRow =
             arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source);
-        stageChunk(ib, iloc, ok, aligned, operands.features,
-                   {sourceRow, channel}, direct, staged, kk, width, type,
-                   store);
+        stageChunk(ib, iloc, how, ok, operands.features, {sourceRow, channel},
+                   staged, kk);
       });
 }
 
@@ -459,11 +509,10 @@ static void stageInputSlice(OpBuilder &b, Location loc,
 static void stageWeightSlice(OpBuilder &b, Location loc,
                              const ImplicitGemmOperands &operands,
                              const GemmTiles &tiles, const TileLoop &tile,
-                             const SliceOrigin &origin, int64_t width,
-                             Value aligned, Type type, Value direct,
-                             StageFn store) {
+                             const SliceOrigin &origin,
+                             const SourceStaging &how) {
   forEachChunk(
-      b, loc, tiles, tile, tiles.depth, tiles.cols / width, width,
+      b, loc, tiles, tile, tiles.depth, tiles.cols / how.width, how,
       [&](OpBuilder &ib, Location iloc, Value kk, Value n) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
         Value column = arith::AddIOp::create(ib, iloc, origin.col0, n);
@@ -473,10 +522,9 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
                                   indexConst(ib, iloc, operands.channelsIn)),
             arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
                                   indexConst(ib, iloc, operands.channelsOut)));
-        stageChunk(ib, iloc, ok, aligned, operands.weight,
-                   {origin.offset, channel, column}, direct,
-                   stagedRow(ib, iloc, origin.stage, tiles.depth, kk), n, width,
-                   type, store);
+        stageChunk(ib, iloc, how, ok, operands.weight,
+                   {origin.offset, channel, column},
+                   stagedRow(ib, iloc, origin.stage, tiles.depth, kk), n);
       });
 }
 
@@ -614,11 +662,11 @@ slicesByOffset(OpBuilder &b, Location loc, const ImplicitGemmOperands &operands,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
               SliceOrigin origin{tile.row0, tile.col0, offset, c0, zero};
               stageInputSlice(sb, sloc, operands, tiles, tile, origin,
-                              inputWidth, inputAligned, type, direct.input,
-                              storeInput);
+                              {inputWidth, inputAligned, type, direct.input,
+                               storeInput, /*unrolled=*/false});
               stageWeightSlice(sb, sloc, operands, tiles, tile, origin,
-                               weightWidth, weightAligned, type, direct.weight,
-                               storeWeight);
+                               {weightWidth, weightAligned, type, direct.weight,
+                                storeWeight, /*unrolled=*/false});
               // The thread's copies land at its wait, everyone's by the
               // barrier: all copies of the slice in flight at once.
               if (direct.input || direct.weight)
@@ -693,7 +741,7 @@ pipelinedSlices(OpBuilder &b, Location loc,
   // The slots whose source rows this thread reads, and their output rows
   // (-1 past the tile or the rows), loaded once per tile.
   SmallVector<Value> mySlots, myRows;
-  for (int64_t i = 0; i < llvm::divideCeil(tiles.rows, threads); ++i) {
+  for (int64_t i = 0, e = llvm::divideCeil(tiles.rows, threads); i < e; ++i) {
     Value m = arith::AddIOp::create(b, loc, tile.thread,
                                     indexConst(b, loc, i * threads));
     Value slot = arith::AddIOp::create(b, loc, tile.row0, m);
@@ -721,23 +769,15 @@ pipelinedSlices(OpBuilder &b, Location loc,
   auto loadSources = [&](OpBuilder &lb, Location lloc, Value offset) {
     SmallVector<Value> sources;
     for (Value row : myRows) {
-      auto source = scf::IfOp::create(
-          lb, lloc,
+      sources.push_back(tableEntryOr(
+          lb, lloc, operands,
           arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::sge, row,
                                 i32Const(lb, lloc, 0)),
-          [&](OpBuilder &tb, Location tloc) {
-            Value index =
-                arith::IndexCastOp::create(tb, tloc, tb.getIndexType(), row);
-            scf::YieldOp::create(
-                tb, tloc,
-                memref::LoadOp::create(tb, tloc, operands.table,
-                                       ValueRange{index, offset})
-                    .getResult());
+          [&](OpBuilder &rb, Location rloc) -> Value {
+            return arith::IndexCastOp::create(rb, rloc, rb.getIndexType(),
+                                              row);
           },
-          [&](OpBuilder &eb, Location eloc) {
-            scf::YieldOp::create(eb, eloc, i32Const(eb, eloc, -1));
-          });
-      sources.push_back(source.getResult(0));
+          offset));
     }
     return sources;
   };
@@ -760,10 +800,13 @@ pipelinedSlices(OpBuilder &b, Location loc,
     auto visit = scf::IfOp::create(cb, cloc, visitedAt(cb, cloc, origin.offset),
                                    /*withElseRegion=*/false);
     OpBuilder vb(visit.thenBlock()->getTerminator());
-    stageInputSlice(vb, cloc, operands, tiles, tile, origin, inputWidth,
-                    aligned, type, direct.input, StageFn());
-    stageWeightSlice(vb, cloc, operands, tiles, tile, origin, weightWidth,
-                     aligned, type, direct.weight, StageFn());
+    // Unrolled: a thread's copies are a few 16-byte chunks of one step.
+    stageInputSlice(vb, cloc, operands, tiles, tile, origin,
+                    {inputWidth, aligned, type, direct.input, StageFn(),
+                     /*unrolled=*/true});
+    stageWeightSlice(vb, cloc, operands, tiles, tile, origin,
+                     {weightWidth, aligned, type, direct.weight, StageFn(),
+                      /*unrolled=*/true});
   };
 
   // The prologue.
