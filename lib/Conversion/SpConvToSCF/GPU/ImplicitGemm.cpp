@@ -614,16 +614,15 @@ static Value tileVisits(OpBuilder &b, Location loc,
   return active;
 }
 
-/// Commits the thread's cp.async copies since the last commit as one group.
-static Value commitGroup(OpBuilder &b, Location loc) {
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
+/// Commits the thread's cp.async copies since the last commit as one group,
+/// then waits for all but the newest `pending` groups of the thread. The
+/// group takes no tokens (the copies sit in branches and loops), and
+/// upstream's `nvgpu.device_async_create_group` printed with none reads the
+/// next op's result as its token when parsed: the wait, which has no
+/// result, must follow it.
+static void commitAndWait(OpBuilder &b, Location loc, int64_t pending) {
+  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
-}
-
-/// Waits for all but the newest `pending` cp.async groups of the thread
-/// (`group` the newest).
-static void waitGroups(OpBuilder &b, Location loc, Value group,
-                       int64_t pending) {
   nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(pending));
 }
 
@@ -670,7 +669,7 @@ slicesByOffset(OpBuilder &b, Location loc, const ImplicitGemmOperands &operands,
               // The thread's copies land at its wait, everyone's by the
               // barrier: all copies of the slice in flight at once.
               if (direct.input || direct.weight)
-                waitGroups(sb, sloc, commitGroup(sb, sloc), 0);
+                commitAndWait(sb, sloc, 0);
               gpu::BarrierOp::create(sb, sloc);
               SmallVector<Value> sums = multiply(sb, sloc, acc, zero);
               gpu::BarrierOp::create(sb, sloc);
@@ -688,8 +687,9 @@ slicesByOffset(OpBuilder &b, Location loc, const ImplicitGemmOperands &operands,
 /// offsets and the source rows of steps 0..S-1, a barrier, the copies of
 /// steps 0..S-2, one group each. Step t:
 ///
-///   barrier; copies of step t+S-1 (one group); loads of the source rows of
-///   step t+S; multiply of step t; stores of those rows; wait for step t+1.
+///   barrier; copies of step t+S-1; loads of the source rows of step t+S;
+///   multiply of step t; stores of those rows; the copies committed as one
+///   group and a wait for step t+1's.
 ///
 /// Race-free with one barrier per step: the copies of step t+S-1 overwrite
 /// stage (t-1) % S, which step t-1 multiplied before the barrier; the rows
@@ -818,10 +818,9 @@ pipelinedSlices(OpBuilder &b, Location loc,
   for (int64_t step = 0; step < stages - 1; ++step) {
     if (step < steps)
       issueCopies(b, loc, indexConst(b, loc, step));
-    // Empty groups past the last step keep every step's count the same.
-    Value group = commitGroup(b, loc);
-    if (step == stages - 2)
-      waitGroups(b, loc, group, stages - 2);
+    // Empty groups past the last step keep every step's count the same;
+    // the waits before the last do not block (fewer groups are pending).
+    commitAndWait(b, loc, stages - 2);
   }
 
   auto stepLoop = scf::ForOp::create(
@@ -839,7 +838,6 @@ pipelinedSlices(OpBuilder &b, Location loc,
             /*withElseRegion=*/false);
         OpBuilder cb(copy.thenBlock()->getTerminator());
         issueCopies(cb, sloc, copied);
-        Value group = commitGroup(sb, sloc);
         // The source rows of step + S, loaded before the multiply and
         // stored after it.
         Value ahead =
@@ -869,7 +867,9 @@ pipelinedSlices(OpBuilder &b, Location loc,
                                        /*withElseRegion=*/false);
         OpBuilder tb(store.thenBlock()->getTerminator());
         storeSources(tb, sloc, aheadOrigin.stage, sources.getResults());
-        waitGroups(sb, sloc, group, stages - 2);
+        // The copies above have been in flight since they were issued; the
+        // commit only closes their group.
+        commitAndWait(sb, sloc, stages - 2);
         scf::YieldOp::create(sb, sloc, visit.getResults());
       });
   return SmallVector<Value>(stepLoop.getResults());
