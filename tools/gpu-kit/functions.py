@@ -162,7 +162,10 @@ def kit_functions(small, matrix_cases, cuda_targets):
 
 
 def tile_functions(small, cuda_targets):
-    """The tile sweep's variants: (function, tuning-table entry) pairs."""
+    """The tile sweep's variants: (function, tuning-table entry) pairs. Each
+    f16 tile, which the compiler pipelines, also runs pinned to one stage
+    (`"stages": 1`, suffix `_s1`): the form before the cp.async pipeline,
+    timed beside it until a GPU has measured both (issue 37)."""
     out = []
     sweep = [(16, "f32"), (16, "f16")] if small else \
         [(c, k) for c in (32, 64, 128) for k in ("f32", "tf32", "f16")]
@@ -170,11 +173,14 @@ def tile_functions(small, cuda_targets):
         element, matmul = LAYER_TYPES[kind]
         for i, tile in enumerate(tile_candidates(channels, kind)[: 2 if small else 4]):
             entry = dict(tile, cin=channels, cout=channels, type=element)
-            name = "tile/%s_%dx%d_t%d" % (kind, channels, channels, i)
-            fn = Function(name, "tile", "layer", text=layer_mlir(channels, element),
-                          targets=cuda_targets + ["emu"],
-                          gpu_options=["--gpu-matmul", matmul],
-                          meta={"channels": channels, "kind": kind, "element": element,
-                                "tile": entry, "layer": layer_name(channels, kind)})
-            out.append(fn)
+            variants = [("", entry)]
+            if kind == "f16" and (not small or i == 0):
+                variants.append(("_s1", dict(entry, stages=1)))
+            for suffix, variant in variants:
+                name = "tile/%s_%dx%d_t%d%s" % (kind, channels, channels, i, suffix)
+                out.append(Function(name, "tile", "layer", text=layer_mlir(channels, element),
+                                    targets=cuda_targets + ["emu"],
+                                    gpu_options=["--gpu-matmul", matmul],
+                                    meta={"channels": channels, "kind": kind, "element": element,
+                                          "tile": variant, "layer": layer_name(channels, kind)}))
     return out

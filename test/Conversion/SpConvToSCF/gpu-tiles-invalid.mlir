@@ -49,6 +49,14 @@
 // THREADS: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/threads.json: entries[0]: the tile needs 2048 threads per block, more than CUDA's 1024
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/shared.json" 2>&1 | FileCheck %s --check-prefix=SHARED
 // SHARED: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/shared.json: entries[0]: the tile stages 80384 bytes of workgroup memory, more than the 49152 of static shared memory
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/stages-shared.json" 2>&1 | FileCheck %s --check-prefix=STAGESSHARED
+// STAGESSHARED: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-shared.json: entries[0]: the tile stages 94720 bytes of workgroup memory, more than the 82944 a pipelined tile may take
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/stages-range.json" 2>&1 | FileCheck %s --check-prefix=STAGESRANGE
+// STAGESRANGE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-range.json: entries[0]: 'stages' must be an integer in [1, 3]
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/stages-math.json" 2>&1 | FileCheck %s --check-prefix=STAGESMATH
+// STAGESMATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-math.json: entries[0]: 'stages' 2 needs math mma-f16 (only f16 tensor-core tiles are pipelined; 1 is the one-stage form)
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/stages-channels.json" 2>&1 | FileCheck %s --check-prefix=STAGESCHANNELS
+// STAGESCHANNELS: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-channels.json: entries[0]: 'stages' 2 needs cin and cout multiples of 8 (rows of whole 16-byte copies), not 12 and 16
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/threads-mismatch.json" 2>&1 | FileCheck %s --check-prefix=DERIVED
 // DERIVED: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/threads-mismatch.json: entries[0]: 'threads' 256 does not match the 128 threads of the tile shape
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/repeated.json" 2>&1 | FileCheck %s --check-prefix=REPEATED

@@ -79,6 +79,16 @@ def _markdown(report):
                     json.dumps(best["tile"]) if best else "-"))
             lines += ["", "Tuning table: %d entries (gpu-tiles.json)" %
                       len(data["table"]["entries"]), ""]
+        if data.get("pipeline"):
+            lines += ["## Pipeline against one stage (f16)", "",
+                      "| layer | tile | compiler's stages ms | one stage ms | speedup |",
+                      "|---|---|---:|---:|---:|"]
+            for r in data["pipeline"]:
+                t = r["tile"]
+                lines.append("| %s | %dx%d, warp %dx%d, depth %d | %s | %s | %sx |" % (
+                    r["layer"], t["rows"], t["cols"], t["warp_rows"], t["warp_cols"], t["depth"],
+                    _fmt(r["compiler_ms"]), _fmt(r["one_stage_ms"]), _fmt(r["speedup"])))
+            lines.append("")
         if data.get("ncu"):
             lines += ["## Profile (ncu)", ""] + ["- %s: %s" % kv for kv in data["ncu"].items()]
             lines.append("")

@@ -15,6 +15,23 @@ from .timings import TOLERANCE, as_float, layer_reference, time_calls
 MARGIN = 0.03
 
 
+def pinned_pairs(layer, variants):
+    """Each tile timed both as the compiler stages it and pinned to one
+    stage: the pipeline against the form before it, side by side."""
+    by_shape = {}
+    for v in variants:
+        shape = json.dumps({k: x for k, x in v["tile"].items() if k != "stages"},
+                           sort_keys=True)
+        by_shape.setdefault(shape, {})[v["tile"].get("stages")] = v["ms"]
+    out = []
+    for shape, times in sorted(by_shape.items()):
+        if None in times and 1 in times:
+            out.append({"layer": layer, "tile": json.loads(shape),
+                        "compiler_ms": times[None], "one_stage_ms": times[1],
+                        "speedup": round(times[1] / times[None], 3)})
+    return out
+
+
 def run(ctx):
     coords = scan(ctx.work, ctx.sites)
     reps = 3 if ctx.mode != "cuda" else 7
@@ -22,7 +39,7 @@ def run(ctx):
     for name in ctx.names("tile"):
         meta = ctx.functions[name]["meta"]
         by_layer.setdefault(meta["layer"], []).append(name)
-    sweep, entries = [], []
+    sweep, entries, pipeline = [], [], []
     for layer, variants in sorted(by_layer.items()):
         if layer not in ctx.functions:
             continue
@@ -59,6 +76,7 @@ def run(ctx):
             entries.append(dict(best["tile"], time_us=round(best["ms"] * 1e3, 1),
                                 note="default %.1f us" % (expected["ms"] * 1e3)))
         sweep.append(row)
+        pipeline.extend(pinned_pairs(layer, row["variants"]))
     table = {"format": "spconv-gpu-tiles/1", "entries": entries}
     if ctx.mode == "cuda":
         table["device"] = ctx.device_props["name"]
@@ -66,5 +84,6 @@ def run(ctx):
     else:
         table["device"] = "stand-in (GPU emulator): not a tuning, a format check"
     ctx.data["sweep"] = sweep
+    ctx.data["pipeline"] = pipeline
     ctx.data["table"] = table
     ctx.write_output("gpu-tiles.json", json.dumps(table, indent=1) + "\n")

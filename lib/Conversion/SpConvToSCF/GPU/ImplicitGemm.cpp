@@ -69,9 +69,11 @@ int64_t GemmTiles::maxRegisters() const {
   // A pipelined tile: no fewer blocks per SM for registers than its shared
   // memory allows on sm_80 (164 KiB, 1 KiB reserved per block), where that
   // leaves room for the accumulators twice over and 64 registers at least
-  // (f16 256 x 16: 80, not 81 and a block less).
+  // (f16 256 x 16: 80, not 81 and a block less). The visit flags (4 bytes
+  // an offset) are left out, so that the budget is the tile's alone, as a
+  // tile table states it.
   if (stages > 1) {
-    int64_t blocks = 164 * 1024 / (sharedBytes() + 1024);
+    int64_t blocks = 164 * 1024 / (sharedBytes() - 4 * offsets + 1024);
     int64_t shared = blocks > 1 ? oneBlock / blocks / 8 * 8 : oneBlock;
     if (shared >= std::max<int64_t>(64, 2 * accumulators))
       budget = std::min(budget, shared);
@@ -259,13 +261,21 @@ void lowering::choosePipeline(GemmTiles &tiles,
   auto isF16 = [](Value memref) {
     return cast<MemRefType>(memref.getType()).getElementType().isF16();
   };
-  if (tiles.math != GemmMath::F16MMA || !isF16(operands.features) ||
-      !isF16(operands.weight) ||
+  // The table admits `stages` > 1 only for f16 tiles of whole 16-byte rows.
+  if (tiles.pinnedStages == 1 || tiles.math != GemmMath::F16MMA ||
+      !isF16(operands.features) || !isF16(operands.weight) ||
       stagingWidth(operands.features, operands.channelsIn, tiles.depth) == 1 ||
-      stagingWidth(operands.weight, operands.channelsOut, tiles.cols) == 1)
+      stagingWidth(operands.weight, operands.channelsOut, tiles.cols) == 1) {
+    tiles.stages = 1;
     return;
+  }
   GemmTiles pipelined = tiles;
   pipelined.offsets = operands.volume;
+  if (tiles.pinnedStages > 1) {
+    pipelined.stages = tiles.pinnedStages;
+    tiles = pipelined;
+    return;
+  }
   for (int64_t stages = 3; stages >= 2; --stages) {
     pipelined.stages = stages;
     if (pipelined.sharedBytes() <= GemmTiles::kPipelinedSharedBytes) {

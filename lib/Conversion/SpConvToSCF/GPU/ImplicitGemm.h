@@ -34,12 +34,15 @@ enum class GemmMath {
 /// stages the next; more copy each slice by cp.async `stages - 1` steps
 /// ahead of its multiply (choosePipeline). A pipelined tile records which
 /// of the conv's `offsets` kernel offsets it visits (0 when unpipelined).
+/// A tile table's `stages` pins the count (`pinnedStages`; 0: the compiler
+/// chooses).
 struct GemmTiles {
   GemmMath math = GemmMath::FMA;
   int64_t rows = 0, cols = 0, depth = 0;
   int64_t threadRows = 0, threadCols = 0;
   int64_t fragRows = 0, fragCols = 0;
   int64_t stages = 1, offsets = 0;
+  int64_t pinnedStages = 0;
 
   bool usesTensorCores() const { return math != GemmMath::FMA; }
   /// The depth of one fragment multiply (16 for f16, 8 for tf32).
@@ -125,7 +128,8 @@ Value buildNeighbourTable(OpBuilder &b, Location loc,
 
 /// Pipelines `tiles` where the staging is all 16-byte cp.async copies: f16
 /// tensor-core tiles whose features and weights have rows of whole 16-byte
-/// chunks; as many stages (at most 3) as kPipelinedSharedBytes holds, and
+/// chunks; as many stages (at most 3) as kPipelinedSharedBytes holds, or
+/// the `pinnedStages` of a tile table (checked there: GPUTileTable), and
 /// `offsets` the conv's volume. Others keep one stage.
 void choosePipeline(GemmTiles &tiles, const ImplicitGemmOperands &operands);
 

@@ -38,10 +38,13 @@ constexpr llvm::StringLiteral kInformationalKeys[] = {"time_us", "tflops",
 /// The keys an entry may set: those `spconv.tile` records (`threads` and
 /// `max_registers` are derived from the others and, if given, checked).
 constexpr llvm::StringLiteral kEntryKeys[] = {
-    "cin",         "cout",        "type",      "math",
-    "rows",        "cols",        "depth",     "thread_rows",
-    "thread_cols", "warp_rows",   "warp_cols", "threads",
-    "max_registers"};
+    "cin",       "cout",        "type",        "math",      "rows",
+    "cols",      "depth",       "thread_rows", "thread_cols", "warp_rows",
+    "warp_cols", "stages",      "threads",     "max_registers"};
+
+/// The most stages an entry may pin: the deepest pipeline choosePipeline
+/// builds, which the emulator and ptxas tests prove.
+constexpr int64_t kMaxStages = 3;
 
 constexpr llvm::StringLiteral kTableKeys[] = {"format", "device", "chip",
                                               "entries"};
@@ -174,6 +177,25 @@ std::string readEntry(const llvm::json::Value &value, GemmTiles &tiles,
     tiles.fragRows = shape[0] / 16;
     tiles.fragCols = shape[1] / 16;
   }
+  // A pinned pipeline: one stage, or cp.async copies of whole 16-byte rows
+  // of f16 (choosePipeline).
+  if (entry->get("stages")) {
+    integer("stages", tiles.pinnedStages, kMaxStages);
+    if (!error.empty())
+      return error;
+    if (tiles.pinnedStages > 1 && tiles.math != GemmMath::F16MMA)
+      return ("'stages' " + Twine(tiles.pinnedStages) +
+              " needs math mma-f16 (only f16 tensor-core tiles are "
+              "pipelined; 1 is the one-stage form)")
+          .str();
+    if (tiles.pinnedStages > 1 && (cin % 8 != 0 || cout % 8 != 0))
+      return ("'stages' " + Twine(tiles.pinnedStages) +
+              " needs cin and cout multiples of 8 (rows of whole 16-byte "
+              "copies), not " +
+              Twine(cin) + " and " + Twine(cout))
+          .str();
+    tiles.stages = tiles.pinnedStages;
+  }
   if (std::string why = GPUTileTable::checkTiles(tiles, type); !why.empty())
     return why;
   // Derived fields, if the entry copies them from a `spconv.tile`.
@@ -248,10 +270,11 @@ std::string GPUTileTable::checkTiles(const GemmTiles &tiles, StringRef type) {
        << " threads per block, more than CUDA's 1024";
     return message;
   }
-  if (sharedBytes > GemmTiles::kMaxStaticSharedBytes) {
+  if (sharedBytes > tiles.sharedLimit()) {
     os << "the tile stages " << sharedBytes
-       << " bytes of workgroup memory, more than the "
-       << GemmTiles::kMaxStaticSharedBytes << " of static shared memory";
+       << " bytes of workgroup memory, more than the " << tiles.sharedLimit()
+       << (tiles.stages > 1 ? " a pipelined tile may take"
+                            : " of static shared memory");
     return message;
   }
   return message;
