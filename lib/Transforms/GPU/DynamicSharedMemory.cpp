@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpConv/Transforms/Passes.h"
+#include "SpConv/Transforms/SharedMemory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -30,8 +31,6 @@ using namespace mlir::spconv;
 
 namespace {
 
-/// What a block may hold in static shared memory.
-constexpr int64_t kMaxStaticBytes = 48 * 1024;
 /// Where each buffer starts: a multiple of this, which covers every
 /// alignment the kernels ask of their buffers (WMMA's 32 bytes, cp.async's
 /// 16).
@@ -114,7 +113,7 @@ struct SpConvGPUDynamicSharedMemoryPass
         if (!kernel.isKernel())
           continue;
         auto [offsets, buffers] = layOut(kernel);
-        if (buffers <= kMaxStaticBytes)
+        if (buffers <= kMaxStaticSharedMemoryBytes)
           continue;
         int64_t size = dynamicBytes(buffers);
         if (size > maxBytes) {

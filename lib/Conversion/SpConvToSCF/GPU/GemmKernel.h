@@ -103,9 +103,14 @@ using StageFn = function_ref<void(OpBuilder &, Location, Value, Value, Value)>;
 void storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
                  ValueRange indices);
 
+/// `stage * extent + i`: row i of stage `stage` of a workgroup buffer that
+/// stages `extent` rows per stage (folded at stage 0).
+Value stagedRow(OpBuilder &b, Location loc, Value stage, int64_t extent,
+                Value i);
+
 /// Updates the accumulators from the slice staged in stage `stage` (index)
-/// and returns them: rows stage * tiles.rows on of the staged inputs, stage
-/// * tiles.depth on of the staged weights.
+/// and returns them: rows from stagedRow(stage, tiles.rows) on of the staged
+/// inputs, from stagedRow(stage, tiles.depth) on of the staged weights.
 using MultiplyFn =
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, Value)>;
 

@@ -410,10 +410,8 @@ struct SliceOrigin {
 };
 } // namespace
 
-/// `stage * extent + i`: row i of stage `stage` of a buffer staging
-/// `extent` rows per stage (folded at stage 0).
-static Value stagedRow(OpBuilder &b, Location loc, Value stage, int64_t extent,
-                       Value i) {
+Value gemm::stagedRow(OpBuilder &b, Location loc, Value stage, int64_t extent,
+                      Value i) {
   return b.createOrFold<arith::AddIOp>(
       loc,
       b.createOrFold<arith::MulIOp>(loc, stage, indexConst(b, loc, extent)), i);

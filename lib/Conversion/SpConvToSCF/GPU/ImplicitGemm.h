@@ -14,6 +14,7 @@
 #include "Compute/Epilogue.h"
 #include "Utils/LoweringContext.h"
 #include "Utils/RulebookAccess.h"
+#include "SpConv/Transforms/SharedMemory.h"
 
 namespace mlir::spconv::lowering {
 
@@ -73,7 +74,7 @@ struct GemmTiles {
   int64_t sourceRowBytes() const { return (stages * rows + offsets) * 4; }
   int64_t sharedBytes() const;
   /// What CUDA allows a kernel in static shared memory.
-  static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+  static constexpr int64_t kMaxStaticSharedBytes = kMaxStaticSharedMemoryBytes;
   /// What a pipelined tile may take (dynamic shared memory,
   /// spconv-gpu-dynamic-shared-memory): two blocks per SM on sm_80 (164 KiB
   /// of shared memory, 1 KiB of it reserved per block).

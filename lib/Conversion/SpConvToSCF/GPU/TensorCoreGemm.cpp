@@ -139,15 +139,10 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
       [&](OpBuilder &sb, Location sloc, ValueRange acc, Value stage) {
         SmallVector<Value> next(acc);
         // This stage's rows of the staged inputs and weights.
-        Value stageRow0 = sb.createOrFold<arith::MulIOp>(
-            sloc, stage, indexConst(sb, sloc, tiles.rows));
-        Value stageDepth0 = sb.createOrFold<arith::MulIOp>(
-            sloc, stage, indexConst(sb, sloc, tiles.depth));
-        Value warpRow =
-            sb.createOrFold<arith::AddIOp>(sloc, stageRow0, warpRow0);
+        Value warpRow = stagedRow(sb, sloc, stage, tiles.rows, warpRow0);
         for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
-          Value k = sb.createOrFold<arith::AddIOp>(sloc, stageDepth0,
-                                                   indexConst(sb, sloc, k0));
+          Value k = stagedRow(sb, sloc, stage, tiles.depth,
+                              indexConst(sb, sloc, k0));
           Value kIn = indexConst(sb, sloc, k0);
           // The weights first, then one input fragment at a time, so that
           // the IR keeps one input fragment live. (ptxas schedules the
