@@ -91,13 +91,16 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     and whose `math` (`fma`, `mma-f16`, `mma-tf32`) is the one the built-in
     choice takes for that type under `gpu-matmul`; it gives `rows`, `cols`,
     `depth` and `thread_rows` / `thread_cols` (fma) or `warp_rows` /
-    `warp_cols` (tensor cores), the names `spconv.tile` records. The file
-    is read once per run and every entry is checked (a math the type
+    `warp_cols` (tensor cores), the names `spconv.tile` records, and may
+    pin the cp.async pipeline with `stages` (1: one stage; 2 or 3: only
+    f16 tensor-core tiles whose channel counts are multiples of 8). The
+    file is read once per run and every entry is checked (a math the type
     cannot use, tiles the kernels cannot run: rows not whole 32-row
     schedule groups, thread or warp tiles that do not divide the tile,
     warp tiles not whole 16x16 fragments, a depth not whole fragment
-    steps, over 1024 threads or 48 KiB of static shared memory, a repeated
-    entry, an unknown key); a bad table fails the pass with a message
+    steps, over 1024 threads or 48 KiB of static shared memory (81 KiB
+    pipelined), stages the tile cannot have, a repeated entry, an
+    unknown key); a bad table fails the pass with a message
     naming the file and the entry. Keys `time_us`, `tflops`, `note` and
     any starting with `_` are notes and ignored. The pass gives
     `gpu.barrier` memory effects (an
