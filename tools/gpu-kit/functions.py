@@ -165,7 +165,9 @@ def tile_functions(small, cuda_targets):
     """The tile sweep's variants: (function, tuning-table entry) pairs. Each
     f16 tile, which the compiler pipelines, also runs pinned to one stage
     (`"stages": 1`, suffix `_s1`): the form before the cp.async pipeline,
-    timed beside it until a GPU has measured both (issue 37)."""
+    timed beside it. Neither wins at every tile (docs/GPU.md, "The second
+    GPU day"), so the sweep keeps both and the tuning table takes the
+    faster."""
     out = []
     sweep = [(16, "f32"), (16, "f16")] if small else \
         [(c, k) for c in (32, 64, 128) for k in ("f32", "tf32", "f16")]

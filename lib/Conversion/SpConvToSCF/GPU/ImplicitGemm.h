@@ -12,9 +12,9 @@
 #define SPCONV_LIB_CONVERSION_SPCONVTOSCF_GPU_IMPLICITGEMM_H
 
 #include "Compute/Epilogue.h"
+#include "SpConv/Transforms/SharedMemory.h"
 #include "Utils/LoweringContext.h"
 #include "Utils/RulebookAccess.h"
-#include "SpConv/Transforms/SharedMemory.h"
 
 namespace mlir::spconv::lowering {
 
