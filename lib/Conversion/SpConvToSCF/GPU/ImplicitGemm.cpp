@@ -114,7 +114,7 @@ GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
     tiles.depth = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsIn),
                                       tiles.fragDepth(), 2 * tiles.fragDepth());
     // Fewer warps (shorter tiles) where the buffers would not fit.
-    while (tiles.sharedBytes() > kMaxStaticSharedBytes &&
+    while (tiles.sharedBytes() > kMaxStaticSharedMemoryBytes &&
            tiles.rows > 16 * tiles.fragRows)
       tiles.rows /= 2;
     return tiles;

@@ -73,14 +73,12 @@ struct GemmTiles {
   /// the i32 visit flag of each offset.
   int64_t sourceRowBytes() const { return (stages * rows + offsets) * 4; }
   int64_t sharedBytes() const;
-  /// What CUDA allows a kernel in static shared memory.
-  static constexpr int64_t kMaxStaticSharedBytes = kMaxStaticSharedMemoryBytes;
   /// What a pipelined tile may take (dynamic shared memory,
   /// spconv-gpu-dynamic-shared-memory): two blocks per SM on sm_80 (164 KiB
   /// of shared memory, 1 KiB of it reserved per block).
   static constexpr int64_t kPipelinedSharedBytes = 164 * 1024 / 2 - 1024;
   int64_t sharedLimit() const {
-    return stages > 1 ? kPipelinedSharedBytes : kMaxStaticSharedBytes;
+    return stages > 1 ? kPipelinedSharedBytes : kMaxStaticSharedMemoryBytes;
   }
 
   /// `elementType` is the convolution's; `matmul` the pass's choice.
