@@ -552,6 +552,13 @@ def main():
     if unknown:
         print("unknown case(s): " + ", ".join(sorted(unknown)), file=sys.stderr)
         return 2
+    # A named case that the target leaves out would pass as "0 of 0".
+    left_out = sorted(c.name for c in cases() if c.name in args.case and c.gpu_only
+                      and args.target == "cpu" and args.compile_cuda is None)
+    if left_out:
+        print("GPU-only case(s) named with --target cpu: " + ", ".join(left_out),
+              file=sys.stderr)
+        return 2
     if args.list:
         for c in selected:
             print(c.name)
