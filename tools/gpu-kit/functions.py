@@ -104,7 +104,10 @@ def tile_candidates(channels, kind):
         frag_depth = 16 if math == "mma-f16" else 8
         for rows, cols, warp_rows, warp_cols, depth in [
                 (256, 64, 64, 32, 2 * frag_depth), (128, 64, 32, 32, 2 * frag_depth),
-                (128, 32, 32, 32, 2 * frag_depth), (256, 32, 64, 16, frag_depth)]:
+                (128, 32, 32, 32, 2 * frag_depth), (256, 32, 64, 16, frag_depth),
+                # 64-row tiles: four times the blocks of the built-in tile,
+                # so that the last wave is a smaller share of the conv.
+                (64, 64, 32, 32, 2 * frag_depth), (64, 32, 32, 16, 2 * frag_depth)]:
             cols = min(cols, max(16, channels))
             warp_cols = min(warp_cols, cols)
             out.append({"math": math, "rows": rows, "cols": cols, "depth": depth,
@@ -173,7 +176,7 @@ def tile_functions(small, cuda_targets):
         [(c, k) for c in (32, 64, 128) for k in ("f32", "tf32", "f16")]
     for channels, kind in sweep:
         element, matmul = LAYER_TYPES[kind]
-        for i, tile in enumerate(tile_candidates(channels, kind)[: 2 if small else 4]):
+        for i, tile in enumerate(tile_candidates(channels, kind)[: 2 if small else 6]):
             entry = dict(tile, cin=channels, cout=channels, type=element)
             variants = [("", entry)]
             if kind == "f16" and (not small or i == 0):
