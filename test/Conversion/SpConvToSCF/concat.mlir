@@ -39,11 +39,13 @@
 // CHECK-NEXT: return %[[CAT]]
 
 // GPU, implicit-GEMM form: each output element's one store goes to the
-// view; where the features have the wrong length, the bias rows do too.
+// view, four channels (16 bytes) at a time, as the rows of 28 allow; where
+// the features have the wrong length, the bias rows do too.
 // GEMM-LABEL: func.func @in_place
 // GEMM: %[[JOINT:.*]] = memref.alloc(%{{.*}}) : memref<?x28xf32>
 // GEMM-NEXT: %[[A:.*]] = memref.subview %[[JOINT]][0, 0]
-// GEMM: memref.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] : memref<?x16xf32, strided<[28, 1]>>
+// GEMM: vector.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x16xf32, strided<[28, 1]>>, vector<4xf32>
+// GEMM: vector.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] : memref<?x16xf32, strided<[28, 1]>>, vector<4xf32>
 // GEMM: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // GEMM-NEXT: memref.store %[[ZERO]], %[[A]][%{{.*}}, %{{.*}}] : memref<?x16xf32, strided<[28, 1]>>
 // GEMM-NEXT: scf.reduce

@@ -46,18 +46,24 @@
 // GATHER: arith.maximumf
 // GATHER: spconv.kernel = "epilogue"
 
-// GPU, implicit-GEMM form: applied in the kernel, to each element before its
-// one store; no pass of its own.
+// GPU, implicit-GEMM form: applied in the kernel, to a thread's four
+// consecutive channels of a row before their one store (16 bytes where the
+// result and the bias start 16-byte aligned); no pass of its own.
 // GEMM-LABEL: func.func @residual_scale_relu
 // GEMM: gpu.launch
-// GEMM: %[[B:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
-// GEMM-NEXT: %[[R:.*]] = memref.load %{{.*}}[%[[ROW:.*]], %[[COL:.*]]] : memref<?x32xf32>
-// GEMM-NEXT: %[[S:.*]] = memref.load %{{.*}}[%[[COL]]] : memref<32xf32>
-// GEMM-NEXT: %[[M:.*]] = arith.mulf %[[B]], %[[S]] : f32
-// GEMM-NEXT: %[[A:.*]] = arith.addf %[[M]], %[[R]] : f32
+// GEMM: vector.load %{{.*}}[%[[COL:.*]]] {alignment = 16 : i64} : memref<32xf32>, vector<4xf32>
+// GEMM: %[[B:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// GEMM-NEXT: %[[R:.*]] = vector.load %{{.*}}[%[[ROW:.*]], %[[COL]]] : memref<?x32xf32>, vector<4xf32>
+// GEMM-NEXT: %[[S:.*]] = vector.load %{{.*}}[%[[COL]]] : memref<32xf32>, vector<4xf32>
+// GEMM-NEXT: %[[M:.*]] = arith.mulf %[[B]], %[[S]] : vector<4xf32>
+// GEMM-NEXT: %[[A:.*]] = arith.addf %[[M]], %[[R]] : vector<4xf32>
 // GEMM-NEXT: arith.constant 0.000000e+00 : f32
+// GEMM-NEXT: vector.broadcast
 // GEMM-NEXT: %[[RELU:.*]] = arith.maximumf %[[A]]
-// GEMM-NEXT: memref.store %[[RELU]], %{{.*}}[%[[ROW]], %[[COL]]] : memref<?x32xf32>
+// GEMM-NEXT: scf.if %{{.*}} {
+// GEMM-NEXT: vector.store %[[RELU]], %{{.*}}[%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<?x32xf32>, vector<4xf32>
+// GEMM-NEXT: } else {
+// GEMM-NEXT: vector.store %[[RELU]], %{{.*}}[%[[ROW]], %[[COL]]] : memref<?x32xf32>, vector<4xf32>
 // GEMM-NOT: spconv.kernel = "epilogue"
 func.func @residual_scale_relu(%rb: !rb, %f: tensor<?x4xf32>, %w: tensor<27x4x32xf32>, %b: tensor<32xf32>,
                                %res: tensor<?x32xf32>, %scale: tensor<32xf32>) -> tensor<?x32xf32> {

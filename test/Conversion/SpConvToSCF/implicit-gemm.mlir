@@ -93,10 +93,12 @@
 // CHECK: vector.load %[[W_TILE]]{{.*}} vector<4xf32>
 // CHECK-COUNT-4: vector.fma
 // CHECK: gpu.barrier
-// The epilogue: bias added, each element stored once.
+// The epilogue: bias added, each element stored once, a thread's four
+// consecutive channels of a row in one 16-byte store where aligned.
 // CHECK: memref.load %[[ORDER]]
-// CHECK: arith.addf
-// CHECK: memref.store %{{.*}}, %[[RESULT]]
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[RESULT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x32xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[RESULT]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<4xf32>
 // CHECK: gpu.terminator
 // CHECK: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "fma", rows = 64 : i64, thread_cols = 4 : i64, thread_rows = 4 : i64, threads = 128 : i64}}
 // Features of the wrong length leave the result at its bias.
@@ -138,17 +140,19 @@
 // TF32: gpu.barrier
 // The epilogue, once per fragment row of the warps: their fragments into
 // workgroup memory (16 rows per warp), a barrier, then each output of those
-// rows written once by consecutive threads, bias added in f32, a barrier.
+// rows written once, four consecutive channels of a row per thread and
+// store (consecutive threads on consecutive chunks), bias added in f32, a
+// barrier.
 // TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
 // TF32: gpu.barrier
-// TF32: scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c256
-// TF32: memref.load %[[SUM]]
-// TF32: arith.addf
-// TF32: memref.store
+// TF32: scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c256
+// TF32: vector.load %[[SUM]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// TF32: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// TF32: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x32xf32>, vector<4xf32>
 // TF32: gpu.barrier
 // TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
 // TF32: gpu.barrier
-// TF32: scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c256
+// TF32: scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c256
 // TF32: gpu.barrier
 // TF32-NOT: gpu.subgroup_mma_store_matrix
 // TF32: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "mma-tf32", rows = 256 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 32 : i64}}
@@ -211,14 +215,19 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK-NOT: arith.extf
 // CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK-NOT: gpu.subgroup_mma_compute
-// CHECK: arith.truncf %{{.*}} : f32 to f16
+// The epilogue: four channels of a row, one 16-byte load of their sums and
+// one 8-byte store.
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<128x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<?x8xf16>, vector<4xf16>
 // CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", max_registers = 80 : i64, rows = 256 : i64, stages = 3 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
 // CHECK-LABEL: func.func @conv_bf16
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x12xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // CHECK-NOT: arith.addi %{{.*}} : vector<8xi32>
 // CHECK: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x8xf32, "AOp">, !gpu.mma_matrix<8x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
-// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<?x8xbf16>, vector<4xbf16>
 // CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32"
 // CHECK-LABEL: func.func @conv_dynamic
 // FMA-LABEL: func.func @conv_f16
@@ -227,7 +236,8 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // FMA-NOT: gpu.subgroup_mma
 // FMA: arith.extf
 // FMA: vector.fma
-// FMA: arith.truncf %{{.*}} : f32 to f16
+// FMA: arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// FMA: vector.store %{{.*}} {alignment = 8 : i64} : memref<?x8xf16>, vector<4xf16>
 // FMA: spconv.kernel = "conv_f16_8x8", spconv.tile = {{{.*}}math = "fma"
 // CHECK-NOT: gpu.launch
 // CHECK: spconv.kernel = "conv_f32_dynxdyn"
@@ -262,7 +272,8 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // (256 x 64 tiles), 32 input channels per slice, a register budget for two
 // blocks per SM; the epilogue writes the tile in four passes of 64 rows
 // (one fragment row of every warp each), so that its f32 sums take 64 rows
-// of workgroup memory, not 256. Two pipeline stages (three would not leave
+// of workgroup memory, not 256; a thread writes 4 channels of a row (8
+// bytes) per store, 1024 chunks a pass. Two pipeline stages (three would not leave
 // room for two blocks per SM): 54 steps of 27 offsets x 2 slices, each
 // waiting for the next step's copies with none in flight.
 // CHECK-LABEL: func.func @conv_f16_64
@@ -276,19 +287,19 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
 // CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: scf.for %{{.*}} to %c1024{{.*}} step %c256
 // CHECK: gpu.barrier
 // CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: scf.for %{{.*}} to %c1024{{.*}} step %c256
 // CHECK: gpu.barrier
 // CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: scf.for %{{.*}} to %c1024{{.*}} step %c256
 // CHECK: gpu.barrier
 // CHECK-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]]
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} to %c4096{{.*}} step %c256
+// CHECK: scf.for %{{.*}} to %c1024{{.*}} step %c256
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.subgroup_mma_store_matrix
 // CHECK: spconv.kernel = "conv_f16_64x64", spconv.tile = {cols = 64 : i64, depth = 32 : i64, math = "mma-f16", max_registers = 128 : i64, rows = 256 : i64, stages = 2 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 64 : i64}

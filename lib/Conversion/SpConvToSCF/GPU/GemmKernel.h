@@ -52,6 +52,32 @@ void storeOutput(OpBuilder &b, Location loc,
                  const ImplicitGemmOperands &operands, Value row, Value column,
                  Value value);
 
+/// How the epilogue writes a tile (GemmEpilogue.cpp): `width` consecutive
+/// channels of one row per store, the most of 16 bytes' worth and the
+/// caller's limit where the result's rows (and the bias) are unit-stride
+/// runs starting at multiples of it and the channel count and the tile's
+/// columns are multiples of it; else fewer, 1 at the least (storeOutput).
+/// Stores of a chunk and loads of the bias are one access where `aligned` (i1)
+/// holds: both start at a multiple of the chunk's bytes.
+struct OutputChunks {
+  int64_t width = 1;
+  Value aligned;
+};
+
+/// The chunks of the result a tile of `cols` columns writes, `limit`
+/// channels at most (a power of two).
+OutputChunks chooseOutputChunks(OpBuilder &b, Location loc,
+                                const ImplicitGemmOperands &operands,
+                                int64_t cols, int64_t limit);
+
+/// storeOutput of `chunks.width` consecutive channels from `column` on
+/// (`values`, a vector of the accumulator's type): bias added and rounding
+/// as there, element by element.
+void storeOutputChunk(OpBuilder &b, Location loc,
+                      const ImplicitGemmOperands &operands,
+                      const OutputChunks &chunks, Value row, Value column,
+                      Value values);
+
 /// A block's view of one tile in a grid-stride loop over tiles.
 struct GridStrideLoop {
   gpu::LaunchOp launch;

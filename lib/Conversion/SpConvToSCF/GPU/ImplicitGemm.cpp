@@ -26,6 +26,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
@@ -205,28 +207,6 @@ Value gemm::guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
                 .getResult());
       });
   return ifOp.getResult(0);
-}
-
-Value gemm::rowOfSlot(OpBuilder &b, Location loc,
-                      const ImplicitGemmOperands &operands, Value slot) {
-  return arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      memref::LoadOp::create(b, loc, operands.schedule.order, slot));
-}
-
-void gemm::storeOutput(OpBuilder &b, Location loc,
-                       const ImplicitGemmOperands &operands, Value row,
-                       Value column, Value value) {
-  if (operands.bias)
-    value = arith::AddFOp::create(
-        b, loc, value, loadAs(b, loc, operands.bias, column, value.getType()));
-  Type resultElement =
-      cast<MemRefType>(operands.result.getType()).getElementType();
-  value = convertScalar(b, loc, value, resultElement);
-  if (operands.epilogue)
-    value = applyEpilogue(b, loc, operands.epilogue, value, row, column);
-  memref::StoreOp::create(b, loc, value, operands.result,
-                          ValueRange{row, column});
 }
 
 /// Elements of `memref`'s type in 16 bytes where every stretch the tile
@@ -1064,7 +1044,10 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       // transposed.
       StagingBuffers{Value(), weightElement == accType ? weightTile : Value()});
 
-  // The epilogue: each output element written once, bias added here.
+  // The epilogue: each output element written once, bias added here, a
+  // thread's consecutive columns `chunks.width` at a time.
+  OutputChunks chunks =
+      chooseOutputChunks(kb, loc, operands, tiles.cols, tiles.threadCols);
   Value coutValue = indexConst(kb, loc, operands.channelsOut);
   for (auto [i, sum] : llvm::enumerate(sums)) {
     Value slot = arith::AddIOp::create(
@@ -1075,7 +1058,7 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
     auto rowIf = scf::IfOp::create(kb, loc, rowOk, /*withElseRegion=*/false);
     OpBuilder rb(rowIf.thenBlock()->getTerminator());
     Value row = rowOfSlot(rb, loc, operands, slot);
-    for (int64_t j = 0; j < tiles.threadCols; ++j) {
+    for (int64_t j = 0; j < tiles.threadCols; j += chunks.width) {
       Value column = arith::AddIOp::create(
           rb, loc, arith::AddIOp::create(rb, loc, col0, myCols),
           indexConst(rb, loc, j));
@@ -1083,8 +1066,19 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
                                              column, coutValue);
       auto colIf = scf::IfOp::create(rb, loc, columnOk, false);
       OpBuilder cb(colIf.thenBlock()->getTerminator());
-      storeOutput(cb, loc, operands, row, column,
-                  vector::ExtractOp::create(cb, loc, sum, j));
+      if (chunks.width == 1) {
+        storeOutput(cb, loc, operands, row, column,
+                    vector::ExtractOp::create(cb, loc, sum, j));
+        continue;
+      }
+      // Lanes j.. of the row's sums (a shuffle: LLVM's shufflevector).
+      Value lanes = sum;
+      if (chunks.width != tiles.threadCols) {
+        SmallVector<int64_t> mask(chunks.width);
+        std::iota(mask.begin(), mask.end(), j);
+        lanes = vector::ShuffleOp::create(cb, loc, sum, sum, mask);
+      }
+      storeOutputChunk(cb, loc, operands, chunks, row, column, lanes);
     }
   }
 }

@@ -25,6 +25,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::spconv;
@@ -174,8 +175,15 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
 
   // The epilogue, in one pass per fragment row: every warp stores its
   // fragments of row i to the workgroup tile (16 rows per row of warps), and
-  // the block writes those rows out, bias added here, each output once. The
-  // passes keep the f32 sums of a 256-row tile within static shared memory.
+  // the block writes those rows out, bias added here, each output once,
+  // `chunks.width` consecutive channels of a row per thread and store: four
+  // at most, one 16-byte load of the sums (eight took a 4 x 2 warp tile's
+  // registers past its budget: f16 64 -> 64 spilled on sm_80). The passes
+  // keep the f32 sums of a 256-row tile within static shared memory.
+  OutputChunks chunks =
+      chooseOutputChunks(kb, loc, operands, tiles.cols, /*limit=*/4);
+  int64_t width = chunks.width;
+  auto sumChunk = VectorType::get({width}, f32);
   Value warpRowOfSums =
       arith::MulIOp::create(kb, loc, rowOfWarps, indexConst(kb, loc, 16));
   for (int64_t i = 0; i < tiles.fragRows; ++i) {
@@ -186,12 +194,14 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
           kb.getIndexAttr(sumStride), UnitAttr());
     gpu::BarrierOp::create(kb, loc);
     forEachItemOfBlock(
-        kb, loc, thread, threads, tiles.sumRows() * tiles.cols,
+        kb, loc, thread, threads, tiles.sumRows() * tiles.cols / width,
         [&](OpBuilder &ib, Location iloc, Value item) {
-          Value cols = indexConst(ib, iloc, tiles.cols);
+          Value chunksPerRow = indexConst(ib, iloc, tiles.cols / width);
           Value sixteen = indexConst(ib, iloc, 16);
-          Value m = arith::DivUIOp::create(ib, iloc, item, cols);
-          Value n = arith::RemUIOp::create(ib, iloc, item, cols);
+          Value m = arith::DivUIOp::create(ib, iloc, item, chunksPerRow);
+          Value n = arith::MulIOp::create(
+              ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunksPerRow),
+              indexConst(ib, iloc, width));
           // Sum row m is row m % 16 of fragment row i of warp row m / 16.
           Value tileRow = arith::AddIOp::create(
               ib, iloc,
@@ -203,6 +213,7 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                   indexConst(ib, iloc, 16 * i)));
           Value slot = arith::AddIOp::create(ib, iloc, row0, tileRow);
           Value column = arith::AddIOp::create(ib, iloc, col0, n);
+          // A chunk is all in or all past the channels (chooseOutputChunks).
           Value ok = arith::AndIOp::create(
               ib, iloc,
               arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, slot,
@@ -214,9 +225,19 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
               scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
           OpBuilder wb(write.thenBlock()->getTerminator());
           Value row = rowOfSlot(wb, iloc, operands, slot);
-          storeOutput(
-              wb, iloc, operands, row, column,
-              memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n}));
+          if (width == 1) {
+            storeOutput(
+                wb, iloc, operands, row, column,
+                memref::LoadOp::create(wb, iloc, sumTile, ValueRange{m, n}));
+            return;
+          }
+          // The sums' rows are whole 16-byte units (sumStride) and n a
+          // multiple of the chunk.
+          Value values = vector::LoadOp::create(
+              wb, iloc, sumChunk, sumTile, ValueRange{m, n},
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(std::min<int64_t>(16, 4 * width)));
+          storeOutputChunk(wb, iloc, operands, chunks, row, column, values);
         });
     // The next pass (or the next tile's epilogue) overwrites the sums.
     gpu::BarrierOp::create(kb, loc);
