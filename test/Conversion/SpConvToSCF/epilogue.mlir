@@ -47,20 +47,26 @@
 // GATHER: spconv.kernel = "epilogue"
 
 // GPU, implicit-GEMM form: applied in the kernel, to a thread's four
-// consecutive channels of a row before their one store (16 bytes where the
-// result and the bias start 16-byte aligned); no pass of its own.
+// consecutive channels of a row before their one store; the bias and the
+// operands read as vectors too, each one 16-byte access where the result,
+// the bias and every operand start 16-byte aligned; no pass of its own.
 // GEMM-LABEL: func.func @residual_scale_relu
 // GEMM: gpu.launch
 // GEMM: vector.load %{{.*}}[%[[COL:.*]]] {alignment = 16 : i64} : memref<32xf32>, vector<4xf32>
+// GEMM-NEXT: scf.yield
+// GEMM-NEXT: } else {
+// GEMM-NEXT: vector.load %{{.*}}[%[[COL]]] : memref<32xf32>, vector<4xf32>
 // GEMM: %[[B:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
-// GEMM-NEXT: %[[R:.*]] = vector.load %{{.*}}[%[[ROW:.*]], %[[COL]]] : memref<?x32xf32>, vector<4xf32>
-// GEMM-NEXT: %[[S:.*]] = vector.load %{{.*}}[%[[COL]]] : memref<32xf32>, vector<4xf32>
-// GEMM-NEXT: %[[M:.*]] = arith.mulf %[[B]], %[[S]] : vector<4xf32>
+// GEMM-NEXT: %[[R:.*]] = scf.if %[[ALIGNED:.*]] -> (vector<4xf32>) {
+// GEMM-NEXT: vector.load %{{.*}}[%[[ROW:.*]], %[[COL]]] {alignment = 16 : i64} : memref<?x32xf32>, vector<4xf32>
+// GEMM: %[[S:.*]] = scf.if %[[ALIGNED]] -> (vector<4xf32>) {
+// GEMM-NEXT: vector.load %{{.*}}[%[[COL]]] {alignment = 16 : i64} : memref<32xf32>, vector<4xf32>
+// GEMM: %[[M:.*]] = arith.mulf %[[B]], %[[S]] : vector<4xf32>
 // GEMM-NEXT: %[[A:.*]] = arith.addf %[[M]], %[[R]] : vector<4xf32>
 // GEMM-NEXT: arith.constant 0.000000e+00 : f32
 // GEMM-NEXT: vector.broadcast
 // GEMM-NEXT: %[[RELU:.*]] = arith.maximumf %[[A]]
-// GEMM-NEXT: scf.if %{{.*}} {
+// GEMM-NEXT: scf.if %[[ALIGNED]] {
 // GEMM-NEXT: vector.store %[[RELU]], %{{.*}}[%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<?x32xf32>, vector<4xf32>
 // GEMM-NEXT: } else {
 // GEMM-NEXT: vector.store %[[RELU]], %{{.*}}[%[[ROW]], %[[COL]]] : memref<?x32xf32>, vector<4xf32>

@@ -45,7 +45,8 @@ Value lowering::checkEpilogueOperands(LoweringContext &ctx, OpBuilder &b,
 
 Value lowering::applyEpilogue(OpBuilder &b, Location loc,
                               const EpilogueBuffers &epilogue, Value value,
-                              Value row, Value column) {
+                              Value row, Value column,
+                              VectorLoadFn loadVector) {
   auto vectorType = dyn_cast<VectorType>(value.getType());
   // A scalar type as `value` is: itself, or a vector of as many lanes.
   auto shaped = [&](Type scalar) -> Type {
@@ -59,13 +60,13 @@ Value lowering::applyEpilogue(OpBuilder &b, Location loc,
     if (cast<MemRefType>(operand.getType()).getRank() == 2)
       indices.push_back(row);
     indices.push_back(column);
-    Value element =
-        vectorType
-            ? vector::LoadOp::create(b, loc,
-                                     cast<VectorType>(shaped(arg.getType())),
-                                     operand, indices)
-                  .getResult()
-            : memref::LoadOp::create(b, loc, operand, indices).getResult();
+    Value element;
+    if (!vectorType)
+      element = memref::LoadOp::create(b, loc, operand, indices);
+    else if (auto type = cast<VectorType>(shaped(arg.getType())); loadVector)
+      element = loadVector(b, loc, type, operand, indices);
+    else
+      element = vector::LoadOp::create(b, loc, type, operand, indices);
     mapping.map(arg, element);
   }
   for (Operation &op : epilogue.body->without_terminator()) {

@@ -30,10 +30,17 @@ Value checkEpilogueOperands(LoweringContext &ctx, OpBuilder &b, Location loc,
                             const EpilogueBuffers &epilogue, Value rows,
                             Value channels);
 
+/// Loads a vector of `type` from `memref` at `indices`.
+using VectorLoadFn =
+    function_ref<Value(OpBuilder &, Location, VectorType, Value, ValueRange)>;
+
 /// The epilogue applied to `value` of row `row`: one element of channel
-/// `column`, or a vector of the channels from `column` on.
+/// `column`, or a vector of the channels from `column` on, its operands
+/// read by `loadVector` (when given; else a vector.load of the element's
+/// alignment).
 Value applyEpilogue(OpBuilder &b, Location loc, const EpilogueBuffers &epilogue,
-                    Value value, Value row, Value column);
+                    Value value, Value row, Value column,
+                    VectorLoadFn loadVector = nullptr);
 
 } // namespace mlir::spconv::lowering
 

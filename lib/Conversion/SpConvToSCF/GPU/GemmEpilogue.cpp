@@ -90,7 +90,10 @@ OutputChunks gemm::chooseOutputChunks(OpBuilder &b, Location loc,
   auto fits = [&](int64_t w) {
     return limit % w == 0 && cols % w == 0 && operands.channelsOut % w == 0 &&
            hasChunkedRows(operands.result, w) &&
-           (!operands.bias || hasChunkedRows(operands.bias, w));
+           (!operands.bias || hasChunkedRows(operands.bias, w)) &&
+           llvm::all_of(operands.epilogue.operands, [&](Value operand) {
+             return hasChunkedRows(operand, w);
+           });
   };
   while (width > 1 && !fits(width))
     width /= 2;
@@ -98,11 +101,20 @@ OutputChunks gemm::chooseOutputChunks(OpBuilder &b, Location loc,
     return chunks;
   chunks.width = width;
   int64_t bytes = width * bits / 8;
+  // The bias and the epilogue's operands are read a chunk at a time too:
+  // vectors of their element type, at the result's column (contiguous rows
+  // of `channelsOut`, a multiple of the chunk).
   chunks.aligned = isFirstElementAligned(b, loc, operands.result, bytes);
+  SmallVector<Value> read(operands.epilogue.operands);
   if (operands.bias)
-    chunks.aligned = arith::AndIOp::create(
-        b, loc, chunks.aligned,
-        isFirstElementAligned(b, loc, operands.bias, bytes));
+    read.push_back(operands.bias);
+  for (Value memref : read) {
+    int64_t readBytes =
+        width * cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+    chunks.aligned =
+        arith::AndIOp::create(b, loc, chunks.aligned,
+                              isFirstElementAligned(b, loc, memref, readBytes));
+  }
   return chunks;
 }
 
@@ -133,21 +145,27 @@ void gemm::storeOutputChunk(OpBuilder &b, Location loc,
   auto resultElement =
       cast<MemRefType>(operands.result.getType()).getElementType();
   auto resultType = accType.clone(resultElement);
-  int64_t bytes = chunks.width * resultElement.getIntOrFloatBitWidth() / 8;
   // Aligned, one access of the chunk's bytes; else as LLVM splits it.
-  auto alignment = [&](bool aligned) {
-    return aligned ? llvm::MaybeAlign(bytes) : llvm::MaybeAlign();
+  auto alignment = [&](bool aligned, Type element) {
+    return aligned ? llvm::MaybeAlign(chunks.width *
+                                      element.getIntOrFloatBitWidth() / 8)
+                   : llvm::MaybeAlign();
+  };
+  auto load = [&](OpBuilder &lb, Location lloc, VectorType type, Value memref,
+                  ValueRange indices) {
+    return ifAligned(lb, lloc, chunks.aligned, type,
+                     [&](OpBuilder &ab, Location aloc, bool aligned) -> Value {
+                       return vector::LoadOp::create(
+                           ab, aloc, type, memref, indices,
+                           /*nontemporal=*/false,
+                           alignment(aligned, type.getElementType()));
+                     });
   };
   if (operands.bias) {
     auto biasElement =
         cast<MemRefType>(operands.bias.getType()).getElementType();
-    Value bias = ifAligned(
-        b, loc, chunks.aligned, accType.clone(biasElement),
-        [&](OpBuilder &lb, Location lloc, bool aligned) -> Value {
-          return vector::LoadOp::create(
-              lb, lloc, accType.clone(biasElement), operands.bias, column,
-              /*nontemporal=*/false, alignment(aligned));
-        });
+    Value bias = load(b, loc, accType.clone(biasElement), operands.bias,
+                      ValueRange{column});
     if (biasElement != accType.getElementType())
       bias = arith::ExtFOp::create(b, loc, accType, bias);
     values = arith::AddFOp::create(b, loc, values, bias);
@@ -155,12 +173,13 @@ void gemm::storeOutputChunk(OpBuilder &b, Location loc,
   if (resultElement != accType.getElementType())
     values = arith::TruncFOp::create(b, loc, resultType, values);
   if (operands.epilogue)
-    values = applyEpilogue(b, loc, operands.epilogue, values, row, column);
+    values =
+        applyEpilogue(b, loc, operands.epilogue, values, row, column, load);
   ifAligned(b, loc, chunks.aligned, Type(),
             [&](OpBuilder &sb, Location sloc, bool aligned) -> Value {
               vector::StoreOp::create(
                   sb, sloc, values, operands.result, ValueRange{row, column},
-                  /*nontemporal=*/false, alignment(aligned));
+                  /*nontemporal=*/false, alignment(aligned, resultElement));
               return Value();
             });
 }

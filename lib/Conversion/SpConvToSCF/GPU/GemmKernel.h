@@ -54,11 +54,12 @@ void storeOutput(OpBuilder &b, Location loc,
 
 /// How the epilogue writes a tile (GemmEpilogue.cpp): `width` consecutive
 /// channels of one row per store, the most of 16 bytes' worth and the
-/// caller's limit where the result's rows (and the bias) are unit-stride
-/// runs starting at multiples of it and the channel count and the tile's
-/// columns are multiples of it; else fewer, 1 at the least (storeOutput).
-/// Stores of a chunk and loads of the bias are one access where `aligned` (i1)
-/// holds: both start at a multiple of the chunk's bytes.
+/// caller's limit where the rows of the result, the bias and the epilogue's
+/// operands are unit-stride runs starting at multiples of it and the
+/// channel count and the tile's columns are multiples of it; else fewer, 1
+/// at the least (storeOutput). A chunk's store and its reads of the bias and
+/// the operands are one access each where `aligned` (i1) holds: all of them
+/// start at a multiple of their chunk's bytes.
 struct OutputChunks {
   int64_t width = 1;
   Value aligned;
