@@ -7,7 +7,8 @@
 // epilogue applied. Where the result's rows allow, a thread writes a chunk
 // of consecutive channels of one row at once (up to 16 bytes: one
 // st.global.v4), reading that row's slot of the schedule once for them all
-// and the bias as one vector; else one element at a time.
+// and the bias and the epilogue's operands as one vector each; else one
+// element at a time.
 //
 //===----------------------------------------------------------------------===//
 
