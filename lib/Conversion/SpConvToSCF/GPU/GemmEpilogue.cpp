@@ -59,24 +59,6 @@ static bool hasChunkedRows(Value memref, int64_t width) {
   });
 }
 
-/// Whether `memref`'s first element (its offset included) is a multiple of
-/// `bytes` in memory (i1).
-static Value isFirstElementAligned(OpBuilder &b, Location loc, Value memref,
-                                   int64_t bytes) {
-  auto type = cast<MemRefType>(memref.getType());
-  Value pointer =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value offsetBytes = arith::MulIOp::create(
-      b, loc, metadata.getOffset(),
-      indexConst(b, loc, type.getElementTypeBitWidth() / 8));
-  Value first = arith::AddIOp::create(b, loc, pointer, offsetBytes);
-  return arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::AndIOp::create(b, loc, first, indexConst(b, loc, bytes - 1)),
-      indexConst(b, loc, 0));
-}
-
 OutputChunks gemm::chooseOutputChunks(OpBuilder &b, Location loc,
                                       const ImplicitGemmOperands &operands,
                                       int64_t cols, int64_t limit) {
@@ -119,23 +101,6 @@ OutputChunks gemm::chooseOutputChunks(OpBuilder &b, Location loc,
   return chunks;
 }
 
-/// `body(b, loc, true)` where `condition` holds, `body(b, loc, false)` where
-/// not; the value they return, of `type` (none when `type` is null).
-static Value ifAligned(OpBuilder &b, Location loc, Value condition, Type type,
-                       function_ref<Value(OpBuilder &, Location, bool)> body) {
-  auto branch = scf::IfOp::create(
-      b, loc, condition,
-      [&](OpBuilder &tb, Location tloc) {
-        Value v = body(tb, tloc, true);
-        scf::YieldOp::create(tb, tloc, v ? ValueRange{v} : ValueRange{});
-      },
-      [&](OpBuilder &eb, Location eloc) {
-        Value v = body(eb, eloc, false);
-        scf::YieldOp::create(eb, eloc, v ? ValueRange{v} : ValueRange{});
-      });
-  return type ? branch.getResult(0) : Value();
-}
-
 void gemm::storeOutputChunk(OpBuilder &b, Location loc,
                             const ImplicitGemmOperands &operands,
                             const OutputChunks &chunks, Value row, Value column,
@@ -146,21 +111,9 @@ void gemm::storeOutputChunk(OpBuilder &b, Location loc,
   auto resultElement =
       cast<MemRefType>(operands.result.getType()).getElementType();
   auto resultType = accType.clone(resultElement);
-  // Aligned, one access of the chunk's bytes; else as LLVM splits it.
-  auto alignment = [&](bool aligned, Type element) {
-    return aligned ? llvm::MaybeAlign(chunks.width *
-                                      element.getIntOrFloatBitWidth() / 8)
-                   : llvm::MaybeAlign();
-  };
   auto load = [&](OpBuilder &lb, Location lloc, VectorType type, Value memref,
                   ValueRange indices) {
-    return ifAligned(lb, lloc, chunks.aligned, type,
-                     [&](OpBuilder &ab, Location aloc, bool aligned) -> Value {
-                       return vector::LoadOp::create(
-                           ab, aloc, type, memref, indices,
-                           /*nontemporal=*/false,
-                           alignment(aligned, type.getElementType()));
-                     });
+    return loadAlignedOrSplit(lb, lloc, chunks.aligned, type, memref, indices);
   };
   if (operands.bias) {
     auto biasElement =
@@ -176,11 +129,18 @@ void gemm::storeOutputChunk(OpBuilder &b, Location loc,
   if (operands.epilogue)
     values =
         applyEpilogue(b, loc, operands.epilogue, values, row, column, load);
-  ifAligned(b, loc, chunks.aligned, Type(),
-            [&](OpBuilder &sb, Location sloc, bool aligned) -> Value {
-              vector::StoreOp::create(
-                  sb, sloc, values, operands.result, ValueRange{row, column},
-                  /*nontemporal=*/false, alignment(aligned, resultElement));
-              return Value();
-            });
+  // One access of the chunk's bytes where aligned; else as LLVM splits it.
+  auto store = [&](llvm::MaybeAlign alignment) {
+    return [&, alignment](OpBuilder &sb, Location sloc) {
+      vector::StoreOp::create(sb, sloc, values, operands.result,
+                              ValueRange{row, column},
+                              /*nontemporal=*/false, alignment);
+      scf::YieldOp::create(sb, sloc);
+    };
+  };
+  scf::IfOp::create(
+      b, loc, chunks.aligned,
+      store(llvm::Align(chunks.width * resultElement.getIntOrFloatBitWidth() /
+                        8)),
+      store(llvm::MaybeAlign()));
 }

@@ -42,6 +42,17 @@ void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
 Value guardedLoad(OpBuilder &b, Location loc, Value condition, Type type,
                   function_ref<Value(OpBuilder &, Location)> load);
 
+/// Whether `memref`'s first element (its offset included) lies at a
+/// multiple of `bytes` in memory (i1).
+Value isFirstElementAligned(OpBuilder &b, Location loc, Value memref,
+                            int64_t bytes);
+
+/// A vector of `type` from `memref` at `indices`: one access of the
+/// vector's bytes where `aligned` holds, else the accesses LLVM splits an
+/// access of the element's alignment into.
+Value loadAlignedOrSplit(OpBuilder &b, Location loc, Value aligned,
+                         VectorType type, Value memref, ValueRange indices);
+
 /// The output row in tile slot `slot` (< rows): the schedule's order.
 Value rowOfSlot(OpBuilder &b, Location loc,
                 const ImplicitGemmOperands &operands, Value slot);

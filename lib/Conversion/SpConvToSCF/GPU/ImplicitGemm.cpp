@@ -222,18 +222,51 @@ static int64_t stagingWidth(Value memref, int64_t extent, int64_t chunk) {
   return extent % width == 0 && chunk % width == 0 ? width : 1;
 }
 
+Value gemm::isFirstElementAligned(OpBuilder &b, Location loc, Value memref,
+                                  int64_t bytes) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value first = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  // A static offset of 0 (an identity layout) adds nothing.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || offset != 0) {
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    Value offsetBytes = arith::MulIOp::create(
+        b, loc, metadata.getOffset(),
+        indexConst(b, loc, type.getElementTypeBitWidth() / 8));
+    first = arith::AddIOp::create(b, loc, first, offsetBytes);
+  }
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, first, indexConst(b, loc, bytes - 1)),
+      indexConst(b, loc, 0));
+}
+
+Value gemm::loadAlignedOrSplit(OpBuilder &b, Location loc, Value aligned,
+                               VectorType type, Value memref,
+                               ValueRange indices) {
+  auto load = [&](llvm::MaybeAlign alignment) {
+    return [&, alignment](OpBuilder &vb, Location vloc) {
+      scf::YieldOp::create(
+          vb, vloc,
+          vector::LoadOp::create(vb, vloc, type, memref, indices,
+                                 /*nontemporal=*/false, alignment)
+              .getResult());
+    };
+  };
+  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return scf::IfOp::create(b, loc, aligned, load(llvm::Align(bytes)),
+                           load(llvm::MaybeAlign()))
+      .getResult(0);
+}
+
 /// Whether `memref`'s first element is 16-byte aligned (i1), the condition
 /// for stagingWidth's loads to be 16-byte ones; true for a width of 1.
 static Value isStagingAligned(OpBuilder &b, Location loc, Value memref,
                               int64_t width) {
   if (width == 1)
     return arith::ConstantIntOp::create(b, loc, 1, 1);
-  Value pointer =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  return arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::AndIOp::create(b, loc, pointer, indexConst(b, loc, 15)),
-      indexConst(b, loc, 0));
+  return isFirstElementAligned(b, loc, memref, 16);
 }
 
 void lowering::choosePipeline(GemmTiles &tiles,
@@ -280,22 +313,8 @@ static Value loadStaged(OpBuilder &b, Location loc, Value ok, Value aligned,
           return vector::BroadcastOp::create(
               lb, lloc, loaded,
               memref::LoadOp::create(lb, lloc, memref, indices));
-        auto load = [&](llvm::MaybeAlign alignment) {
-          return [&, alignment](OpBuilder &vb, Location vloc) -> Value {
-            return vector::LoadOp::create(vb, vloc, loaded, memref, indices,
-                                          /*nontemporal=*/false, alignment);
-          };
-        };
-        auto branch = scf::IfOp::create(
-            lb, lloc, aligned,
-            [&](OpBuilder &tb, Location tloc) {
-              scf::YieldOp::create(tb, tloc, load(llvm::Align(16))(tb, tloc));
-            },
-            [&](OpBuilder &eb, Location eloc) {
-              scf::YieldOp::create(eb, eloc,
-                                   load(llvm::MaybeAlign())(eb, eloc));
-            });
-        return branch.getResult(0);
+        // `width` elements are 16 bytes (stagingWidth).
+        return loadAlignedOrSplit(lb, lloc, aligned, loaded, memref, indices);
       });
   if (element == type)
     return vector;
