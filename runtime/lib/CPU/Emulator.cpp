@@ -12,7 +12,11 @@
 //
 // Asynchronous copies (cp.async) are queued per thread in groups and land
 // when their thread waits for the group: a kernel that reads a stage
-// before its wait reads what was there before, as it may on a GPU. With
+// before its wait reads what was there before, as it may on a GPU. One host
+// thread runs a whole block (spconv-gpu-kernels-to-cpu makes a kernel a
+// function of one block), so the queues are the host thread's own and take
+// no lock; the race detector's state is shared, and its lock is taken only
+// while a launch is checked. With
 // race checking, the destination elements of a queued copy are marked, and
 // any access to them before the copy lands is reported; the copy itself
 // counts as a write by its thread at the wait.
@@ -28,11 +32,10 @@
 #include "Support.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdint>
 #include <cstring>
-#include <deque>
-#include <map>
 #include <mutex>
 #include <new>
 #include <string>
@@ -78,7 +81,9 @@ struct KeyHash {
 
 struct Launch {
   std::mutex mutex;
-  bool active = false;
+  /// Whether the launch is race-checked. Written under `mutex`; read
+  /// without it first, so unchecked launches never take the lock.
+  std::atomic<bool> active{false};
   bool raced = false;
   /// A container could not grow during the launch.
   bool outOfMemory = false;
@@ -102,23 +107,49 @@ struct AsyncCopy {
   int64_t buffer, dst, offset, src, dstBytes, srcBytes, elementBytes;
 };
 
-/// One thread's asynchronous copies: the open group, then the committed
-/// groups oldest first.
+/// One thread's asynchronous copies, oldest first: the committed groups
+/// (each ends where `groupEnds` says), then the open group. Landed copies
+/// and groups are skipped by `head` and `groupHead`, and the vectors reused
+/// once all have landed.
 struct AsyncQueue {
-  std::vector<AsyncCopy> open;
-  std::deque<std::vector<AsyncCopy>> groups;
+  std::vector<AsyncCopy> copies;
+  std::vector<size_t> groupEnds;
+  size_t head = 0, groupHead = 0;
+
+  size_t unwaited() const { return copies.size() - head; }
 };
 
-/// The queues of every thread of the running blocks, by (block, thread).
-/// Blocks may run in parallel without race checking: one lock for all.
+/// The queues of the threads of the block this host thread runs, by
+/// thread. Emptied at the block's end, and when a block of another launch
+/// or another block finds queues its predecessor left (a block that stopped
+/// before its end).
 struct AsyncCopies {
-  std::mutex mutex;
-  std::map<std::pair<int64_t, int64_t>, AsyncQueue> queues;
+  int64_t launch = -1, block = -1;
+  std::vector<AsyncQueue> threads;
 };
 
-AsyncCopies &asyncCopies() {
-  static AsyncCopies state;
+/// Launches so far (race-checked ones; unchecked ones are told apart by
+/// their blocks' ends).
+std::atomic<int64_t> launchCount{0};
+
+/// This host thread's queues, for block `block`.
+AsyncCopies &asyncCopies(int64_t block) {
+  thread_local AsyncCopies state;
+  int64_t current = launchCount.load(std::memory_order_relaxed);
+  if (state.launch != current || state.block != block) {
+    state.threads.clear();
+    state.launch = current;
+    state.block = block;
+  }
   return state;
+}
+
+/// The queue of thread `thread` of block `block`.
+AsyncQueue &asyncQueue(int64_t block, int64_t thread) {
+  std::vector<AsyncQueue> &threads = asyncCopies(block).threads;
+  if (static_cast<size_t>(thread) >= threads.size())
+    threads.resize(static_cast<size_t>(thread) + 1);
+  return threads[static_cast<size_t>(thread)];
 }
 
 Launch &launch() {
@@ -230,6 +261,8 @@ int land(const AsyncCopy &copy, int64_t block, int64_t thread) {
   std::memset(reinterpret_cast<char *>(copy.dst) + copy.srcBytes, 0,
               static_cast<size_t>(copy.dstBytes - copy.srcBytes));
   Launch &state = launch();
+  if (!state.active.load(std::memory_order_acquire))
+    return SPCONV_RT_OK;
   std::lock_guard<std::mutex> lock(state.mutex);
   if (!state.active || state.raced)
     return SPCONV_RT_OK;
@@ -299,6 +332,7 @@ int spconv_rt_emu_report_divergent_block(int64_t names, int64_t namesLength,
 
 int spconv_rt_emu_launch_begin(int64_t names, int64_t namesLength,
                                int64_t numArguments) try {
+  launchCount.fetch_add(1, std::memory_order_relaxed);
   Launch &state = launch();
   std::lock_guard<std::mutex> lock(state.mutex);
   state.active = true;
@@ -355,13 +389,12 @@ int spconv_rt_emu_async_copy(int64_t buffer, int64_t dst, int64_t offset,
         "asynchronous copy of %" PRId64 " source bytes into %" PRId64
         " destination bytes: the source may not be larger",
         srcBytes, dstBytes);
-  {
-    AsyncCopies &copies = asyncCopies();
-    std::lock_guard<std::mutex> lock(copies.mutex);
-    copies.queues[{block, thread}].open.push_back(
-        {buffer, dst, offset, src, dstBytes, srcBytes, elementBytes});
-  }
+  asyncQueue(block, thread)
+      .copies.push_back(
+          {buffer, dst, offset, src, dstBytes, srcBytes, elementBytes});
   Launch &state = launch();
+  if (!state.active.load(std::memory_order_acquire))
+    return SPCONV_RT_OK;
   std::lock_guard<std::mutex> lock(state.mutex);
   if (!state.active || state.raced)
     return SPCONV_RT_OK;
@@ -380,11 +413,8 @@ int spconv_rt_emu_async_copy(int64_t buffer, int64_t dst, int64_t offset,
 }
 
 int spconv_rt_emu_async_commit(int64_t block, int64_t thread) try {
-  AsyncCopies &copies = asyncCopies();
-  std::lock_guard<std::mutex> lock(copies.mutex);
-  AsyncQueue &queue = copies.queues[{block, thread}];
-  queue.groups.push_back(std::move(queue.open));
-  queue.open.clear();
+  AsyncQueue &queue = asyncQueue(block, thread);
+  queue.groupEnds.push_back(queue.copies.size());
   return SPCONV_RT_OK;
 } catch (const std::bad_alloc &) {
   return outOfMemory();
@@ -392,24 +422,23 @@ int spconv_rt_emu_async_commit(int64_t block, int64_t thread) try {
 
 int spconv_rt_emu_async_wait(int64_t pending, int64_t block,
                              int64_t thread) try {
-  std::vector<AsyncCopy> landing;
-  {
-    AsyncCopies &copies = asyncCopies();
-    std::lock_guard<std::mutex> lock(copies.mutex);
-    auto queue = copies.queues.find({block, thread});
-    if (queue == copies.queues.end())
-      return SPCONV_RT_OK;
-    auto &groups = queue->second.groups;
-    while (static_cast<int64_t>(groups.size()) >
-           std::max<int64_t>(pending, 0)) {
-      landing.insert(landing.end(), groups.front().begin(),
-                     groups.front().end());
-      groups.pop_front();
-    }
+  AsyncQueue &queue = asyncQueue(block, thread);
+  size_t keep = static_cast<size_t>(std::max<int64_t>(pending, 0));
+  while (queue.groupEnds.size() - queue.groupHead > keep) {
+    // The group leaves the queue before it lands: a race found while
+    // landing it is the error, not the copies left behind.
+    size_t first = queue.head, last = queue.groupEnds[queue.groupHead++];
+    queue.head = last;
+    for (size_t i = first; i < last; ++i)
+      if (int status = land(queue.copies[i], block, thread))
+        return status;
   }
-  for (const AsyncCopy &copy : landing)
-    if (int status = land(copy, block, thread))
-      return status;
+  if (queue.head == queue.copies.size() &&
+      queue.groupHead == queue.groupEnds.size()) {
+    queue.copies.clear();
+    queue.groupEnds.clear();
+    queue.head = queue.groupHead = 0;
+  }
   return SPCONV_RT_OK;
 } catch (const std::bad_alloc &) {
   return outOfMemory();
@@ -418,21 +447,14 @@ int spconv_rt_emu_async_wait(int64_t pending, int64_t block,
 int spconv_rt_emu_async_block_end(int64_t names, int64_t namesLength,
                                   int64_t block) try {
   int64_t unwaited = 0, thread = -1;
-  {
-    AsyncCopies &copies = asyncCopies();
-    std::lock_guard<std::mutex> lock(copies.mutex);
-    auto first = copies.queues.lower_bound({block, INT64_MIN});
-    auto last = copies.queues.lower_bound({block + 1, INT64_MIN});
-    for (auto it = first; it != last; ++it) {
-      int64_t count = static_cast<int64_t>(it->second.open.size());
-      for (const auto &group : it->second.groups)
-        count += static_cast<int64_t>(group.size());
-      if (count && thread < 0)
-        thread = it->first.second;
-      unwaited += count;
-    }
-    copies.queues.erase(first, last);
+  AsyncCopies &copies = asyncCopies(block);
+  for (size_t i = 0; i < copies.threads.size(); ++i) {
+    size_t count = copies.threads[i].unwaited();
+    if (count && thread < 0)
+      thread = static_cast<int64_t>(i);
+    unwaited += static_cast<int64_t>(count);
   }
+  copies.threads.clear();
   if (!unwaited)
     return SPCONV_RT_OK;
   return spconv::rt::setError(
