@@ -4,6 +4,7 @@ time the CUDA path, compiled here ahead of time (docs/GPU.md, "A GPU day").
 
 usage: build_kit.py --build BUILD --out DIR [--small] [--jobs N]
                     [--chips sm_90,sm_80] [--[no-]emulator] [--max-mib 48]
+                    [--baseline-compiler SPCONV_COMPILE]
 
 Compiles every function of functions.py with spconv-compile for each of its
 targets (CUDA per chip, the CPU reference and the GPU emulator, host code
@@ -14,6 +15,12 @@ MiB, and every ELF needs nothing but glibc, libstdc++, libgcc, libm, the
 kit's own libraries and the driver's libcuda. A function that does not
 compile is recorded in kit.json with the compiler's message (the driver
 reports it as a failed check) and fails the build unless --allow-missing.
+
+--baseline-compiler adds the networks and layers compiled by another
+build's spconv-compile (`<name>@baseline`, first chip and emulator only),
+linked with this kit's runtime: the driver's `ab` phase times both builds
+in one process (docs/GPU.md, "A/B against a baseline"). The baseline's
+objects must speak this runtime's ABI (their manifests say which).
 """
 import argparse
 import concurrent.futures
@@ -49,6 +56,16 @@ def run(cmd, cwd=None):
     return result
 
 
+def runtime_abi_version():
+    """SPCONV_RT_ABI_VERSION of the runtime this kit carries."""
+    header = os.path.join(ROOT, "runtime", "include", "spconv-rt", "SpConvRuntime.h")
+    with open(header) as f:
+        for line in f:
+            if line.startswith("#define SPCONV_RT_ABI_VERSION "):
+                return int(line.split()[2])
+    raise RuntimeError("no SPCONV_RT_ABI_VERSION in " + header)
+
+
 class KitBuilder:
     def __init__(self, args):
         self.args = args
@@ -57,6 +74,9 @@ class KitBuilder:
         self.compiler = os.path.join(self.build, "bin", "spconv-compile")
         self.cc = os.environ.get("CC", "cc")
         self.chips = args.chips.split(",")
+        self.baseline = os.path.abspath(args.baseline_compiler) \
+            if args.baseline_compiler else None
+        self.runtime_abi = runtime_abi_version()
         # The emulator builds are the stand-in's device: the test's small
         # kit has them; a kit for a GPU leaves them out (a quarter of its
         # size) unless asked.
@@ -128,10 +148,15 @@ class KitBuilder:
         options = self.target_options(fn, target)
         if tile_table and target != "cpu":
             options += ["--gpu-tiles", tile_table]
-        run([self.compiler, source, "--entry", fn.entry, "--mcpu", KIT_CPU, "-o", obj,
-             "--manifest", manifest] + options)
+        run([fn.compiler or self.compiler, source, "--entry", fn.entry, "--mcpu", KIT_CPU,
+             "-o", obj, "--manifest", manifest] + options)
         with open(manifest) as f:
-            needs = json.load(f)["libraries"]
+            manifest_data = json.load(f)
+        needs = manifest_data["libraries"]
+        abi = manifest_data.get("runtime_abi_version")
+        if fn.compiler and abi != self.runtime_abi:
+            raise RuntimeError("error: the baseline's object needs runtime ABI %s, this kit's "
+                               "runtime is ABI %s" % (abi, self.runtime_abi))
         libs = []
         for name in needs:
             if name == "mlir_c_runner_utils":
@@ -166,6 +191,21 @@ class KitBuilder:
                 named = [l for l in lines if "error" in l.lower()]
                 errors[target] = (named or lines)[-1][:400]
         return fn, built, errors
+
+    def describe_baseline(self):
+        """The baseline compiler and the commit its build was configured
+        from (its CMakeCache's source directory), as the report names it."""
+        commit = "unknown"
+        cache = os.path.join(os.path.dirname(os.path.dirname(self.baseline)), "CMakeCache.txt")
+        if os.path.exists(cache):
+            with open(cache) as f:
+                for line in f:
+                    if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                        source = line.split("=", 1)[1].strip()
+                        commit = subprocess.run(
+                            ["git", "-C", source, "describe", "--always", "--dirty"],
+                            capture_output=True, text=True).stdout.strip() or commit
+        return {"compiler": self.baseline, "commit": commit}
 
     # -- checks -------------------------------------------------------------
     def elf_files(self):
@@ -206,6 +246,15 @@ class KitBuilder:
         # Tiles are tuned for the first chip only: the sweep times the chip
         # it runs on, and the GPUs this project gets are the first's.
         fns += functions.tile_functions(self.args.small, cuda_targets[:1])
+        if self.baseline:
+            if not os.access(self.baseline, os.X_OK):
+                print("kit: error: --baseline-compiler %s is not an executable" % self.baseline)
+                return 1
+            baseline = functions.baseline_functions(fns, self.baseline, cuda_targets[0])
+            if self.args.small:
+                baseline = [fn for fn in baseline
+                            if fn.meta["of"] in functions.SMALL_BASELINE]
+            fns += baseline
         if not self.emulator:
             for fn in fns:
                 fn.targets = [t for t in fn.targets if not t.startswith("emu")]
@@ -224,6 +273,8 @@ class KitBuilder:
                "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "commit": commit, "chips": self.chips, "host_cpu": KIT_CPU,
                "functions": record}
+        if self.baseline:
+            kit["baseline"] = self.describe_baseline()
         with open(os.path.join(self.out, "kit.json"), "w") as f:
             json.dump(kit, f, indent=1, sort_keys=True)
         failed = sorted(n for n, r in record.items() if r["errors"])
@@ -267,6 +318,9 @@ def main():
                         help="also build the GPU emulator builds, so that run.sh --stand-in "
                              "works (default: with --small only)")
     parser.add_argument("--max-mib", type=int, default=48)
+    parser.add_argument("--baseline-compiler", metavar="SPCONV_COMPILE",
+                        help="another build's spconv-compile: the kit also carries the "
+                             "networks and layers it compiles, for the A/B phase")
     parser.add_argument("--allow-missing", action="store_true",
                         help="record functions that do not compile instead of failing")
     return KitBuilder(parser.parse_args()).build_kit()

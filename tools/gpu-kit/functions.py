@@ -14,7 +14,10 @@ Groups:
   layer    subm 3x3x3 C -> C on the LiDAR yardstick grid, C in 16, 32, 64,
            128, in f32, tf32, f16 and bf16, plain and with --profile;
   tile     the f16 / f32 / tf32 layers again under other implicit-GEMM tiles
-           (one-entry tuning tables), for the tile sweep.
+           (one-entry tuning tables), for the tile sweep;
+  baseline with build_kit.py --baseline-compiler: the networks and layers
+           again (`<name>@baseline`), the same sources compiled by another
+           build's spconv-compile, for the A/B phase.
 
 Targets: `cuda-sm_90`, `cuda-sm_80` (cubin and PTX for the chip; the driver
 picks by compute capability, and the sm_80 object's PTX is what the driver
@@ -59,7 +62,7 @@ class Function:
     """One compiled function: its source, entry and per-target options."""
 
     def __init__(self, name, group, entry, source=None, text=None, targets=ALL_TARGETS,
-                 gpu_options=(), meta=None):
+                 gpu_options=(), meta=None, compiler=None):
         self.name = name
         self.group = group
         self.entry = entry
@@ -68,6 +71,7 @@ class Function:
         self.targets = list(targets)
         self.gpu_options = list(gpu_options)
         self.meta = meta or {}
+        self.compiler = compiler  # None: the kit's own build's spconv-compile
 
     def directory(self, root):
         return os.path.join(root, "fn", self.name.replace("/", "--"))
@@ -188,4 +192,26 @@ def tile_functions(small, cuda_targets):
                                     gpu_options=["--gpu-matmul", matmul],
                                     meta={"channels": channels, "kind": kind, "element": element,
                                           "tile": variant, "layer": layer_name(channels, kind)}))
+    return out
+
+
+BASELINE_SUFFIX = "@baseline"
+# The small kit's A/B pairs: a network and a tensor-core layer.
+SMALL_BASELINE = ["network/second", "layer/f16_16x16"]
+
+
+def baseline_functions(fns, compiler, cuda_target):
+    """The A/B phase's other side: each network (not the training step) and
+    each layer (not the --profile builds) of `fns` again, from the same
+    source, compiled by `compiler` (another build's spconv-compile), for
+    `cuda_target` (the first chip: a GPU day's) and the emulator."""
+    out = []
+    for fn in fns:
+        if fn.group not in ("network", "layer") or fn.meta.get("profile") or \
+                fn.name == "network/minkunet_train":
+            continue
+        out.append(Function(fn.name + BASELINE_SUFFIX, "baseline", fn.entry, source=fn.source,
+                            text=fn.text, targets=[cuda_target, "emu"],
+                            gpu_options=fn.gpu_options, meta=dict(fn.meta, of=fn.name),
+                            compiler=compiler))
     return out

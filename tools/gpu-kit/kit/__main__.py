@@ -42,17 +42,18 @@ PHASES = {
     "tiles": (40, None),
     "profile": (25, None),
     "graph": (15, 10),
+    "ab": (60, None),
 }
 # The stand-in's budgets: the emulator is a CPU.
 STAND_IN_BUDGET = 600
 
 
 def phase_module(name):
-    from . import (correctness, environment, graph, injection, profile, sanitizers, tiles,
+    from . import (ab, correctness, environment, graph, injection, profile, sanitizers, tiles,
                    timings)
     return {"environment": environment, "correctness": correctness, "injection": injection,
             "sanitizers": sanitizers, "timings": timings, "tiles": tiles, "profile": profile,
-            "graph": graph}[name]
+            "graph": graph, "ab": ab}[name]
 
 
 def run_phase(args):

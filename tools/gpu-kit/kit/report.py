@@ -89,6 +89,20 @@ def _markdown(report):
                     r["layer"], t["rows"], t["cols"], t["warp_rows"], t["warp_cols"], t["depth"],
                     _fmt(r["compiler_ms"]), _fmt(r["one_stage_ms"]), _fmt(r["speedup"])))
             lines.append("")
+        if data.get("ab"):
+            ab = data["ab"]
+            lines += ["## A/B against the baseline", "",
+                      "Baseline: commit %s (`%s`); medians of %d alternating rounds of %d calls."
+                      % (ab["baseline"].get("commit"), ab["baseline"].get("compiler"),
+                         ab["rounds"], ab["calls"]), "",
+                      "| function | this kit ms | baseline ms | speedup | rounds (this / baseline) |",
+                      "|---|---:|---:|---:|---|"]
+            for r in ab["rows"]:
+                lines.append("| %s | %s | %s | %sx | %s / %s |" % (
+                    r["function"], _fmt(r["ms"]), _fmt(r["baseline_ms"]), _fmt(r["speedup"]),
+                    " ".join(_fmt(t) for t in r["rounds_ms"]),
+                    " ".join(_fmt(t) for t in r["baseline_rounds_ms"])))
+            lines.append("")
         if data.get("ncu"):
             lines += ["## Profile (ncu)", ""] + ["- %s: %s" % kv for kv in data["ncu"].items()]
             lines.append("")
