@@ -174,7 +174,8 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // summed in f32, stored as f16.
 // Rows of 8 f16 are whole 16-byte chunks: the slices are a three-stage
 // cp.async pipeline (stage buffers 3 deep, the source rows of each stage,
-// the offsets the tile visits), one barrier per step; unaligned sources
+// the offsets the tile visits), one barrier per step, the steps counted in
+// 32 bits; unaligned sources
 // take the unpipelined loops through registers instead.
 // Dynamic channel counts keep the gather-scatter form.
 // CHECK-LABEL: func.func @conv_f16
@@ -197,7 +198,8 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: nvgpu.device_async_copy
 // CHECK: %[[SECOND:.*]] = nvgpu.device_async_create_group
 // CHECK-NEXT: nvgpu.device_async_wait %[[SECOND]] {numGroups = 1 : i32}
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c27{{.*}} step %c1
+// The steps count in 32 bits.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c27_i32{{.*}} step %c1_i32{{.*}} iter_args({{.*}}) -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">) : i32 {
 // CHECK: gpu.barrier
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[INPUTS]]
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[WEIGHTS]]

@@ -26,6 +26,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -274,8 +275,12 @@ void lowering::choosePipeline(GemmTiles &tiles,
   auto isF16 = [](Value memref) {
     return cast<MemRefType>(memref.getType()).getElementType().isF16();
   };
-  // The table admits `stages` > 1 only for f16 tiles of whole 16-byte rows.
+  // The table admits `stages` > 1 only for f16 tiles of whole 16-byte rows;
+  // the pipeline counts its (offset, slice) steps in 32 bits.
+  int64_t steps =
+      operands.volume * llvm::divideCeil(operands.channelsIn, tiles.depth);
   if (tiles.pinnedStages == 1 || tiles.math != GemmMath::F16MMA ||
+      steps > std::numeric_limits<int32_t>::max() ||
       !isF16(operands.features) || !isF16(operands.weight) ||
       stagingWidth(operands.features, operands.channelsIn, tiles.depth) == 1 ||
       stagingWidth(operands.weight, operands.channelsOut, tiles.cols) == 1) {
@@ -734,14 +739,21 @@ pipelinedSlices(OpBuilder &b, Location loc,
         memref::LoadOp::create(vb, vloc, tile.visited, offset),
         i32Const(vb, vloc, 0));
   };
+  // Steps count in 32 bits (volume x slices is small): the step loop's
+  // counter, its divisions and compares are one register, not a pair.
   auto originOf = [&](OpBuilder &ob, Location oloc, Value step) {
-    Value sliceCount = indexConst(ob, oloc, slices);
-    Value offset = ob.createOrFold<arith::DivUIOp>(oloc, step, sliceCount);
-    Value c0 = ob.createOrFold<arith::MulIOp>(
+    Value sliceCount = i32Const(ob, oloc, slices);
+    auto toIndex = [&](Value value) {
+      return ob.createOrFold<arith::IndexCastUIOp>(oloc, ob.getIndexType(),
+                                                   value);
+    };
+    Value offset =
+        toIndex(ob.createOrFold<arith::DivUIOp>(oloc, step, sliceCount));
+    Value c0 = toIndex(ob.createOrFold<arith::MulIOp>(
         oloc, ob.createOrFold<arith::RemUIOp>(oloc, step, sliceCount),
-        indexConst(ob, oloc, tiles.depth));
-    Value stage = ob.createOrFold<arith::RemUIOp>(oloc, step,
-                                                  indexConst(ob, oloc, stages));
+        i32Const(ob, oloc, tiles.depth)));
+    Value stage = toIndex(ob.createOrFold<arith::RemUIOp>(
+        oloc, step, i32Const(ob, oloc, stages)));
     return SliceOrigin{tile.row0, tile.col0, offset, c0, stage};
   };
 
@@ -818,26 +830,25 @@ pipelinedSlices(OpBuilder &b, Location loc,
 
   // The prologue.
   for (int64_t step = 0; step < std::min(stages, steps); ++step) {
-    SliceOrigin origin = originOf(b, loc, indexConst(b, loc, step));
+    SliceOrigin origin = originOf(b, loc, i32Const(b, loc, step));
     storeSources(b, loc, origin.stage, loadSources(b, loc, origin.offset));
   }
   gpu::BarrierOp::create(b, loc);
   for (int64_t step = 0; step < stages - 1; ++step) {
     if (step < steps)
-      issueCopies(b, loc, indexConst(b, loc, step));
+      issueCopies(b, loc, i32Const(b, loc, step));
     // Empty groups past the last step keep every step's count the same;
     // the waits before the last do not block (fewer groups are pending).
     commitAndWait(b, loc, stages - 2);
   }
 
   auto stepLoop = scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), indexConst(b, loc, steps),
-      indexConst(b, loc, 1), initial,
-      [&](OpBuilder &sb, Location sloc, Value step, ValueRange acc) {
-        Value stepCount = indexConst(sb, sloc, steps);
+      b, loc, i32Const(b, loc, 0), i32Const(b, loc, steps), i32Const(b, loc, 1),
+      initial, [&](OpBuilder &sb, Location sloc, Value step, ValueRange acc) {
+        Value stepCount = i32Const(sb, sloc, steps);
         gpu::BarrierOp::create(sb, sloc);
         Value copied = arith::AddIOp::create(sb, sloc, step,
-                                             indexConst(sb, sloc, stages - 1));
+                                             i32Const(sb, sloc, stages - 1));
         auto copy = scf::IfOp::create(
             sb, sloc,
             arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ult, copied,
@@ -848,7 +859,7 @@ pipelinedSlices(OpBuilder &b, Location loc,
         // The source rows of step + S, loaded before the multiply and
         // stored after it.
         Value ahead =
-            arith::AddIOp::create(sb, sloc, step, indexConst(sb, sloc, stages));
+            arith::AddIOp::create(sb, sloc, step, i32Const(sb, sloc, stages));
         Value hasAhead = arith::CmpIOp::create(
             sb, sloc, arith::CmpIPredicate::ult, ahead, stepCount);
         SliceOrigin aheadOrigin = originOf(sb, sloc, ahead);
