@@ -336,24 +336,26 @@ void gemm::storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
                           wide ? llvm::MaybeAlign(16) : llvm::MaybeAlign());
 }
 
+/// `index` where `ok` holds, else 0: a source position that is valid
+/// whatever `ok` says (stageChunk's indices).
+static Value validOrZero(OpBuilder &b, Location loc, Value ok, Value index) {
+  return arith::SelectOp::create(b, loc, ok, index, indexConst(b, loc, 0));
+}
+
 /// One cp.async (nvgpu.device_async_copy) of `width` elements from
 /// `src[srcIndices]` to the workgroup `dst[dstIndices]`, both 16-byte
 /// aligned; zeros where `ok` does not hold (a source count of 0, which
-/// reads nothing: the source indices are then 0s, any valid position).
+/// reads nothing; the indices are a valid position even then).
 static void copyStaged(OpBuilder &b, Location loc, Value ok, Value src,
                        ArrayRef<Value> srcIndices, Value dst,
                        ValueRange dstIndices, int64_t width) {
-  Value zero = indexConst(b, loc, 0);
-  SmallVector<Value> safe;
-  for (Value index : srcIndices)
-    safe.push_back(arith::SelectOp::create(b, loc, ok, index, zero));
-  Value count =
-      arith::SelectOp::create(b, loc, ok, indexConst(b, loc, width), zero);
+  Value count = arith::SelectOp::create(b, loc, ok, indexConst(b, loc, width),
+                                        indexConst(b, loc, 0));
   // 16 bytes may bypass L1 (cp.async.cg): the gathered rows and weight
   // slices are read once per tile, from L2.
   nvgpu::DeviceAsyncCopyOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstIndices,
-      src, safe, b.getIndexAttr(width), count, b.getUnitAttr());
+      src, srcIndices, b.getIndexAttr(width), count, b.getUnitAttr());
 }
 
 /// How the chunks of one source (features or weights) are staged:
@@ -372,9 +374,11 @@ struct SourceStaging {
 } // namespace
 
 /// Stages the chunk of `src` at `srcIndices` (zeros where `ok` does not
-/// hold) to (i, j) as `how` says: by cp.async straight into `how.direct`
-/// where the form stages the source's own type row-major and the source is
-/// 16-byte aligned; else loaded into registers and handed to `how.store`.
+/// hold; the indices must be a valid position even then, since a cp.async
+/// of no bytes still names one) to (i, j) as `how` says: by cp.async straight
+/// into `how.direct` where the form stages the source's own type row-major and
+/// the source is 16-byte aligned; else loaded into registers and handed to
+/// `how.store`.
 static void stageChunk(OpBuilder &b, Location loc, const SourceStaging &how,
                        Value ok, Value src, SmallVector<Value> srcIndices,
                        Value i, Value j) {
@@ -503,15 +507,20 @@ static void stageInputSlice(OpBuilder &b, Location loc,
         Value source =
             memref::LoadOp::create(ib, iloc, tile.sourceRows, staged);
         // A chunk is inside Cin whole or not at all (stagingWidth).
-        Value ok = arith::AndIOp::create(
-            ib, iloc,
-            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::sge, source,
-                                  i32Const(ib, iloc, 0)),
+        Value rowOk = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::sge,
+                                            source, i32Const(ib, iloc, 0));
+        Value channelOk =
             arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, channel,
-                                  indexConst(ib, iloc, operands.channelsIn)));
-        Value sourceRow =
-            arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source);
-        stageChunk(ib, iloc, how, ok, operands.features, {sourceRow, channel},
+                                  indexConst(ib, iloc, operands.channelsIn));
+        Value ok = arith::AndIOp::create(ib, iloc, rowOk, channelOk);
+        // Each index made valid by its own condition: the channel's is the
+        // same for all of a thread's rows of the step (one select, not one
+        // per copy).
+        Value sourceRow = validOrZero(
+            ib, iloc, rowOk,
+            arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source));
+        stageChunk(ib, iloc, how, ok, operands.features,
+                   {sourceRow, validOrZero(ib, iloc, channelOk, channel)},
                    staged, kk);
       });
 }
@@ -535,7 +544,8 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
             arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
                                   indexConst(ib, iloc, operands.channelsOut)));
         stageChunk(ib, iloc, how, ok, operands.weight,
-                   {origin.offset, channel, column},
+                   {origin.offset, validOrZero(ib, iloc, ok, channel),
+                    validOrZero(ib, iloc, ok, column)},
                    stagedRow(ib, iloc, origin.stage, tiles.depth, kk), n);
       });
 }
