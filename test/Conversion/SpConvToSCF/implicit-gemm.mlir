@@ -70,13 +70,20 @@
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c16{{.*}} iter_args
 // Per slice, 64 rows x 4 chunks of 4 channels: the row from the workgroup
-// buffer, one 16-byte load, four stores into the transposed tile.
-// CHECK: scf.for %{{.*}} = %[[TX]] to %c256 step %c128{{.*}}
+// buffer, one 16-byte load, four stores into the transposed tile, into the
+// row's column with its block of 4 XOR-ed by 8 x the chunk (bits 2-4), so
+// that a warp's 8 rows x 4 chunks store to 32 banks.
+// CHECK: scf.for %[[ITEM:.*]] = %[[TX]] to %c256 step %c128{{.*}}
+// CHECK: %[[M:.*]] = arith.divui %[[ITEM]], %c4
 // CHECK: memref.load %[[SOURCE]]
 // CHECK: vector.load %[[FEATURES]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x16xf32>, vector<4xf32>
 // CHECK: } else {
 // CHECK: vector.load %[[FEATURES]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<4xf32>
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[IN_TILE]]
+// CHECK: %[[CHUNK:.*]] = arith.remui %{{.*}}, %c4
+// CHECK: %[[FLIP:.*]] = arith.muli %[[CHUNK]], %c8
+// CHECK: %[[FLIPPED:.*]] = arith.andi %[[FLIP]], %c28
+// CHECK: %[[COLUMN:.*]] = arith.xori %[[M]], %[[FLIPPED]] : index
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[IN_TILE]][%{{.*}}, %[[COLUMN]]]
 // 16 input channels x 8 chunks of 4 output channels, f32 as staged: by
 // cp.async (4 elements, a source count of 0 past Cin or Cout) where the
 // weights are aligned, else loaded and stored; then one group and a wait
@@ -89,7 +96,10 @@
 // CHECK: %[[GROUP:.*]] = nvgpu.device_async_create_group
 // CHECK-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 0 : i32}
 // CHECK-NEXT: gpu.barrier
-// CHECK: vector.load %[[IN_TILE]]{{.*}} vector<4xf32>
+// A thread reads its 4 rows of a channel where they were stored: one
+// block, flipped by that channel's chunk.
+// CHECK: %[[READ:.*]] = arith.xori %{{.*}}, %{{.*}} : index
+// CHECK: vector.load %[[IN_TILE]][%{{.*}}, %[[READ]]]{{.*}} vector<4xf32>
 // CHECK: vector.load %[[W_TILE]]{{.*}} vector<4xf32>
 // CHECK-COUNT-4: vector.fma
 // CHECK: gpu.barrier

@@ -1000,6 +1000,48 @@ Value lowering::buildNeighbourTable(OpBuilder &b, Location loc,
   return table;
 }
 
+namespace {
+/// Where the FMA form's transposed input tile (depth x rows) keeps gathered
+/// row m for channel row r: column m with its block of 4 XOR-ed by a
+/// function of r's staging chunk. A warp's threads stage a few rows, each
+/// thread `width` channels of one (consecutive threads on the chunks of a
+/// row), and store them column-wise: unswizzled, the chunks' rows sit a
+/// multiple of 32 words apart and 4 threads share each bank; XOR-ing the
+/// blocks by chunk spreads a warp's stores over all 32 banks. A thread
+/// reads `threadRows` columns of one row as one vector, inside one block,
+/// so reads stay whole. Only for tiles of whole 32-row groups (the XOR stays
+/// inside the tile) and thread tiles of at most 4 rows.
+class TransposedColumns {
+public:
+  TransposedColumns(const GemmTiles &tiles, int64_t width)
+      : width(width), chunks(std::max<int64_t>(1, tiles.depth / width)),
+        enabled(tiles.rows % 32 == 0 && 4 % tiles.threadRows == 0) {
+    // Blocks of 4 a warp's rows span: 32 threads, `chunks` per row.
+    spread = std::max<int64_t>(1, 8 / chunks);
+  }
+
+  /// The column of row m in channel row r.
+  Value of(OpBuilder &b, Location loc, Value r, Value m) const {
+    if (!enabled)
+      return m;
+    Value chunk = b.createOrFold<arith::RemUIOp>(
+        loc, b.createOrFold<arith::DivUIOp>(loc, r, indexConst(b, loc, width)),
+        indexConst(b, loc, chunks));
+    // (chunk * spread) mod 8 blocks of 4 columns: bits 2-4 of m.
+    Value flip = b.createOrFold<arith::AndIOp>(
+        loc,
+        b.createOrFold<arith::MulIOp>(loc, chunk,
+                                      indexConst(b, loc, spread * 4)),
+        indexConst(b, loc, 7 * 4));
+    return b.createOrFold<arith::XOrIOp>(loc, m, flip);
+  }
+
+private:
+  int64_t width, chunks, spread = 1;
+  bool enabled;
+};
+} // namespace
+
 void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
                                     const ImplicitGemmOperands &operands,
                                     const GemmTiles &tiles, StringRef role) {
@@ -1042,12 +1084,17 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
 
   Type weightElement =
       cast<MemRefType>(operands.weight.getType()).getElementType();
+  TransposedColumns columns(
+      tiles, stagingWidth(operands.features, operands.channelsIn, tiles.depth));
   // The gathered rows transposed, the weights as they are; the register
   // tile: an outer product per staged channel.
   SmallVector<Value> sums = forEachSlice(
       loc, operands, tiles, tile, initial, accType,
       [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value values) {
-        // Channel kk + i of row m goes to row kk + i of the transposed tile.
+        // Channel kk + i of row m goes to row kk + i of the transposed tile
+        // (the chunk's channels share a column: kk is a multiple of the
+        // width).
+        Value column = columns.of(ib, iloc, kk, m);
         int64_t width = cast<VectorType>(values.getType()).getNumElements();
         for (int64_t i = 0; i < width; ++i)
           memref::StoreOp::create(
@@ -1055,7 +1102,7 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
               inputTile,
               ValueRange{
                   arith::AddIOp::create(ib, iloc, kk, indexConst(ib, iloc, i)),
-                  m});
+                  column});
       },
       [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value values) {
         storeStaged(ib, iloc, values, weightTile, ValueRange{kk, n});
@@ -1065,7 +1112,8 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
             sb, sloc, zero, indexConst(sb, sloc, tiles.depth), one, acc,
             [&](OpBuilder &pb, Location ploc, Value kk, ValueRange partial) {
               Value inputs = vector::LoadOp::create(
-                  pb, ploc, rowVector, inputTile, ValueRange{kk, myRows});
+                  pb, ploc, rowVector, inputTile,
+                  ValueRange{kk, columns.of(pb, ploc, kk, myRows)});
               Value weights = vector::LoadOp::create(
                   pb, ploc, colVector, weightTile, ValueRange{kk, myCols});
               SmallVector<Value> next;
