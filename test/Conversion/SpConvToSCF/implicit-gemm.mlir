@@ -123,12 +123,13 @@
 // of 2 x 2 fragments, each warp 32 rows), 16 input channels per slice, two
 // k = 8
 // fragment steps; staged values rounded to TF32 (add half an ulp, clear 13
-// bits, infinities and NaNs kept); the rows of each buffer padded by 16 bytes
-// and 32-byte aligned, as WMMA wants.
+// bits, infinities and NaNs kept); the rows of each buffer padded (the
+// inputs and sums by 16 bytes, the weights by 32: a B fragment's four rows
+// then start 8 banks apart) and 32-byte aligned, as WMMA wants.
 // TF32-LABEL: func.func @conv
 // TF32: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256
 // TF32: %[[IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<256x20xf32, #gpu.address_space<workgroup>>
-// TF32: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<16x36xf32, #gpu.address_space<workgroup>>
+// TF32: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<16x40xf32, #gpu.address_space<workgroup>>
 // TF32: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>
 // TF32: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
 // TF32: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
@@ -141,12 +142,12 @@
 // TF32: gpu.barrier
 // Per fragment step the warp's weight fragments, then one input fragment at
 // a time with its multiplies.
-// TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[W]][%c0{{.*}}, %{{.*}}] {leadDimension = 36 : index} : memref<16x36xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<8x16xf32, "BOp">
+// TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[W]][%c0{{.*}}, %{{.*}}] {leadDimension = 40 : index} : memref<16x40xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<8x16xf32, "BOp">
 // TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index} : memref<256x20xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x8xf32, "AOp">
 // TF32-COUNT-2: gpu.subgroup_mma_compute
 // TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index}
 // TF32-COUNT-2: gpu.subgroup_mma_compute
-// TF32: gpu.subgroup_mma_load_matrix %[[W]][%c8{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// TF32: gpu.subgroup_mma_load_matrix %[[W]][%c8{{.*}}, %{{.*}}] {leadDimension = 40 : index}
 // TF32: gpu.barrier
 // The epilogue, once per fragment row of the warps: their fragments into
 // workgroup memory (16 rows per warp), a barrier, then each output of those

@@ -59,12 +59,15 @@ struct GemmTiles {
 
   /// Tensor cores: the workgroup buffers. Per stage, staged input rows
   /// (rows x inputStride) and weights (depth x weightStride) in the
-  /// fragments' type, rows padded by 16 bytes; the f32 sums of one epilogue
-  /// pass (sumRows x sumStride), padded by 16 bytes too unless that would
-  /// pass sharedLimit().
+  /// fragments' type, input rows padded by 16 bytes, weight rows by 8
+  /// elements (16 bytes of f16; 32 of TF32, whose B fragment's lanes read
+  /// 4 consecutive rows of 8 columns: a stride of 8 mod 32 words puts them
+  /// on 32 banks, one of 4 mod 32 on 16); the f32 sums of one epilogue pass
+  /// (sumRows x sumStride), padded by 16 bytes too unless that would pass
+  /// sharedLimit().
   int64_t fragElementBytes() const { return math == GemmMath::F16MMA ? 2 : 4; }
   int64_t inputStride() const { return depth + 16 / fragElementBytes(); }
-  int64_t weightStride() const { return cols + 16 / fragElementBytes(); }
+  int64_t weightStride() const { return cols + 8; }
   /// The epilogue writes the tile in `fragRows` passes, one fragment row of
   /// every warp each: 16 rows per row of warps.
   int64_t sumRows() const { return rows / fragRows; }
