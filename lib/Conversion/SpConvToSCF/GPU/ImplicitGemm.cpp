@@ -1015,10 +1015,9 @@ class TransposedColumns {
 public:
   TransposedColumns(const GemmTiles &tiles, int64_t width)
       : width(width), chunks(std::max<int64_t>(1, tiles.depth / width)),
-        enabled(tiles.rows % 32 == 0 && 4 % tiles.threadRows == 0) {
-    // Blocks of 4 a warp's rows span: 32 threads, `chunks` per row.
-    spread = std::max<int64_t>(1, 8 / chunks);
-  }
+        // The blocks of 4 a warp's rows span: 32 threads, `chunks` a row.
+        spread(std::max<int64_t>(1, 8 / chunks)),
+        enabled(tiles.rows % 32 == 0 && 4 % tiles.threadRows == 0) {}
 
   /// The column of row m in channel row r.
   Value of(OpBuilder &b, Location loc, Value r, Value m) const {
@@ -1037,7 +1036,7 @@ public:
   }
 
 private:
-  int64_t width, chunks, spread = 1;
+  int64_t width, chunks, spread;
   bool enabled;
 };
 } // namespace
