@@ -13,7 +13,7 @@
 #   (default: the whole suite; e.g. `scripts/test-sanitizers.sh -v
 #    build-sanitize/test/Dialect` runs one directory)
 #        scripts/test-sanitizers.sh --slice
-#   (what scripts/test.sh runs, about 9 minutes from scratch here: builds
+#   (what scripts/test.sh runs, about 11 minutes from scratch here: builds
 #    every tool the lit suite calls, so that the full run cannot rot, and
 #    runs the tests that exercise the most code: the CPU execution matrix,
 #    both example networks, the allocation-failure sweeps, the error paths,
@@ -91,7 +91,7 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/scripts/sanitizers/lsan.
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-$common:print_stacktrace=1}"
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-22/bin/llvm-symbolizer}
 
-# The slice: about 2 minutes of lit (each test under a minute with ASan),
+# The slice: about 2 minutes of lit (each test under 70 s with ASan),
 # chosen for the code they run: every conv geometry and element type on the
 # CPU, both networks on the CPU and (in the sweeps) the emulator, every
 # allocation failing in turn (the leak checker sees what a failed call
