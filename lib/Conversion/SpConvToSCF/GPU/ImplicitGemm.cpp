@@ -339,7 +339,18 @@ void gemm::storeStaged(OpBuilder &b, Location loc, Value values, Value buffer,
 /// `index` where `ok` holds, else 0: a source position that is valid
 /// whatever `ok` says (stageChunk's indices).
 static Value validOrZero(OpBuilder &b, Location loc, Value ok, Value index) {
-  return arith::SelectOp::create(b, loc, ok, index, indexConst(b, loc, 0));
+  return b.createOrFold<arith::SelectOp>(loc, ok, index, indexConst(b, loc, 0));
+}
+
+/// Whether `index` (a slice's first channel, a multiple of `step`, plus
+/// less than `step`) is below `extent`: true, with no compare, where
+/// `extent` is a multiple of `step` (every slice lies inside).
+static Value insideExtent(OpBuilder &b, Location loc, Value index,
+                          int64_t extent, int64_t step) {
+  if (extent % step == 0)
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
+                               indexConst(b, loc, extent));
 }
 
 /// One cp.async (nvgpu.device_async_copy) of `width` elements from
@@ -510,9 +521,8 @@ static void stageInputSlice(OpBuilder &b, Location loc,
         Value rowOk = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::sge,
                                             source, i32Const(ib, iloc, 0));
         Value channelOk =
-            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, channel,
-                                  indexConst(ib, iloc, operands.channelsIn));
-        Value ok = arith::AndIOp::create(ib, iloc, rowOk, channelOk);
+            insideExtent(ib, iloc, channel, operands.channelsIn, tiles.depth);
+        Value ok = ib.createOrFold<arith::AndIOp>(iloc, rowOk, channelOk);
         // Each index made valid by its own condition: the channel's is the
         // same for all of a thread's rows of the step (one select, not one
         // per copy).
@@ -537,12 +547,10 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
       [&](OpBuilder &ib, Location iloc, Value kk, Value n) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
         Value column = arith::AddIOp::create(ib, iloc, origin.col0, n);
-        Value ok = arith::AndIOp::create(
-            ib, iloc,
-            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, channel,
-                                  indexConst(ib, iloc, operands.channelsIn)),
-            arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::ult, column,
-                                  indexConst(ib, iloc, operands.channelsOut)));
+        Value ok = ib.createOrFold<arith::AndIOp>(
+            iloc,
+            insideExtent(ib, iloc, channel, operands.channelsIn, tiles.depth),
+            insideExtent(ib, iloc, column, operands.channelsOut, tiles.cols));
         stageChunk(ib, iloc, how, ok, operands.weight,
                    {origin.offset, validOrZero(ib, iloc, ok, channel),
                     validOrZero(ib, iloc, ok, column)},
