@@ -13,7 +13,6 @@ from .context import bf16_values, compare
 from .inputs import layer_arguments, network_arguments, scan
 from .timings import TOLERANCE, time_calls
 
-SUFFIX = "@baseline"
 # Two correct builds of a network may round differently (another tile,
 # another order of sums); a wrong one is far off.
 NETWORK_TOLERANCE = 1e-4
@@ -36,6 +35,7 @@ def check_outputs(ctx, name, new, old):
             a, b = bf16_values(a), bf16_values(b)
         # Integer results (sites, counts) exactly.
         compare(a, b, tol, tol, "result %d against the baseline's" % i)
+
 
 def run(ctx):
     baseline = ctx.kit.get("baseline")
