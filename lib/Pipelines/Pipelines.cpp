@@ -97,6 +97,7 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createSpConvLowerNDVectorOpsPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
@@ -193,6 +194,8 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
   // fails on them; block arguments it leaves alone.
   pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
   pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
+  // Tensor-core fragments are 2-D vectors; NVVM's conversion takes 1-D ops.
+  pm.addNestedPass<gpu::GPUModuleOp>(createSpConvLowerNDVectorOpsPass());
   pm.addPass(createSpConvGPUCheckNVPTXTypesPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of
   // the mgpu* wrappers (runtime/lib/CUDA).

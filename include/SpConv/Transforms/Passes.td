@@ -314,6 +314,23 @@ def SpConvCheckLoweredPass : Pass<"spconv-check-lowered", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpConvLowerNDVectorOpsPass : Pass<"spconv-lower-nd-vector-ops"> {
+  let summary = "Rewrite n-D from_elements and extract_strided_slice 1-D";
+  let description = [{
+    `convert-to-llvm` lowers `vector.from_elements` and
+    `vector.extract_strided_slice` of one dimension only. Tensor-core
+    fragments are 2-D (`nvgpu.mma.sync`'s operands, and the emulator's
+    copies of them): a fragment built element by element becomes an n-D
+    from_elements once canonicalized, and the halves of an ldmatrix x4 are
+    n-D strided slices. This pass rewrites both with upstream's patterns
+    (each unrolled along its outer dimension into 1-D ops and
+    `vector.insert`s). It runs right before the
+    conversion to LLVM in `spconv-to-cpu` and `spconv-to-gpu-emulator`, and
+    on the kernels in `spconv-to-cuda`.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 def SpConvGPUStridedCopiesPass
     : Pass<"spconv-gpu-strided-copies", "::mlir::func::FuncOp"> {
   let summary = "Make copies of strided views parallel loops, for kernels";

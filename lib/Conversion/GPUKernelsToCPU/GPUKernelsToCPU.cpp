@@ -75,7 +75,8 @@ LogicalResult checkEmulable(gpu::GPUFuncOp kernel) {
            << " blocks); the emulator runs structured (scf) kernels";
   WalkResult result = kernel.walk([&](Operation *op) {
     if (isa<gpu::AllReduceOp, gpu::DynamicSharedMemoryOp, gpu::PrintfOp>(op) ||
-        op->getDialect()->getNamespace() == "nvgpu" ||
+        (op->getDialect()->getNamespace() == "nvgpu" &&
+         !isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp>(op)) ||
         op->getDialect()->getNamespace() == "nvvm") {
       kernelError(op, name) << "uses '" << op->getName()
                             << "', which the emulator does not model";
@@ -91,7 +92,8 @@ bool usesWarpOps(gpu::GPUFuncOp kernel) {
       ->walk([](Operation *op) {
         return isa<gpu::ShuffleOp, gpu::SubgroupReduceOp,
                    gpu::SubgroupMmaLoadMatrixOp, gpu::SubgroupMmaStoreMatrixOp,
-                   gpu::SubgroupMmaComputeOp>(op)
+                   gpu::SubgroupMmaComputeOp, nvgpu::LdMatrixOp,
+                   nvgpu::MmaSyncOp>(op)
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       })
@@ -261,7 +263,7 @@ LogicalResult emulateLaunch(gpu::LaunchFuncOp launch,
         b, loc, arith::CmpIPredicate::ne,
         arith::RemUIOp::create(
             b, loc, numThreads,
-            arith::ConstantIndexOp::create(b, loc, kWarpSize)),
+            arith::ConstantIndexOp::create(b, loc, emulation::kWarpSize)),
         zero);
     scf::IfOp::create(b, loc, partial, [&](OpBuilder &tb, Location tloc) {
       auto [name, length] = stringArguments(tb, tloc, kernel.names);

@@ -34,7 +34,8 @@ using namespace mlir::spconv;
 using namespace mlir::spconv::emulation;
 
 bool emulation::isSynchronising(Operation *op) {
-  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp>(op);
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp,
+             nvgpu::LdMatrixOp, nvgpu::MmaSyncOp>(op);
 }
 
 static bool containsSynchronisation(Operation *op) {
@@ -115,11 +116,11 @@ static Value blockLevelValue(Operation *op, const BlockValues &block,
   if (auto size = dyn_cast<gpu::GridDimOp>(op))
     return block.gridDim[dim(size)];
   if (isa<gpu::SubgroupSizeOp>(op))
-    return indexConstant(b, op->getLoc(), kWarpSize);
+    return indexConstant(b, op->getLoc(), emulation::kWarpSize);
   if (isa<gpu::NumSubgroupsOp>(op))
     return arith::CeilDivUIOp::create(
         b, op->getLoc(), block.numThreads,
-        indexConstant(b, op->getLoc(), kWarpSize));
+        indexConstant(b, op->getLoc(), emulation::kWarpSize));
   return {};
 }
 
@@ -140,7 +141,7 @@ Value PhaseSplitter::threadValue(Operation *op, OpBuilder &tb, Value thread) {
     return laneOf(tb, loc, thread);
   if (isa<gpu::SubgroupIdOp>(op))
     return arith::DivUIOp::create(tb, loc, thread,
-                                  indexConstant(tb, loc, kWarpSize));
+                                  indexConstant(tb, loc, emulation::kWarpSize));
   auto global = cast<gpu::GlobalIdOp>(op);
   int dim = static_cast<int>(global.getDimension());
   Value base =
@@ -276,6 +277,12 @@ PhaseSplitter::gather(OpBuilder &b, Block &source, Operation *consumer,
   for (Value v : values) {
     if (Value u = lookupUniform(v)) {
       gathered.push_back({u, {}});
+      continue;
+    }
+    // Defined by an earlier phase (or warp op): its slot holds every
+    // thread's value already.
+    if (Value slot = slots.lookup(v)) {
+      gathered.push_back({{}, slot});
       continue;
     }
     gathered.push_back({{}, newSlot(v.getType(), v.getLoc())});
@@ -432,7 +439,7 @@ LogicalResult PhaseSplitter::emitWarpUniformIf(scf::IfOp branch, Block &source,
       Value end = arith::MinUIOp::create(
           lb, lloc,
           arith::AddIOp::create(lb, lloc, thread,
-                                indexConstant(lb, lloc, kWarpSize)),
+                                indexConstant(lb, lloc, emulation::kWarpSize)),
           block.numThreads);
       reportFirstDisagreement(lb, lloc, condition, mine, thread, end,
                               "spconv_rt_emu_report_divergent_warp");
@@ -535,6 +542,16 @@ LogicalResult PhaseSplitter::emitBlock(Block &source, OpBuilder &b,
     }
     if (auto reduce = dyn_cast<gpu::SubgroupReduceOp>(op)) {
       if (failed(emitSubgroupReduce(reduce, source, b)))
+        return failure();
+      continue;
+    }
+    if (auto load = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+      if (failed(emitLdMatrix(load, source, b)))
+        return failure();
+      continue;
+    }
+    if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+      if (failed(emitMmaSync(mma, source, b)))
         return failure();
       continue;
     }

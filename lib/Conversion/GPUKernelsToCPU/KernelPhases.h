@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -81,6 +82,11 @@ InFlightDiagnostic emitKernelError(Operation *op, StringRef kernel);
 std::pair<Value, Value> stringArguments(OpBuilder &b, Location loc,
                                         memref::GlobalOp global);
 
+/// A 1-D unit-stride view of `memref`'s buffer, and the position in it of
+/// `memref[indices]`. The view reaches `extent` elements past it.
+std::pair<Value, Value> flatView(OpBuilder &b, Location loc, Value memref,
+                                 ValueRange indices, int64_t extent);
+
 /// The lane of linear thread id `thread` in its warp.
 Value laneOf(OpBuilder &b, Location loc, Value thread);
 
@@ -140,6 +146,10 @@ private:
                             OpBuilder &b);
   LogicalResult emitSubgroupReduce(gpu::SubgroupReduceOp reduce, Block &source,
                                    OpBuilder &b);
+  /// nvgpu's warp-level matrix ops (MmaSync.cpp).
+  LogicalResult emitLdMatrix(nvgpu::LdMatrixOp load, Block &source,
+                             OpBuilder &b);
+  LogicalResult emitMmaSync(nvgpu::MmaSyncOp mma, Block &source, OpBuilder &b);
 
   /// A warp op's operand for every thread: a block-level value, or a slot.
   struct Gathered {

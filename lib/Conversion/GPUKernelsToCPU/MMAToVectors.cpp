@@ -50,10 +50,11 @@ int64_t numElements(gpu::MMAMatrixType type) {
   return type.getShape()[0] * type.getShape()[1];
 }
 
-/// A 1-D unit-stride view of `memref`'s buffer, and the position in it of
-/// `memref[indices]`. The view reaches `extent` elements past it.
-std::pair<Value, Value> flatView(OpBuilder &b, Location loc, Value memref,
-                                 ValueRange indices, int64_t extent) {
+} // namespace
+
+std::pair<Value, Value> emulation::flatView(OpBuilder &b, Location loc,
+                                            Value memref, ValueRange indices,
+                                            int64_t extent) {
   auto type = cast<MemRefType>(memref.getType());
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value position = metadata.getOffset();
@@ -71,6 +72,8 @@ std::pair<Value, Value> flatView(OpBuilder &b, Location loc, Value memref,
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   return {view, position};
 }
+
+namespace {
 
 /// Position of tile element `e` (row-major over `cols` columns) relative to
 /// its first element, with leading dimension `ld`.
@@ -171,7 +174,7 @@ struct StoreMatrix : OpConversionPattern<gpu::SubgroupMmaStoreMatrixOp> {
     Value tile = adaptor.getSrc();
     scf::ForOp::create(
         rewriter, loc, lane, indexConstant(rewriter, loc, numElements(matrix)),
-        indexConstant(rewriter, loc, kWarpSize), ValueRange{},
+        indexConstant(rewriter, loc, emulation::kWarpSize), ValueRange{},
         [&](OpBuilder &b, Location l, Value e, ValueRange) {
           Value element =
               vector::ExtractOp::create(b, l, tile, OpFoldResult(e));
@@ -249,7 +252,8 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
             value = arith::TruncFOp::create(b, l, cElement, value);
           return value;
         },
-        gpu::LaneIdOp::create(rewriter, loc, IntegerAttr{}), kWarpSize);
+        gpu::LaneIdOp::create(rewriter, loc, IntegerAttr{}),
+        emulation::kWarpSize);
     rewriter.replaceOp(op, tile);
     return success();
   }

@@ -10,7 +10,8 @@
 // the last writer and recent readers of every element and reports two
 // accesses of different threads, one a write, that no barrier orders.
 // Atomics (memref.atomic_rmw, memref.generic_atomic_rmw) are not
-// instrumented: they may race by design.
+// instrumented: they may race by design. An nvgpu.ldmatrix is each
+// address-giving lane's read of its 16-byte row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -141,11 +143,10 @@ struct AccessContext {
 
 /// Calls the runtime before one access of `count` elements of `elementBytes`
 /// from memref[indices] (contiguous along the last dimension) of `buffer`.
-static void instrument(Operation *op, Value memref, ValueRange indices,
-                       int64_t elementBytes, int64_t count, bool isWrite,
-                       int64_t buffer, const AccessContext &context) {
-  OpBuilder b(op);
-  Location loc = op->getLoc();
+static void instrument(OpBuilder &b, Location loc, Value memref,
+                       ValueRange indices, int64_t elementBytes, int64_t count,
+                       bool isWrite, int64_t buffer,
+                       const AccessContext &context) {
   Value address = elementAddress(b, loc, memref, indices, elementBytes);
   Value offset =
       arith::SubIOp::create(b, loc, address, context.bufferBases[buffer]);
@@ -191,8 +192,8 @@ SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
   }
   SmallVector<Operation *> accesses;
   kernel.walk([&](Operation *op) {
-    if (isa<memref::LoadOp, memref::StoreOp, vector::LoadOp, vector::StoreOp>(
-            op))
+    if (isa<memref::LoadOp, memref::StoreOp, vector::LoadOp, vector::StoreOp,
+            nvgpu::LdMatrixOp>(op))
       accesses.push_back(op);
   });
   for (Operation *op : accesses) {
@@ -213,12 +214,18 @@ SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
       memref = load.getBase();
       indices = load.getIndices();
       accessed = load.getVectorType();
-    } else {
-      auto store = cast<vector::StoreOp>(op);
+    } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
       memref = store.getBase();
       indices = store.getIndices();
       accessed = store.getVectorType();
       isWrite = true;
+    } else {
+      // A lane of an ldmatrix reads the 16-byte row whose address it gives.
+      auto load = cast<nvgpu::LdMatrixOp>(op);
+      memref = load.getSrcMemref();
+      indices = load.getIndices();
+      Type element = cast<MemRefType>(memref.getType()).getElementType();
+      accessed = VectorType::get({16 / byteSize(element)}, element);
     }
     int64_t buffer = bufferNumber(memref, kernel);
     if (buffer < 0)
@@ -226,8 +233,20 @@ SmallVector<std::string> emulation::instrumentRaces(gpu::GPUFuncOp kernel,
     Type element = cast<MemRefType>(memref.getType()).getElementType();
     int64_t elementBytes = byteSize(element);
     int64_t count = byteSize(accessed) / elementBytes;
-    instrument(op, memref, indices, elementBytes, std::max<int64_t>(1, count),
-               isWrite, buffer, context);
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    // Lanes from 8 * numTiles on give no address.
+    auto load = dyn_cast<nvgpu::LdMatrixOp>(op);
+    if (load && load.getNumTiles() < 4) {
+      Value lane = gpu::LaneIdOp::create(b, loc, IntegerAttr{});
+      Value gives = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, lane,
+          arith::ConstantIndexOp::create(b, loc, 8 * load.getNumTiles()));
+      auto branch = scf::IfOp::create(b, loc, gives, /*withElseRegion=*/false);
+      b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    }
+    instrument(b, loc, memref, indices, elementBytes,
+               std::max<int64_t>(1, count), isWrite, buffer, context);
   }
   return names;
 }

@@ -131,7 +131,7 @@ LogicalResult PhaseSplitter::emitShuffle(gpu::ShuffleOp shuffle, Block &source,
 LogicalResult PhaseSplitter::emitSubgroupReduce(gpu::SubgroupReduceOp reduce,
                                                 Block &source, OpBuilder &b) {
   Location loc = reduce.getLoc();
-  int64_t size = reduce.getClusterSize().value_or(kWarpSize);
+  int64_t size = reduce.getClusterSize().value_or(emulation::kWarpSize);
   int64_t stride = reduce.getClusterStride();
   FailureOr<SmallVector<Gathered>> gathered =
       gather(b, source, reduce, {reduce.getValue()});

@@ -154,3 +154,54 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Every lane of an ldmatrix reads the same buffer.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @per_thread_buffer(%out: memref<4x2xf16>) workgroup(%s: memref<16x8xf16, #gpu.address_space<workgroup>>, %t: memref<16x8xf16, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %c16 = arith.constant 16 : index
+      %tid = gpu.thread_id x
+      %low = arith.cmpi ult, %tid, %c16 : index
+      %m = arith.select %low, %s, %t : memref<16x8xf16, #gpu.address_space<workgroup>>
+      // expected-error @+1 {{kernel @per_thread_buffer: ldmatrix from a buffer that differs between threads is not emulated}}
+      %f = nvgpu.ldmatrix %m[%c0, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x8xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+      vector.transfer_write %f, %out[%c0, %c0] : vector<4x2xf16>, memref<4x2xf16>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// m16n8k8 of f16 is a valid mma.sync, but not one the kernels use.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k8_f16(%a: vector<2x2xf16>, %b: vector<1x2xf16>, %out: memref<2x2xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant dense<0.0> : vector<2x2xf32>
+      // expected-error @+1 {{kernel @k8_f16: only m16n8k16 (f16, bf16) and m16n8k8 (tf32) mma.sync with f32 or f16 accumulators is emulated}}
+      %d = nvgpu.mma.sync (%a, %b, %zero) {mmaShape = [16, 8, 8]} : (vector<2x2xf16>, vector<1x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      vector.transfer_write %d, %out[%c0, %c0] : vector<2x2xf32>, memref<2x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// mma.sync's f32 inputs are tf32 only when the op says so.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @f32_without_tf32(%a: vector<4x1xf32>, %b: vector<2x1xf32>, %out: memref<2x2xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant dense<0.0> : vector<2x2xf32>
+      // expected-error @+1 {{kernel @f32_without_tf32: only m16n8k16 (f16, bf16) and m16n8k8 (tf32) mma.sync with f32 or f16 accumulators is emulated}}
+      %d = nvgpu.mma.sync (%a, %b, %zero) {mmaShape = [16, 8, 8]} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+      vector.transfer_write %d, %out[%c0, %c0] : vector<2x2xf32>, memref<2x2xf32>
+      gpu.return
+    }
+  }
+}

@@ -118,11 +118,40 @@ def reference_mma(d):
     return [(a @ bt.T + 1.0, 1e-5)]
 
 
+# ------------------------------------------------------ mma.sync fragments
+# C = A * B + 1 through nvgpu.ldmatrix and nvgpu.mma.sync, two warps of 16
+# rows each: f16 and bf16 from a (32 x 32) and b (32 x 16), values on a
+# grid of quarters that both types hold exactly; tf32 from at (32 x 16) and
+# bt (16 x 16), whose values carry bits below tf32's 10-bit mantissa that
+# the tensor cores ignore.
+def make_mma_sync(d):
+    rng = np.random.default_rng(13)
+    save(d, "a", rng.integers(-8, 9, (32, 32)).astype(np.float32) / 4)
+    save(d, "b", rng.integers(-8, 9, (32, 16)).astype(np.float32) / 4)
+    low = np.float32(1 + 2.0 ** -15)
+    save(d, "at", (rng.integers(-8, 9, (32, 16)) / 4 * low).astype(np.float32))
+    save(d, "bt", (rng.integers(-8, 9, (16, 16)) / 4 * low).astype(np.float32))
+
+
+def tf32(x):
+    """x with the 13 low mantissa bits of each f32 cleared."""
+    return (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def reference_mma_sync(d):
+    a, b = load(d, "a").astype(np.float64), load(d, "b").astype(np.float64)
+    at = tf32(load(d, "at")).astype(np.float64)
+    bt = tf32(load(d, "bt")).astype(np.float64)
+    # Sums of products of quarters are exact in f32: no tolerance.
+    return [(a @ b + 1.0, 0), (a @ b + 1.0, 0), (at @ bt + 1.0, 0)]
+
+
 CASES = {
     "gemm": (make_gemm, reference_gemm),
     "shuffles": (make_shuffles, reference_shuffles),
     "reduction": (make_reduction, reference_reduction),
     "mma": (make_mma, reference_mma),
+    "mma_sync": (make_mma_sync, reference_mma_sync),
     "listed": (make_listed, reference_listed),
 }
 
