@@ -158,6 +158,7 @@ static void addGPUKernels(OpPassManager &pm,
   lowering.maxUnrolledOffsets = options.maxUnrolledOffsets;
   lowering.gpuConv = options.gpuConv;
   lowering.gpuMatmul = options.gpuMatmul;
+  lowering.gpuMmaOps = options.gpuMmaOps;
   lowering.gpuTiles = options.gpuTiles;
   pm.addPass(createConvertSpConvToSCFPass(lowering));
   addBufferization(pm);

@@ -15,11 +15,11 @@
 // SYMBOLS: T pair
 // RACE: U spconv_rt_emu_access
 
-// HEADER: (target gpu-emulator, OpenMP, gpu-conv implicit-gemm, gpu-matmul tensor-cores, mcpu host)
+// HEADER: (target gpu-emulator, OpenMP, gpu-conv implicit-gemm, gpu-matmul tensor-cores, gpu-mma-ops auto, mcpu host)
 // HEADER-NOT: CUDA target
 // HEADER: free(result.allocated)
 
-// MANIFEST: "compiled_with": "target gpu-emulator, OpenMP, gpu-conv implicit-gemm, gpu-matmul tensor-cores, mcpu host",
+// MANIFEST: "compiled_with": "target gpu-emulator, OpenMP, gpu-conv implicit-gemm, gpu-matmul tensor-cores, gpu-mma-ops auto, mcpu host",
 // MANIFEST: "entries": [
 // MANIFEST: "arguments": [
 // MANIFEST: "element": "i32",
@@ -63,7 +63,7 @@ func.func @pair(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x16xf1
 // the lowering's error, and nothing is written.
 // RUN: spconv-compile %s --target gpu-emulator --gpu-tiles %S/../Integration/GPU/Inputs/gpu-tiles.json -o %t/tiled.o --header %t/tiled.h
 // RUN: FileCheck %s --input-file=%t/tiled.h --check-prefix=TILED
-// TILED: gpu-matmul tensor-cores, gpu-tiles gpu-tiles.json, mcpu host)
+// TILED: gpu-matmul tensor-cores, gpu-mma-ops auto, gpu-tiles gpu-tiles.json, mcpu host)
 // RUN: not spconv-compile %s --target cuda --gpu-format isa --gpu-tiles %t/missing.json -o %t/bad.o 2>&1 | FileCheck %s --check-prefix=BAD-TABLE
 // BAD-TABLE: missing.json
 // BAD-TABLE: spconv-compile: error: lowering {{.*}} for --target cuda failed

@@ -114,6 +114,12 @@ static cl::opt<std::string> gpuMatmul(
              "cores, f32 on FMA), tf32 (f32 on tensor cores too, inputs "
              "rounded to TF32) or fma"),
     cl::init("tensor-cores"), cl::cat(category));
+static cl::opt<std::string> gpuMmaOps(
+    "gpu-mma-ops",
+    cl::desc("--target cuda and gpu-emulator: which ops tensor-core tiles "
+             "multiply with: auto (default: mma-sync for tf32 fragments, "
+             "subgroup-mma for f16), mma-sync or subgroup-mma"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> gpuTiles(
     "gpu-tiles",
     cl::desc("--target cuda and gpu-emulator: a JSON tile table (format "
@@ -181,6 +187,8 @@ void setGPUKernelOptions(
   options.gpuConv = *mlir::spconv::symbolizeOption<mlir::spconv::GPUConv>(gpuConv);
   options.gpuMatmul =
       *mlir::spconv::symbolizeOption<mlir::spconv::GPUMatmul>(gpuMatmul);
+  options.gpuMmaOps =
+      *mlir::spconv::symbolizeOption<mlir::spconv::GPUMmaOps>(gpuMmaOps);
   options.gpuTiles = gpuTiles;
   options.profile = profile;
 }
@@ -192,7 +200,7 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
   if (targetName == "cpu") {
     for (const cl::Option *gpuOnly : std::initializer_list<const cl::Option *>{
              &gpuChip, &gpuFeatures, &gpuFormat, &gpuBlockSize, &gpuMaxBlocks,
-             &gpuConv, &gpuMatmul, &gpuTiles, &gpuRaceCheck})
+             &gpuConv, &gpuMatmul, &gpuMmaOps, &gpuTiles, &gpuRaceCheck})
       if (gpuOnly->getNumOccurrences()) {
         error = "--" + gpuOnly->ArgStr.str() +
                 " applies to --target cuda and gpu-emulator only";
@@ -241,6 +249,12 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
     error = "--gpu-matmul must be " +
             mlir::spconv::optionSpellings<mlir::spconv::GPUMatmul>() +
             ", got '" + gpuMatmul + "'";
+    return failure();
+  }
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::GPUMmaOps>(gpuMmaOps)) {
+    error = "--gpu-mma-ops must be " +
+            mlir::spconv::optionSpellings<mlir::spconv::GPUMmaOps>() +
+            ", got '" + gpuMmaOps + "'";
     return failure();
   }
   if (targetName == "cuda") {
@@ -293,7 +307,8 @@ std::string describeCompilation() {
   else
     text += openmp ? "OpenMP" : "no OpenMP";
   if (target != "cpu")
-    text += ", gpu-conv " + gpuConv + ", gpu-matmul " + gpuMatmul;
+    text += ", gpu-conv " + gpuConv + ", gpu-matmul " + gpuMatmul +
+            ", gpu-mma-ops " + gpuMmaOps;
   if (!gpuTiles.empty())
     text += ", gpu-tiles " + llvm::sys::path::filename(gpuTiles).str();
   if (gpuRaceCheck)

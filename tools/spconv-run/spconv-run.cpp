@@ -150,6 +150,12 @@ static llvm::cl::opt<std::string> gpuMatmul(
                    "f32 on FMA), tf32 (f32 on tensor cores too, inputs "
                    "rounded to TF32) or fma"),
     llvm::cl::init("tensor-cores"));
+static llvm::cl::opt<std::string> gpuMmaOps(
+    "gpu-mma-ops",
+    llvm::cl::desc("Which ops the GPU targets' tensor-core tiles multiply "
+                   "with: auto (default: mma-sync for tf32 fragments, "
+                   "subgroup-mma for f16), mma-sync or subgroup-mma"),
+    llvm::cl::init("auto"));
 static llvm::cl::opt<std::string> gpuTiles(
     "gpu-tiles",
     llvm::cl::desc("A JSON tile table (format spconv-gpu-tiles/1, "
@@ -316,6 +322,8 @@ void setGPUKernelOptions(
   options.gpuConv = *mlir::spconv::symbolizeOption<mlir::spconv::GPUConv>(gpuConv);
   options.gpuMatmul =
       *mlir::spconv::symbolizeOption<mlir::spconv::GPUMatmul>(gpuMatmul);
+  options.gpuMmaOps =
+      *mlir::spconv::symbolizeOption<mlir::spconv::GPUMmaOps>(gpuMmaOps);
   options.gpuTiles = gpuTiles;
   options.fuseEpilogues = fuseEpilogues;
 }
@@ -359,7 +367,8 @@ std::string codegenOptions() {
      << maxUnrolledOffsets.getNumOccurrences()
      << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks
      << " gpu-conv=" << gpuConv << " gpu-matmul=" << gpuMatmul
-     << " gpu-race-check=" << gpuRaceCheck << " gpu-chip=" << gpuChip;
+     << " gpu-mma-ops=" << gpuMmaOps << " gpu-race-check=" << gpuRaceCheck
+     << " gpu-chip=" << gpuChip;
   // The table's contents, not its name: the file may change between runs.
   if (!gpuTiles.empty()) {
     os << " gpu-tiles=";
@@ -418,6 +427,12 @@ int main(int argc, char **argv) {
                 ", got '" + gpuMatmul + "'");
   if (target == "cpu" && gpuMatmul.getNumOccurrences())
     return fail("--gpu-matmul applies to the GPU targets only");
+  if (!mlir::spconv::symbolizeOption<mlir::spconv::GPUMmaOps>(gpuMmaOps))
+    return fail("--gpu-mma-ops must be " +
+                mlir::spconv::optionSpellings<mlir::spconv::GPUMmaOps>() +
+                ", got '" + gpuMmaOps + "'");
+  if (target == "cpu" && gpuMmaOps.getNumOccurrences())
+    return fail("--gpu-mma-ops applies to the GPU targets only");
   if (target == "cpu" && !gpuTiles.empty())
     return fail("--gpu-tiles applies to the GPU targets only");
   if (target != "gpu-emulator" && gpuRaceCheck)

@@ -53,6 +53,19 @@ enum class GPUMatmul {
   FMA
 };
 
+/// Which ops a tensor-core tile multiplies its fragments with.
+enum class GPUMmaOps {
+  /// MmaSync for tf32 fragments (bf16, and f32 with gpu-matmul=tf32),
+  /// SubgroupMma for f16 (docs/GPU.md: with mma.sync f16 64 -> 64 spills at
+  /// its 128-register budget, for 5 % fewer instructions).
+  Auto,
+  /// nvgpu.ldmatrix and nvgpu.mma.sync: PTX's lane layouts, lane offsets
+  /// computed once per tile.
+  MmaSync,
+  /// Upstream's gpu.subgroup_mma_* (WMMA): opaque 16x16 fragments.
+  SubgroupMma
+};
+
 /// One value of an option enum: its spelling and what it means.
 template <typename EnumT> struct OptionSpelling {
   EnumT value;
@@ -86,6 +99,16 @@ inline llvm::ArrayRef<OptionSpelling<GPUMatmul>> spellings(GPUMatmul) {
        "f16 and bf16 on tensor cores, f32 and f64 on FMA"},
       {GPUMatmul::TF32, "tf32", "as tensor-cores, f32 too (TF32 inputs)"},
       {GPUMatmul::FMA, "fma", "every type on FMA"}};
+  return list;
+}
+
+inline llvm::ArrayRef<OptionSpelling<GPUMmaOps>> spellings(GPUMmaOps) {
+  static const OptionSpelling<GPUMmaOps> list[] = {
+      {GPUMmaOps::Auto, "auto",
+       "mma-sync for tf32 fragments, subgroup-mma for f16"},
+      {GPUMmaOps::MmaSync, "mma-sync", "nvgpu.ldmatrix and nvgpu.mma.sync"},
+      {GPUMmaOps::SubgroupMma, "subgroup-mma",
+       "gpu.subgroup_mma_* (WMMA fragments)"}};
   return list;
 }
 

@@ -208,6 +208,19 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "its inputs rounded to TF32: about 3 significant digits per "
            "product) or `fma` (every type on fused multiply-adds)",
            "::mlir::spconv::optionValues<::mlir::spconv::GPUMatmul>()">,
+    Option<"gpuMmaOps", "gpu-mma-ops", "::mlir::spconv::GPUMmaOps",
+           /*default=*/"::mlir::spconv::GPUMmaOps::Auto",
+           "With tensor-core tiles, which ops multiply a warp's fragments: "
+           "`mma-sync` (nvgpu.ldmatrix and nvgpu.mma.sync, m16n8k16 for "
+           "f16 and m16n8k8 for tf32, in PTX's lane layouts: each lane's "
+           "offsets computed once per tile), `subgroup-mma` "
+           "(gpu.subgroup_mma_*, WMMA's opaque 16x16 fragments, whose "
+           "addresses every load recomputes) or `auto` (mma-sync for tf32 "
+           "fragments, where it halves the instructions of a step; "
+           "subgroup-mma for f16, where mma-sync saves 5 % and spills f16 "
+           "64 -> 64 at its register budget). The same products and sums "
+           "either way",
+           "::mlir::spconv::optionValues<::mlir::spconv::GPUMmaOps>()">,
     Option<"gpuTiles", "gpu-tiles", "std::string", /*default=*/"\"\"",
            "With `target=gpu`, a JSON tile table (format "
            "`spconv-gpu-tiles/1`) whose entries replace the built-in tile "

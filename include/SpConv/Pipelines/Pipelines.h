@@ -113,6 +113,14 @@ struct GPUKernelPipelineOptions : public PassPipelineOptions<Derived> {
                      "tensor cores too, inputs rounded to TF32) or fma "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init(GPUMatmul::TensorCores), optionValues<GPUMatmul>()};
+  mlir::detail::PassOptions::Option<GPUMmaOps> gpuMmaOps{
+      *this, "gpu-mma-ops",
+      llvm::cl::desc("Which ops tensor-core tiles multiply their fragments "
+                     "with: mma-sync (nvgpu.ldmatrix and nvgpu.mma.sync), "
+                     "subgroup-mma (gpu.subgroup_mma, WMMA) or auto "
+                     "(mma-sync for tf32 fragments, subgroup-mma for f16) "
+                     "(convert-spconv-to-scf)"),
+      llvm::cl::init(GPUMmaOps::Auto), optionValues<GPUMmaOps>()};
   mlir::detail::PassOptions::Option<std::string> gpuTiles{
       *this, "gpu-tiles",
       llvm::cl::desc("A JSON tile table (spconv-gpu-tiles/1) whose entries "

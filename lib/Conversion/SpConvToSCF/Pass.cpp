@@ -164,6 +164,7 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   options.maxUnrolledOffsets = maxUnrolledOffsets;
   options.gpuConv = gpuConv;
   options.gpuMatmul = gpuMatmul;
+  options.gpuMmaOps = gpuMmaOps;
   options.gpuTiles = gpuTiles;
   MachineTraits machine;
   machine.deviceBuffers = target == LoopTarget::GPU;
@@ -210,9 +211,10 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   case LoopTarget::GPU:
     populateGPUPairPatterns(converter, ctx, patterns);
     if (gpuConv == GPUConv::ImplicitGemm)
-      populateGPUTiledPatterns(converter, ctx,
-                               {gpuMatmul, tileTable ? &*tileTable : nullptr},
-                               patterns, /*benefit=*/2);
+      populateGPUTiledPatterns(
+          converter, ctx,
+          {gpuMatmul, gpuMmaOps, tileTable ? &*tileTable : nullptr}, patterns,
+          /*benefit=*/2);
     break;
   }
   populateStructuralTypeConversions(converter, patterns, conversionTarget);

@@ -4,6 +4,8 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-conv=gather-scatter" -split-input-file | FileCheck %s --check-prefix=GATHER
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=fma" -split-input-file | FileCheck %s --check-prefix=FMA
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=tf32" -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=tf32 gpu-mma-ops=subgroup-mma" -split-input-file | FileCheck %s --check-prefix=WMMA-TF32
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-mma-ops=mma-sync" -split-input-file | FileCheck %s --check-prefix=MMA-SYNC
 
 // The GPU's convolution with static channel counts: an output-major
 // neighbour table from the rulebook's pairs (a rulebook built elsewhere;
@@ -125,14 +127,15 @@
 // fragment steps; staged values rounded to TF32 (add half an ulp, clear 13
 // bits, infinities and NaNs kept); the rows of each buffer padded (the
 // inputs and sums by 16 bytes, the weights by 32: a B fragment's four rows
-// then start 8 banks apart) and 32-byte aligned, as WMMA wants.
+// then start 8 banks apart) and 32-byte aligned, as WMMA wants (16 bytes
+// would do for ldmatrix).
 // TF32-LABEL: func.func @conv
 // TF32: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256
 // TF32: %[[IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<256x20xf32, #gpu.address_space<workgroup>>
 // TF32: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<16x40xf32, #gpu.address_space<workgroup>>
 // TF32: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>
-// TF32: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
-// TF32: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
+// TF32: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<2x2xf32>
+// TF32: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
 // TF32: arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
 // TF32: arith.addi %{{.*}}, %cst{{.*}} : vector<4xi32>
 // TF32: arith.andi %{{.*}}, %cst{{.*}} : vector<4xi32>
@@ -140,32 +143,57 @@
 // TF32: vector.store %{{.*}}, %[[IN]]{{.*}} {alignment = 16 : i64}
 // TF32: vector.store %{{.*}}, %[[W]]{{.*}} {alignment = 16 : i64}
 // TF32: gpu.barrier
-// Per fragment step the warp's weight fragments, then one input fragment at
-// a time with its multiplies.
-// TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[W]][%c0{{.*}}, %{{.*}}] {leadDimension = 40 : index} : memref<16x40xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<8x16xf32, "BOp">
-// TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index} : memref<256x20xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x8xf32, "AOp">
-// TF32-COUNT-2: gpu.subgroup_mma_compute
-// TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index}
-// TF32-COUNT-2: gpu.subgroup_mma_compute
-// TF32: gpu.subgroup_mma_load_matrix %[[W]][%c8{{.*}}, %{{.*}}] {leadDimension = 40 : index}
+// tf32 fragments multiply with nvgpu.mma.sync (gpu-mma-ops=auto), 16 x 8
+// each: per k = 8 step the warp's four B fragments of 8 columns, two
+// scalar loads each (rows t and t + 4 of the step), then per 16 rows one
+// ldmatrix x4 of A (32-bit units) and its four multiplies.
+// TF32-COUNT-8: memref.load %[[W]][%{{.*}}, %{{.*}}] : memref<16x40xf32, #gpu.address_space<workgroup>>
+// TF32: nvgpu.ldmatrix %[[IN]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<256x20xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// TF32-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// TF32: nvgpu.ldmatrix %[[IN]]
+// TF32-COUNT-4: nvgpu.mma.sync
+// TF32-COUNT-8: memref.load %[[W]]
+// TF32: nvgpu.ldmatrix %[[IN]]
 // TF32: gpu.barrier
 // The epilogue, once per fragment row of the warps: their fragments into
-// workgroup memory (16 rows per warp), a barrier, then each output of those
-// rows written once, four consecutive channels of a row per thread and
-// store (consecutive threads on consecutive chunks), bias added in f32, a
-// barrier.
-// TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// workgroup memory (16 rows per warp; a lane's two pairs of each 16 x 8 as
+// 8-byte stores), a barrier, then each output of those rows written once,
+// four consecutive channels of a row per thread and store (consecutive
+// threads on consecutive chunks), bias added in f32, a barrier.
+// TF32-COUNT-8: vector.store %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] : memref<128x36xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // TF32: gpu.barrier
 // TF32: scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c256
 // TF32: vector.load %[[SUM]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // TF32: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
 // TF32: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x32xf32>, vector<4xf32>
 // TF32: gpu.barrier
-// TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// TF32-COUNT-8: vector.store %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] : memref<128x36xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // TF32: gpu.barrier
 // TF32: scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c256
 // TF32: gpu.barrier
-// TF32-NOT: gpu.subgroup_mma_store_matrix
+// TF32-NOT: vector<2x2xf32>
+// With gpu-mma-ops=subgroup-mma, gpu.subgroup_mma fragments of 16 x 16:
+// per fragment step the warp's weight fragments, then one input fragment at
+// a time with its multiplies; each fragment stored whole.
+// WMMA-TF32-LABEL: func.func @conv
+// WMMA-TF32: %[[IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<256x20xf32, #gpu.address_space<workgroup>>
+// WMMA-TF32: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<16x40xf32, #gpu.address_space<workgroup>>
+// WMMA-TF32: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>
+// WMMA-TF32: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
+// WMMA-TF32: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
+// WMMA-TF32: gpu.barrier
+// WMMA-TF32-COUNT-2: gpu.subgroup_mma_load_matrix %[[W]][%c0{{.*}}, %{{.*}}] {leadDimension = 40 : index} : memref<16x40xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<8x16xf32, "BOp">
+// WMMA-TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index} : memref<256x20xf32, #gpu.address_space<workgroup>> -> !gpu.mma_matrix<16x8xf32, "AOp">
+// WMMA-TF32-COUNT-2: gpu.subgroup_mma_compute
+// WMMA-TF32: gpu.subgroup_mma_load_matrix %[[IN]][%{{.*}}, %c0{{.*}}] {leadDimension = 20 : index}
+// WMMA-TF32-COUNT-2: gpu.subgroup_mma_compute
+// WMMA-TF32: gpu.subgroup_mma_load_matrix %[[W]][%c8{{.*}}, %{{.*}}] {leadDimension = 40 : index}
+// WMMA-TF32: gpu.barrier
+// WMMA-TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// WMMA-TF32: gpu.barrier
+// WMMA-TF32-COUNT-2: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SUM]][%{{.*}}, %{{.*}}] {leadDimension = 36 : index}
+// WMMA-TF32-NOT: gpu.subgroup_mma_store_matrix
+// WMMA-TF32: } {spconv.kernel = "conv_f32_16x32"
 // TF32: } {spconv.kernel = "conv_f32_16x32", spconv.tile = {cols = 32 : i64, depth = 16 : i64, math = "mma-tf32", rows = 256 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 32 : i64}}
 func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>,
                 %features: tensor<?x16xf32>, %w: tensor<27x16x32xf32>,
@@ -238,7 +266,7 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x12xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // CHECK-NOT: arith.addi %{{.*}} : vector<8xi32>
-// CHECK: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x8xf32, "AOp">, !gpu.mma_matrix<8x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
 // CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<?x8xbf16>, vector<4xbf16>
 // CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32"
@@ -321,6 +349,20 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.subgroup_mma_store_matrix
 // CHECK: spconv.kernel = "conv_f16_64x64", spconv.tile = {cols = 64 : i64, depth = 32 : i64, math = "mma-f16", max_registers = 128 : i64, rows = 256 : i64, stages = 2 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 64 : i64}
+// With gpu-mma-ops=mma-sync, f16 multiplies with nvgpu.mma.sync m16n8k16:
+// per k = 16 step, the weights of each 16 columns by one ldmatrix x4
+// .trans (its halves the B fragments of two 8-column blocks), then per 16
+// rows one ldmatrix x4 of A and four multiplies.
+// MMA-SYNC-LABEL: func.func @conv_f16_64
+// MMA-SYNC: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>
+// MMA-SYNC: nvgpu.ldmatrix %[[W]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<64x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// MMA-SYNC: vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [2, 2], strides = [1, 1]} : vector<4x2xf16> to vector<2x2xf16>
+// MMA-SYNC: vector.extract_strided_slice %{{.*}} {offsets = [2, 0], sizes = [2, 2], strides = [1, 1]} : vector<4x2xf16> to vector<2x2xf16>
+// MMA-SYNC: nvgpu.ldmatrix %[[W]]
+// MMA-SYNC: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<512x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// MMA-SYNC-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// MMA-SYNC-NOT: gpu.subgroup_mma
+// MMA-SYNC: spconv.kernel = "conv_f16_64x64"
 func.func @conv_f16_64(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
                        %features: tensor<?x64xf16>, %w: tensor<27x64x64xf16>) -> tensor<?x64xf16> {
   %rb, %oc = spconv.build_rulebook %coords : tensor<?x4xi32, #spconv.grid<[16, 16, 16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[16, 16, 16]>>, tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>

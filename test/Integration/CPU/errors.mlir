@@ -120,3 +120,9 @@ func.func @up(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %x: tensor<?x4xf32>,
 // PROFILE-NEXT: 0 {{[0-9.]+}} 2 build_rulebook #spconv.geom<subm, kernel = [3, 3, 3]> on [8, 8, 8] at line
 // PROFILE-NEXT: 1 {{[0-9.]+}} 2 rulebook_conv #spconv.geom<subm, kernel = [3, 3, 3]> 4->4 at line
 // PROFILE-NEXT: {{[0-9.]+}} total of the timed ops
+
+// Kept at the end: spconv-run-cache.test names the lines of @f.
+// RUN: not spconv-run %s --entry f --gpu-mma-ops=mma-sync --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=MMA-TARGET
+// MMA-TARGET: spconv-run: error: --gpu-mma-ops applies to the GPU targets only
+// RUN: not spconv-run %s --entry f --target gpu-emulator --gpu-mma-ops=wgmma --input %t/ok.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=MMA-KIND
+// MMA-KIND: spconv-run: error: --gpu-mma-ops must be auto, mma-sync or subgroup-mma, got 'wgmma'

@@ -41,10 +41,11 @@ Value lowerPairChannelConv(LoweringContext &ctx, OpBuilder &b,
 void lowerElementPerThreadWeightGrad(OpBuilder &b, Location loc,
                                      const WeightGradBuffers &buffers);
 
-/// What the tiled forms are tuned by: the pass's gpu-matmul and the tuned
-/// tiles of its gpu-tiles (or null).
+/// What the tiled forms are tuned by: the pass's gpu-matmul and gpu-mma-ops
+/// and the tuned tiles of its gpu-tiles (or null).
 struct TiledFormOptions {
   GPUMatmul matmul = GPUMatmul::TensorCores;
+  GPUMmaOps mmaOps = GPUMmaOps::Auto;
   const GPUTileTable *tileTable = nullptr;
 };
 

@@ -145,13 +145,13 @@ void emitImplicitGemmConv(OpBuilder &b, Location loc,
                           const GemmTiles &tiles, StringRef role);
 
 /// The same convolution on tensor cores (TensorCoreGemm.cpp): each warp
-/// multiplies `gpu.subgroup_mma` fragments staged in workgroup memory and
+/// multiplies fragments staged in workgroup memory with `ops` and
 /// accumulates in f32; the epilogue goes through workgroup memory so that
 /// consecutive threads write consecutive channels. `tiles.math` must be a
 /// tensor-core one.
 void emitTensorCoreConv(OpBuilder &b, Location loc,
                         const ImplicitGemmOperands &operands,
-                        const GemmTiles &tiles, StringRef role);
+                        const GemmTiles &tiles, GPUMmaOps ops, StringRef role);
 
 } // namespace mlir::spconv::lowering
 

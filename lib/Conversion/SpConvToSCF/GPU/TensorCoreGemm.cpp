@@ -3,18 +3,18 @@
 // Part of the spconv-mlir project.
 //
 // The output-stationary convolution of ImplicitGemm.cpp with its slices
-// multiplied by tensor cores through upstream's `gpu.subgroup_mma_*` ops
-// (WMMA in NVVM): the block's threads stage gathered input rows (rows x
-// depth) and the weight slice (depth x cols) in workgroup memory, row-major
-// with padded rows; each warp loads 16x16 fragments of them and accumulates
-// its fragments of the tile in f32 across all offsets and slices. At the end,
+// multiplied by tensor cores: the block's threads stage gathered input rows
+// (rows x depth) and the weight slice (depth x cols) in workgroup memory,
+// row-major with padded rows; each warp loads fragments of them and
+// accumulates its 16x16s of the tile in f32 across all offsets and slices,
+// through gpu.subgroup_mma or nvgpu.mma.sync ops (WarpMma.h). At the end,
 // one fragment row at a time, the warps store their accumulators to a
 // workgroup tile and the block writes it out with the bias, consecutive
 // threads on consecutive channels, each output once, rounded once to the
 // result type.
 //
-// f16 multiplies as f16 fragments (m16n16k16); bf16 as tf32 fragments
-// (m16n16k8), exactly, since every bf16 value is a tf32 value; f32 (only
+// f16 multiplies as f16 fragments (k 16); bf16 as tf32 fragments (k 8),
+// exactly, since every bf16 value is a tf32 value; f32 (only
 // when TF32 is asked for) as tf32 fragments of its inputs rounded to the
 // nearest tf32 value, ties away from zero (PTX cvt.rna.tf32.f32), so the
 // rounding is the kernel's, not the hardware's truncation.
@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GPU/GemmKernel.h"
+#include "GPU/WarpMma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -57,7 +58,8 @@ static Value roundToTF32(OpBuilder &b, Location loc, Value values) {
 
 void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                                   const ImplicitGemmOperands &operands,
-                                  const GemmTiles &tiles, StringRef role) {
+                                  const GemmTiles &tiles, GPUMmaOps ops,
+                                  StringRef role) {
   assert(tiles.usesTensorCores() && "the FMA form is ImplicitGemm.cpp's");
   MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
@@ -72,7 +74,6 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   auto stage = [&](OpBuilder &sb, Location sloc, Value value) {
     return rounds ? roundToTF32(sb, sloc, value) : value;
   };
-  int64_t fragDepth = tiles.fragDepth();
   int64_t threads = tiles.threads();
   // Rows padded by 16 bytes: fragments start 32-byte aligned (WMMA's
   // requirement, with the 32-byte aligned buffers) and consecutive rows of a
@@ -105,30 +106,30 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   Value thread = tile.thread, row0 = tile.row0, col0 = tile.col0;
 
   // This warp's fragments start at (warpRow0 + 16 i, warpCol0 + 16 j).
-  Value warp = arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, 32));
+  WarpTile warp;
+  warp.tiles = &tiles;
+  warp.fragElement = fragElement;
+  warp.inputTile = inputTile;
+  warp.weightTile = weightTile;
+  warp.sumTile = sumTile;
+  warp.thread = thread;
+  Value warpIndex =
+      arith::DivUIOp::create(kb, loc, thread, indexConst(kb, loc, 32));
   Value warpsPerRow = indexConst(kb, loc, tiles.warpsPerRow());
-  Value rowOfWarps = arith::DivUIOp::create(kb, loc, warp, warpsPerRow);
-  Value warpRow0 = arith::MulIOp::create(
-      kb, loc, rowOfWarps, indexConst(kb, loc, 16 * tiles.fragRows));
-  Value warpCol0 = arith::MulIOp::create(
-      kb, loc, arith::RemUIOp::create(kb, loc, warp, warpsPerRow),
+  warp.rowOfWarps = arith::DivUIOp::create(kb, loc, warpIndex, warpsPerRow);
+  warp.warpRow0 = arith::MulIOp::create(
+      kb, loc, warp.rowOfWarps, indexConst(kb, loc, 16 * tiles.fragRows));
+  warp.warpCol0 = arith::MulIOp::create(
+      kb, loc, arith::RemUIOp::create(kb, loc, warpIndex, warpsPerRow),
       indexConst(kb, loc, 16 * tiles.fragCols));
-  auto fragIndex = [&](OpBuilder &fb, Location floc, Value base, int64_t i) {
-    return arith::AddIOp::create(fb, floc, base, indexConst(fb, floc, 16 * i))
-        .getResult();
-  };
-  auto sumType = gpu::MMAMatrixType::get({16, 16}, f32, "COp");
-  auto inputType = gpu::MMAMatrixType::get({16, fragDepth}, fragElement, "AOp");
-  auto weightType =
-      gpu::MMAMatrixType::get({fragDepth, 16}, fragElement, "BOp");
-  Value zeroSum = gpu::SubgroupMmaConstantMatrixOp::create(
-      kb, loc, sumType,
-      arith::ConstantOp::create(kb, loc, kb.getZeroAttr(f32)));
-  SmallVector<Value> initial(tiles.fragRows * tiles.fragCols, zeroSum);
+  bool mmaSync = ops == GPUMmaOps::MmaSync ||
+                 (ops == GPUMmaOps::Auto && tiles.math == GemmMath::TF32MMA);
+  std::unique_ptr<WarpMma> mma =
+      mmaSync ? createMmaSync(kb, loc, warp) : createSubgroupMma(kb, loc, warp);
 
   // Both row-major, in the fragments' type.
   SmallVector<Value> sums = forEachSlice(
-      loc, operands, tiles, tile, initial, fragElement,
+      loc, operands, tiles, tile, mma->zeroAccumulators(kb, loc), fragElement,
       [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value values) {
         storeStaged(ib, iloc, stage(ib, iloc, values), inputTile,
                     ValueRange{m, kk});
@@ -138,37 +139,7 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                     ValueRange{kk, n});
       },
       [&](OpBuilder &sb, Location sloc, ValueRange acc, Value stage) {
-        SmallVector<Value> next(acc);
-        // This stage's rows of the staged inputs and weights.
-        Value warpRow = stagedRow(sb, sloc, stage, tiles.rows, warpRow0);
-        for (int64_t k0 = 0; k0 < tiles.depth; k0 += fragDepth) {
-          Value k = stagedRow(sb, sloc, stage, tiles.depth,
-                              indexConst(sb, sloc, k0));
-          Value kIn = indexConst(sb, sloc, k0);
-          // The weights first, then one input fragment at a time, so that
-          // the IR keeps one input fragment live. (ptxas schedules the
-          // loads its own way: what bounds a 4 x 2 warp tile's registers is
-          // GemmTiles::maxRegisters.)
-          SmallVector<Value> weights;
-          for (int64_t j = 0; j < tiles.fragCols; ++j)
-            weights.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-                sb, sloc, weightType, weightTile,
-                ValueRange{k, fragIndex(sb, sloc, warpCol0, j)},
-                sb.getIndexAttr(weightStride), UnitAttr()));
-          for (int64_t i = 0; i < tiles.fragRows; ++i) {
-            Value input = gpu::SubgroupMmaLoadMatrixOp::create(
-                sb, sloc, inputType, inputTile,
-                ValueRange{fragIndex(sb, sloc, warpRow, i), kIn},
-                sb.getIndexAttr(inputStride), UnitAttr());
-            for (int64_t j = 0; j < tiles.fragCols; ++j) {
-              Value &sum = next[i * tiles.fragCols + j];
-              sum = gpu::SubgroupMmaComputeOp::create(sb, sloc, sumType, input,
-                                                      weights[j], sum,
-                                                      UnitAttr(), UnitAttr());
-            }
-          }
-        }
-        return next;
+        return mma->multiply(sb, sloc, acc, stage);
       },
       // f16 stages f16 as it is: cp.async straight into the tiles.
       copies ? StagingBuffers{inputTile, weightTile} : StagingBuffers{});
@@ -184,14 +155,8 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
       chooseOutputChunks(kb, loc, operands, tiles.cols, /*limit=*/4);
   int64_t width = chunks.width;
   auto sumChunk = VectorType::get({width}, f32);
-  Value warpRowOfSums =
-      arith::MulIOp::create(kb, loc, rowOfWarps, indexConst(kb, loc, 16));
   for (int64_t i = 0; i < tiles.fragRows; ++i) {
-    for (int64_t j = 0; j < tiles.fragCols; ++j)
-      gpu::SubgroupMmaStoreMatrixOp::create(
-          kb, loc, sums[i * tiles.fragCols + j], sumTile,
-          ValueRange{warpRowOfSums, fragIndex(kb, loc, warpCol0, j)},
-          kb.getIndexAttr(sumStride), UnitAttr());
+    mma->storeFragmentRow(kb, loc, sums, i);
     gpu::BarrierOp::create(kb, loc);
     forEachItemOfBlock(
         kb, loc, thread, threads, tiles.sumRows() * tiles.cols / width,

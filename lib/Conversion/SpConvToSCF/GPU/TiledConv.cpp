@@ -108,7 +108,7 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
   std::string role =
       computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
   if (tiles.usesTensorCores())
-    emitTensorCoreConv(tb, loc, operands, tiles, role);
+    emitTensorCoreConv(tb, loc, operands, tiles, options.mmaOps, role);
   else
     emitImplicitGemmConv(tb, loc, operands, tiles, role);
   OpBuilder eb(guard.elseBlock()->getTerminator());
