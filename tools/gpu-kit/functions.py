@@ -12,7 +12,11 @@ Groups:
   network  the two example networks (SECOND's encoder, MinkUNet) and the
            MinkUNet training step (forward, loss, generated backward, SGD);
   layer    subm 3x3x3 C -> C on the LiDAR yardstick grid, C in 16, 32, 64,
-           128, in f32, tf32, f16 and bf16, plain and with --profile;
+           128, in f32, tf32, f16 and bf16, plain and with --profile; at 64
+           and 128 channels the tensor-core layers again with the other
+           family of fragment ops (`_mma-sync` for f16, `_subgroup-mma` for
+           tf32 and bf16: gpu-mma-ops), timed beside the default until a
+           GPU has measured both;
   tile     the f16 / f32 / tf32 layers again under other implicit-GEMM tiles
            (one-entry tuning tables), for the tile sweep;
   baseline with build_kit.py --baseline-compiler: the networks and layers
@@ -33,6 +37,10 @@ LAYER_CHANNELS = [16, 32, 64, 128]
 # name -> (MLIR element type, gpu-matmul)
 LAYER_TYPES = {"f32": ("f32", "fma"), "tf32": ("f32", "tf32"),
                "f16": ("f16", "tensor-cores"), "bf16": ("bf16", "tensor-cores")}
+# The fragment ops gpu-mma-ops=auto does not pick for a kind, and the
+# channel counts whose layers the full kit also builds with them.
+OTHER_MMA_OPS = {"f16": "mma-sync", "tf32": "subgroup-mma", "bf16": "subgroup-mma"}
+OTHER_MMA_CHANNELS = [64, 128]
 
 NETWORKS = {
     "second": ("examples/second_middle_encoder.mlir", "second_middle_encoder"),
@@ -165,6 +173,13 @@ def kit_functions(small, matrix_cases, cuda_targets):
             fns.append(Function(layer_name(c, kind, True), "layer", "layer",
                                 text=layer_mlir(c, element), targets=cuda_targets + emu_targets,
                                 gpu_options=options + ["--profile"], meta=dict(meta, profile=True)))
+            ops = OTHER_MMA_OPS.get(kind)
+            if ops and not small and c in OTHER_MMA_CHANNELS:
+                fns.append(Function(layer_name(c, kind) + "_" + ops, "layer", "layer",
+                                    text=layer_mlir(c, element),
+                                    targets=cuda_targets + emu_targets,
+                                    gpu_options=options + ["--gpu-mma-ops", ops],
+                                    meta=dict(meta, mma_ops=ops)))
     return fns
 
 
@@ -202,13 +217,14 @@ SMALL_BASELINE = ["network/second", "layer/f16_16x16"]
 
 def baseline_functions(fns, compiler, cuda_target):
     """The A/B phase's other side: each network (not the training step) and
-    each layer (not the --profile builds) of `fns` again, from the same
+    each layer (not the --profile builds, not the other fragment ops) of
+    `fns` again, from the same
     source, compiled by `compiler` (another build's spconv-compile), for
     `cuda_target` (the first chip: a GPU day's) and the emulator."""
     out = []
     for fn in fns:
         if fn.group not in ("network", "layer") or fn.meta.get("profile") or \
-                fn.name == "network/minkunet_train":
+                fn.meta.get("mma_ops") or fn.name == "network/minkunet_train":
             continue
         out.append(Function(fn.name + BASELINE_SUFFIX, "baseline", fn.entry, source=fn.source,
                             text=fn.text, targets=[cuda_target, "emu"],

@@ -196,7 +196,8 @@ def time_layers(ctx, coords, reps):
             if bound:
                 row["roofline_ms"] = round(bound, 4)
                 row["of_roofline"] = round(bound / row["ms"], 3)
-            if not ctx.quick:
+            # A variant of a layer's fragment ops shares its baselines.
+            if not ctx.quick and not meta.get("mma_ops"):
                 row["baselines"] = torch_baselines(ctx, coords, arrays, kind, pairs, ours, reps)
             layers.append(row)
         ctx.checks.run("timed %s" % name, one)

@@ -127,8 +127,9 @@ public:
 
 private:
   /// This lane's g = lane / 4 and t = lane % 4, computed where used: kept
-  /// from the tile's start, they would hold two registers through the
-  /// whole tile (f16 64 -> 64 then spills at 128).
+  /// from the tile's start, they would hold two more registers through the
+  /// tile, which the 4 x 2 warp tiles at their 128-register budget cannot
+  /// spare.
   std::pair<Value, Value> groupAndThread(OpBuilder &b, Location loc) const {
     Value lane =
         arith::RemUIOp::create(b, loc, warp.thread, indexConst(b, loc, 32));
