@@ -87,6 +87,11 @@ std::pair<Value, Value> stringArguments(OpBuilder &b, Location loc,
 std::pair<Value, Value> flatView(OpBuilder &b, Location loc, Value memref,
                                  ValueRange indices, int64_t extent);
 
+/// A tensor-core product's input `x` as the hardware reads it, in f32:
+/// f16 and bf16 extended exactly, f32 as tf32 (its 13 low mantissa bits
+/// cleared).
+Value tensorCoreInput(OpBuilder &b, Location loc, Value x);
+
 /// The lane of linear thread id `thread` in its warp.
 Value laneOf(OpBuilder &b, Location loc, Value thread);
 

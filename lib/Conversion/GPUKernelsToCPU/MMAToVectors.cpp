@@ -73,6 +73,19 @@ std::pair<Value, Value> emulation::flatView(OpBuilder &b, Location loc,
   return {view, position};
 }
 
+Value emulation::tensorCoreInput(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type();
+  if (x.getType() != f32)
+    return arith::ExtFOp::create(b, loc, f32, x);
+  // A tf32 input: the 19 high bits of the f32.
+  Type i32 = b.getI32Type();
+  Value bits = arith::AndIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32, x),
+      arith::ConstantOp::create(
+          b, loc, b.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u))));
+  return arith::BitcastOp::create(b, loc, f32, bits);
+}
+
 namespace {
 
 /// Position of tile element `e` (row-major over `cols` columns) relative to
@@ -205,17 +218,6 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
         return x;
       return arith::ExtFOp::create(b, l, accumulator, x);
     };
-    auto input = [&](OpBuilder &b, Location l, Value x) -> Value {
-      if (x.getType() != accumulator)
-        return extend(b, l, x);
-      // A tf32 input: the 19 high bits of the f32.
-      Type i32 = b.getI32Type();
-      Value bits = arith::AndIOp::create(
-          b, l, arith::BitcastOp::create(b, l, i32, x),
-          arith::ConstantOp::create(
-              b, l, b.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u))));
-      return arith::BitcastOp::create(b, l, accumulator, bits);
-    };
     Value tile = buildTile(
         rewriter, loc, adaptor.getOpC(), m * n,
         [&](OpBuilder &b, Location l, Value e, Value result) -> Value {
@@ -236,12 +238,13 @@ struct ComputeMatrix : OpConversionPattern<gpu::SubgroupMmaComputeOp> {
                     ib, il,
                     arith::MulIOp::create(ib, il, kk, indexConstant(ib, il, n)),
                     col);
-                Value x = input(
+                Value x = tensorCoreInput(
                     ib, il,
                     vector::ExtractOp::create(ib, il, a, OpFoldResult(aAt)));
-                Value y = input(ib, il,
-                                vector::ExtractOp::create(ib, il, bMatrix,
-                                                          OpFoldResult(bAt)));
+                Value y =
+                    tensorCoreInput(ib, il,
+                                    vector::ExtractOp::create(
+                                        ib, il, bMatrix, OpFoldResult(bAt)));
                 Value product = arith::MulFOp::create(ib, il, x, y);
                 scf::YieldOp::create(
                     ib, il,

@@ -50,16 +50,6 @@ static int64_t perRegister(Type type) {
 
 /// Thread `warpBase + lane`, or `self` where that is past the block (a
 /// partial warp, which the launch reports).
-static Value partner(OpBuilder &b, Location loc, Value warpBase, int64_t lane,
-                     Value self, Value numThreads) {
-  Value thread =
-      arith::AddIOp::create(b, loc, warpBase, indexConstant(b, loc, lane));
-  Value exists = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       thread, numThreads);
-  return arith::SelectOp::create(b, loc, exists, thread, self);
-}
-
-/// Same as above, for a lane computed at run time.
 static Value partner(OpBuilder &b, Location loc, Value warpBase, Value lane,
                      Value self, Value numThreads) {
   Value thread = arith::AddIOp::create(b, loc, warpBase, lane);
@@ -136,20 +126,6 @@ LogicalResult PhaseSplitter::emitLdMatrix(nvgpu::LdMatrixOp load, Block &source,
   });
   slots[load.getResult()] = resultSlot;
   return success();
-}
-
-/// The product's inputs as the tensor cores read them, in f32.
-static Value productInput(OpBuilder &b, Location loc, Value x) {
-  Type f32 = b.getF32Type();
-  if (x.getType() != f32)
-    return arith::ExtFOp::create(b, loc, f32, x);
-  // A tf32 input: the 19 high bits of the f32.
-  Type i32 = b.getI32Type();
-  Value bits = arith::AndIOp::create(
-      b, loc, arith::BitcastOp::create(b, loc, i32, x),
-      arith::ConstantOp::create(
-          b, loc, b.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u))));
-  return arith::BitcastOp::create(b, loc, f32, bits);
 }
 
 LogicalResult PhaseSplitter::emitMmaSync(nvgpu::MmaSyncOp mma, Block &source,
@@ -229,8 +205,9 @@ LogicalResult PhaseSplitter::emitMmaSync(nvgpu::MmaSyncOp mma, Block &source,
           // B(k, 2 t + j): register half of lane 4 (2 t + j) + unit.
           Value y = vector::ExtractOp::create(tb, tloc, bOfColumnLanes[j][unit],
                                               ArrayRef<int64_t>{half, within});
-          Value product = arith::MulFOp::create(
-              tb, tloc, productInput(tb, tloc, x), productInput(tb, tloc, y));
+          Value product =
+              arith::MulFOp::create(tb, tloc, tensorCoreInput(tb, tloc, x),
+                                    tensorCoreInput(tb, tloc, y));
           sum = arith::AddFOp::create(tb, tloc, sum, product);
         }
         if (!accumulator.isF32())
