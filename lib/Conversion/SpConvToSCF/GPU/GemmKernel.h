@@ -31,7 +31,8 @@ MemRefType workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
 
 /// for (e = thread; e < count; e += threads) body(e): the block's threads
 /// share `count` items; `unrolled`, straight-line code where every thread
-/// has the same number.
+/// has the same number (unrollsItems).
+bool unrollsItems(int64_t threads, int64_t count, bool unrolled);
 void forEachItemOfBlock(OpBuilder &b, Location loc, Value thread,
                         int64_t threads, int64_t count,
                         function_ref<void(OpBuilder &, Location, Value)> body,

@@ -172,6 +172,10 @@ MemRefType gemm::workgroupType(MLIRContext *context, ArrayRef<int64_t> shape,
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
 }
 
+bool gemm::unrollsItems(int64_t threads, int64_t count, bool unrolled) {
+  return unrolled && count % threads == 0;
+}
+
 void gemm::forEachItemOfBlock(
     OpBuilder &b, Location loc, Value thread, int64_t threads, int64_t count,
     function_ref<void(OpBuilder &, Location, Value)> body, bool unrolled) {
@@ -179,7 +183,7 @@ void gemm::forEachItemOfBlock(
   // not know to be below the block size: it adds a remainder loop and exit
   // tests (but keeps the addresses' induction, which unrolled code
   // recomputes: callers choose).
-  if (unrolled && count % threads == 0) {
+  if (unrollsItems(threads, count, unrolled)) {
     for (int64_t i = 0; i < count / threads; ++i)
       body(b, loc,
            b.createOrFold<arith::AddIOp>(loc, thread,
@@ -510,13 +514,30 @@ static void stageInputSlice(OpBuilder &b, Location loc,
                             const GemmTiles &tiles, const TileLoop &tile,
                             const SliceOrigin &origin,
                             const SourceStaging &how) {
+  int64_t chunks = tiles.depth / how.width;
+  auto loadSource = [&](OpBuilder &ib, Location iloc, Value m) -> Value {
+    return memref::LoadOp::create(
+        ib, iloc, tile.sourceRows,
+        stagedRow(ib, iloc, origin.stage, tiles.rows, m));
+  };
+  // Unrolled, a thread reads all its source rows before its first copy:
+  // ptxas puts three never-executed LDS before an LDGSTS that follows a
+  // shared-memory load (sm_80 and sm_90 alike), once per run of copies
+  // rather than once per copy.
+  SmallVector<Value> sources;
+  if (unrollsItems(tiles.threads(), tiles.rows * chunks, how.unrolled))
+    forEachChunk(b, loc, tiles, tile, tiles.rows, chunks, how,
+                 [&](OpBuilder &ib, Location iloc, Value m, Value) {
+                   sources.push_back(loadSource(ib, iloc, m));
+                 });
+  unsigned next = 0;
   forEachChunk(
-      b, loc, tiles, tile, tiles.rows, tiles.depth / how.width, how,
+      b, loc, tiles, tile, tiles.rows, chunks, how,
       [&](OpBuilder &ib, Location iloc, Value m, Value kk) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
         Value staged = stagedRow(ib, iloc, origin.stage, tiles.rows, m);
         Value source =
-            memref::LoadOp::create(ib, iloc, tile.sourceRows, staged);
+            sources.empty() ? loadSource(ib, iloc, m) : sources[next++];
         // A chunk is inside Cin whole or not at all (stagingWidth).
         Value rowOk = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::sge,
                                             source, i32Const(ib, iloc, 0));
