@@ -321,10 +321,20 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<512x40xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<64x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[ROWS:.*]] = memref.alloca() : memref<512xi32, #gpu.address_space<workgroup>>
 // CHECK: %[[ZERO:.*]] = gpu.subgroup_mma_constant_matrix
 // The copies compare no channel or column with 64: with 64 channels
-// every slice and every tile lies inside.
+// every slice and every tile lies inside. A thread reads its four source
+// rows of a step before its first copy (ptxas pads each cp.async that
+// follows a shared-memory load).
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c54{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
+// CHECK: memref.load %[[ROWS]]
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: memref.load %[[ROWS]]
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: memref.load %[[ROWS]]
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: memref.load %[[ROWS]]
 // CHECK-NOT: arith.cmpi ult, %{{.*}}, %c64{{(_[0-9]+)?}} : index
 // CHECK: nvgpu.device_async_copy
 // CHECK-NOT: arith.cmpi ult, %{{.*}}, %c64{{(_[0-9]+)?}} : index
