@@ -83,44 +83,45 @@ LogicalResult PhaseSplitter::emitLdMatrix(nvgpu::LdMatrixOp load, Block &source,
         arith::DivUIOp::create(tb, tloc, lane, indexConstant(tb, tloc, 4));
     Value t =
         arith::RemUIOp::create(tb, tloc, lane, indexConstant(tb, tloc, 4));
-    // Element `column` of the row whose address lane `rowLane` gives.
-    auto elementOfRow = [&](Value rowLane, Value column) -> Value {
+    // The row whose address lane `rowLane` gives: a flat view and where
+    // the row starts in it.
+    auto rowOf = [&](Value rowLane) {
       Value from =
           partner(tb, tloc, warpBase, rowLane, thread, block.numThreads);
       SmallVector<Value> at;
       for (const Gathered &index : *indices)
         at.push_back(read(tb, tloc, index, from));
-      auto [view, position] = flatView(tb, tloc, memref, at, 4 * width);
+      return flatView(tb, tloc, memref, at, 4 * width);
+    };
+    auto elementOf = [&](std::pair<Value, Value> row, Value column) -> Value {
       return memref::LoadOp::create(
-          tb, tloc, view,
-          ValueRange{arith::AddIOp::create(tb, tloc, position, column)});
+          tb, tloc, row.first,
+          ValueRange{arith::AddIOp::create(tb, tloc, row.second, column)});
+    };
+    auto plus = [&](Value lhs, int64_t rhs) -> Value {
+      return arith::AddIOp::create(tb, tloc, lhs, indexConstant(tb, tloc, rhs));
     };
     Value result = arith::ConstantOp::create(tb, tloc, resultType,
                                              tb.getZeroAttr(resultType));
     for (int64_t i = 0; i < tiles; ++i) {
-      Value first = indexConstant(tb, tloc, 8 * i);
-      for (int64_t j = 0; j < width; ++j) {
-        Value value;
-        if (!transpose) {
-          // Register i: unit t of row g, elements W t + j.
-          Value column = arith::AddIOp::create(
-              tb, tloc,
-              arith::MulIOp::create(tb, tloc, t,
-                                    indexConstant(tb, tloc, width)),
-              indexConstant(tb, tloc, j));
-          value =
-              elementOfRow(arith::AddIOp::create(tb, tloc, first, g), column);
-        } else {
-          // Register i: elements (2 t + j, g).
-          Value row = arith::AddIOp::create(
-              tb, tloc,
-              arith::MulIOp::create(tb, tloc, t, indexConstant(tb, tloc, 2)),
-              indexConstant(tb, tloc, j));
-          value = elementOfRow(arith::AddIOp::create(tb, tloc, first, row), g);
-        }
-        result = vector::InsertOp::create(tb, tloc, value, result,
-                                          ArrayRef<int64_t>{i, j});
+      if (!transpose) {
+        // Register i: unit t of row g, elements W t + j.
+        std::pair<Value, Value> row = rowOf(plus(g, 8 * i));
+        Value unit =
+            arith::MulIOp::create(tb, tloc, t, indexConstant(tb, tloc, width));
+        for (int64_t j = 0; j < width; ++j)
+          result =
+              vector::InsertOp::create(tb, tloc, elementOf(row, plus(unit, j)),
+                                       result, ArrayRef<int64_t>{i, j});
+        continue;
       }
+      // Register i: elements (2 t + j, g), each from its own row.
+      Value twoT =
+          arith::MulIOp::create(tb, tloc, t, indexConstant(tb, tloc, 2));
+      for (int64_t j = 0; j < width; ++j)
+        result = vector::InsertOp::create(
+            tb, tloc, elementOf(rowOf(plus(twoT, 8 * i + j)), g), result,
+            ArrayRef<int64_t>{i, j});
     }
     memref::StoreOp::create(tb, tloc, result, resultSlot, ValueRange{thread});
   });

@@ -515,10 +515,8 @@ static void stageInputSlice(OpBuilder &b, Location loc,
                             const SliceOrigin &origin,
                             const SourceStaging &how) {
   int64_t chunks = tiles.depth / how.width;
-  auto loadSource = [&](OpBuilder &ib, Location iloc, Value m) -> Value {
-    return memref::LoadOp::create(
-        ib, iloc, tile.sourceRows,
-        stagedRow(ib, iloc, origin.stage, tiles.rows, m));
+  auto staged = [&](OpBuilder &ib, Location iloc, Value m) {
+    return stagedRow(ib, iloc, origin.stage, tiles.rows, m);
   };
   // Unrolled, a thread reads all its source rows before its first copy:
   // ptxas puts three never-executed LDS before an LDGSTS that follows a
@@ -528,16 +526,19 @@ static void stageInputSlice(OpBuilder &b, Location loc,
   if (unrollsItems(tiles.threads(), tiles.rows * chunks, how.unrolled))
     forEachChunk(b, loc, tiles, tile, tiles.rows, chunks, how,
                  [&](OpBuilder &ib, Location iloc, Value m, Value) {
-                   sources.push_back(loadSource(ib, iloc, m));
+                   sources.push_back(memref::LoadOp::create(
+                       ib, iloc, tile.sourceRows, staged(ib, iloc, m)));
                  });
   unsigned next = 0;
   forEachChunk(
       b, loc, tiles, tile, tiles.rows, chunks, how,
       [&](OpBuilder &ib, Location iloc, Value m, Value kk) {
         Value channel = arith::AddIOp::create(ib, iloc, origin.c0, kk);
-        Value staged = stagedRow(ib, iloc, origin.stage, tiles.rows, m);
+        Value slot = staged(ib, iloc, m);
         Value source =
-            sources.empty() ? loadSource(ib, iloc, m) : sources[next++];
+            sources.empty()
+                ? memref::LoadOp::create(ib, iloc, tile.sourceRows, slot)
+                : sources[next++];
         // A chunk is inside Cin whole or not at all (stagingWidth).
         Value rowOk = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::sge,
                                             source, i32Const(ib, iloc, 0));
@@ -551,8 +552,8 @@ static void stageInputSlice(OpBuilder &b, Location loc,
             ib, iloc, rowOk,
             arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source));
         stageChunk(ib, iloc, how, ok, operands.features,
-                   {sourceRow, validOrZero(ib, iloc, channelOk, channel)},
-                   staged, kk);
+                   {sourceRow, validOrZero(ib, iloc, channelOk, channel)}, slot,
+                   kk);
       });
 }
 
