@@ -89,6 +89,8 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
   if (openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // The views' offsets and sizes it computes are affine.apply ops.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSpConvNullBuffersToLLVMPass());
   // Buffers come from the runtime's cache of freed blocks
   // (runtime/lib/CPU/Memory.cpp), not straight from malloc: glibc would give

@@ -1,21 +1,22 @@
 // The tensor-core conv through the whole CUDA pipeline to PTX: f16 layers
-// become WMMA m16n16k16 with f32 accumulation from shared memory; f32 layers
-// stay on fused multiply-adds unless gpu-matmul=tf32 asks for tf32, which
-// (gpu-mma-ops=auto) multiplies with ldmatrix and mma.sync m16n8k8;
-// gpu-mma-ops picks either family for either type; gpu-matmul=fma keeps
-// f16 off the tensor cores too. (The kernels' loops become blocks before
-// the NVVM pipeline, whose convert-nvgpu-to-nvvm cannot convert loops
-// carrying !gpu.mma_matrix.)
-// RUN: spconv-opt %s --spconv-to-cuda="format=isa" | FileCheck %s --implicit-check-not=m16n16k8 --implicit-check-not=m16n8k
-// RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-matmul=tf32" | FileCheck %s --check-prefix=TF32 --implicit-check-not=m16n16k8
+// multiply with ldmatrix and mma.sync m16n8k16 (gpu-mma-ops=auto), f32
+// accumulation from shared memory; f32 layers stay on fused multiply-adds
+// unless gpu-matmul=tf32 asks for tf32, which multiplies with ldmatrix and
+// mma.sync m16n8k8; gpu-mma-ops=subgroup-mma puts either type on WMMA
+// (m16n16k16, m16n16k8) instead; gpu-matmul=fma keeps f16 off the tensor
+// cores too. (The kernels' loops become blocks before the NVVM pipeline,
+// whose convert-nvgpu-to-nvvm cannot convert loops carrying
+// !gpu.mma_matrix.)
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa" | FileCheck %s --check-prefixes=CHECK,MMA-SYNC --implicit-check-not=wmma --implicit-check-not=m16n8k8
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-mma-ops=subgroup-mma" | FileCheck %s --check-prefixes=CHECK,WMMA --implicit-check-not=m16n16k8 --implicit-check-not=m16n8k
+// RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-matmul=tf32" | FileCheck %s --check-prefixes=TF32,MMA-SYNC --implicit-check-not=wmma
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-matmul=tf32 gpu-mma-ops=subgroup-mma" | FileCheck %s --check-prefix=WMMA-TF32 --implicit-check-not=m16n8k
-// RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-mma-ops=mma-sync" | FileCheck %s --check-prefix=MMA-SYNC --implicit-check-not=wmma
 // RUN: spconv-opt %s --spconv-to-cuda="format=isa gpu-matmul=fma" | FileCheck %s --check-prefix=FMA --implicit-check-not=wmma --implicit-check-not=mma.sync
 
-// CHECK-DAG: wmma.load.a.sync.aligned.row.m16n16k16.shared.f16
-// CHECK-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
-// CHECK-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// CHECK-DAG: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
+// WMMA-DAG: wmma.load.a.sync.aligned.row.m16n16k16.shared.f16
+// WMMA-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
+// WMMA-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
+// WMMA-DAG: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
 // The f16 rows and weights are staged by 16-byte cp.async (L2 only, a
 // source count that zero-fills) in a two-stage pipeline, one group per step
 // and a wait for the next step's; its buffers (past 48 KiB) are dynamic
@@ -25,8 +26,6 @@
 // CHECK-DAG: cp.async.commit_group;
 // CHECK-DAG: cp.async.wait_group {{.*}}0;
 // TF32-DAG: .shared .align 32
-// TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// TF32-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // TF32-DAG: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // WMMA-TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
 // WMMA-TF32-DAG: wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32

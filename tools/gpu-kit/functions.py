@@ -14,9 +14,8 @@ Groups:
   layer    subm 3x3x3 C -> C on the LiDAR yardstick grid, C in 16, 32, 64,
            128, in f32, tf32, f16 and bf16, plain and with --profile; at 64
            and 128 channels the tensor-core layers again with the other
-           family of fragment ops (`_mma-sync` for f16, `_subgroup-mma` for
-           tf32 and bf16: gpu-mma-ops), timed beside the default until a
-           GPU has measured both;
+           family of fragment ops (`_subgroup-mma`: gpu-mma-ops), timed
+           beside the default until a GPU has measured both;
   tile     the f16 / f32 / tf32 layers again under other implicit-GEMM tiles
            (one-entry tuning tables), for the tile sweep;
   baseline with build_kit.py --baseline-compiler: the networks and layers
@@ -39,7 +38,7 @@ LAYER_TYPES = {"f32": ("f32", "fma"), "tf32": ("f32", "tf32"),
                "f16": ("f16", "tensor-cores"), "bf16": ("bf16", "tensor-cores")}
 # The fragment ops gpu-mma-ops=auto does not pick for a kind, and the
 # channel counts whose layers the full kit also builds with them.
-OTHER_MMA_OPS = {"f16": "mma-sync", "tf32": "subgroup-mma", "bf16": "subgroup-mma"}
+OTHER_MMA_OPS = {"f16": "subgroup-mma", "tf32": "subgroup-mma", "bf16": "subgroup-mma"}
 OTHER_MMA_CHANNELS = [64, 128]
 
 NETWORKS = {

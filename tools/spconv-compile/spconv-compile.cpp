@@ -117,8 +117,8 @@ static cl::opt<std::string> gpuMatmul(
 static cl::opt<std::string> gpuMmaOps(
     "gpu-mma-ops",
     cl::desc("--target cuda and gpu-emulator: which ops tensor-core tiles "
-             "multiply with: auto (default: mma-sync for tf32 fragments, "
-             "subgroup-mma for f16), mma-sync or subgroup-mma"),
+             "multiply with: auto (default: mma-sync for every fragment "
+             "type), mma-sync or subgroup-mma"),
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> gpuTiles(
     "gpu-tiles",

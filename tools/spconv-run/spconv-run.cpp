@@ -153,8 +153,8 @@ static llvm::cl::opt<std::string> gpuMatmul(
 static llvm::cl::opt<std::string> gpuMmaOps(
     "gpu-mma-ops",
     llvm::cl::desc("Which ops the GPU targets' tensor-core tiles multiply "
-                   "with: auto (default: mma-sync for tf32 fragments, "
-                   "subgroup-mma for f16), mma-sync or subgroup-mma"),
+                   "with: auto (default: mma-sync for every fragment "
+                   "type), mma-sync or subgroup-mma"),
     llvm::cl::init("auto"));
 static llvm::cl::opt<std::string> gpuTiles(
     "gpu-tiles",

@@ -55,9 +55,9 @@ enum class GPUMatmul {
 
 /// Which ops a tensor-core tile multiplies its fragments with.
 enum class GPUMmaOps {
-  /// MmaSync for tf32 fragments (bf16, and f32 with gpu-matmul=tf32),
-  /// SubgroupMma for f16 (docs/GPU.md: with mma.sync f16 64 -> 64 spills at
-  /// its 128-register budget, for 5 % fewer instructions).
+  /// MmaSync for every fragment type (docs/GPU.md, "Two families of
+  /// fragment ops": fewer instructions, no spill at the 128-register
+  /// budget); the seam where a chip's own form (wgmma) will be picked.
   Auto,
   /// nvgpu.ldmatrix and nvgpu.mma.sync: PTX's lane layouts, lane offsets
   /// computed once per tile.
@@ -104,8 +104,7 @@ inline llvm::ArrayRef<OptionSpelling<GPUMatmul>> spellings(GPUMatmul) {
 
 inline llvm::ArrayRef<OptionSpelling<GPUMmaOps>> spellings(GPUMmaOps) {
   static const OptionSpelling<GPUMmaOps> list[] = {
-      {GPUMmaOps::Auto, "auto",
-       "mma-sync for tf32 fragments, subgroup-mma for f16"},
+      {GPUMmaOps::Auto, "auto", "mma-sync for every fragment type"},
       {GPUMmaOps::MmaSync, "mma-sync", "nvgpu.ldmatrix and nvgpu.mma.sync"},
       {GPUMmaOps::SubgroupMma, "subgroup-mma",
        "gpu.subgroup_mma_* (WMMA fragments)"}};

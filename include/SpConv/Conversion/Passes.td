@@ -215,11 +215,11 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "f16 and m16n8k8 for tf32, in PTX's lane layouts: each lane's "
            "offsets computed once per tile), `subgroup-mma` "
            "(gpu.subgroup_mma_*, WMMA's opaque 16x16 fragments, whose "
-           "addresses every load recomputes) or `auto` (mma-sync for tf32 "
-           "fragments, where it halves the instructions of a step; "
-           "subgroup-mma for f16, where mma-sync saves 5 % and spills f16 "
-           "64 -> 64 at its register budget). The same products and sums "
-           "either way",
+           "addresses every load recomputes) or `auto` (mma-sync for "
+           "every fragment type: it halves the instructions of a tf32 "
+           "step, and f16 64 -> 64 and 128 -> 128 steps fit their "
+           "register budget with it, not with WMMA). The same products "
+           "and sums either way",
            "::mlir::spconv::optionValues<::mlir::spconv::GPUMmaOps>()">,
     Option<"gpuTiles", "gpu-tiles", "std::string", /*default=*/"\"\"",
            "With `target=gpu`, a JSON tile table (format "

@@ -118,7 +118,7 @@ struct GPUKernelPipelineOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Which ops tensor-core tiles multiply their fragments "
                      "with: mma-sync (nvgpu.ldmatrix and nvgpu.mma.sync), "
                      "subgroup-mma (gpu.subgroup_mma, WMMA) or auto "
-                     "(mma-sync for tf32 fragments, subgroup-mma for f16) "
+                     "(mma-sync for every fragment type) "
                      "(convert-spconv-to-scf)"),
       llvm::cl::init(GPUMmaOps::Auto), optionValues<GPUMmaOps>()};
   mlir::detail::PassOptions::Option<std::string> gpuTiles{

@@ -1,11 +1,13 @@
 // The output parses again (an nvgpu.device_async_create_group without
-// tokens must be followed by an op without results, its wait).
-// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash" -split-input-file | spconv-opt -split-input-file | FileCheck %s
+// tokens must be followed by an op without results, its wait). The first
+// run's tensor-core tiles are on WMMA fragments (gpu-mma-ops=subgroup-mma);
+// MMA-SYNC checks the default's ldmatrix and mma.sync.
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-mma-ops=subgroup-mma" -split-input-file | spconv-opt -split-input-file | FileCheck %s
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-conv=gather-scatter" -split-input-file | FileCheck %s --check-prefix=GATHER
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=fma" -split-input-file | FileCheck %s --check-prefix=FMA
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=tf32" -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-matmul=tf32 gpu-mma-ops=subgroup-mma" -split-input-file | FileCheck %s --check-prefix=WMMA-TF32
-// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-mma-ops=mma-sync" -split-input-file | FileCheck %s --check-prefix=MMA-SYNC
+// RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash" -split-input-file | FileCheck %s --check-prefix=MMA-SYNC
 
 // The GPU's convolution with static channel counts: an output-major
 // neighbour table from the rulebook's pairs (a rulebook built elsewhere;
@@ -70,17 +72,24 @@
 // CHECK: memref.load %[[TABLE]][%[[ROWI]], %[[K]]] : memref<?x27xi32>
 // CHECK: memref.store %{{.*}}, %[[SOURCE]]
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c16{{.*}} iter_args
+// CHECK: scf.for %[[C0:.*]] = %{{.*}} to %c16{{.*}} step %c16{{.*}} iter_args
+// CHECK: %[[K_ROWS:.*]] = arith.muli %[[K]], %c16
+// CHECK: %[[W_ROW:.*]] = arith.addi %[[K_ROWS]], %[[C0]] : index
 // Per slice, 64 rows x 4 chunks of 4 channels: the row from the workgroup
 // buffer, one 16-byte load, four stores into the transposed tile, into the
 // row's column with its block of 4 XOR-ed by 8 x the chunk (bits 2-4), so
-// that a warp's 8 rows x 4 chunks store to 32 banks.
+// that a warp's 8 rows x 4 chunks store to 32 banks. A chunk's position in
+// 32 bits; its channels a view of all rows (the view's address per thread
+// and slice, a load adding only its row's).
 // CHECK: scf.for %[[ITEM:.*]] = %[[TX]] to %c256 step %c128{{.*}}
-// CHECK: %[[M:.*]] = arith.divui %[[ITEM]], %c4
-// CHECK: memref.load %[[SOURCE]]
-// CHECK: vector.load %[[FEATURES]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x16xf32>, vector<4xf32>
+// CHECK: %[[ITEM32:.*]] = arith.index_castui %[[ITEM]] : index to i32
+// CHECK: %[[M32:.*]] = arith.divui %[[ITEM32]], %c4_i32 : i32
+// CHECK: %[[M:.*]] = arith.index_castui %[[M32]] : i32 to index
+// CHECK: memref.load %[[SOURCE]][%[[M]]]
+// CHECK: %[[COLUMNS:.*]] = memref.subview %[[FEATURES]][0, %{{.*}}] [%{{.*}}, 4] [1, 1] : memref<?x16xf32> to memref<?x4xf32, strided<[16, 1], offset: ?>>
+// CHECK: vector.load %[[COLUMNS]][%{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<?x4xf32, strided<[16, 1], offset: ?>>, vector<4xf32>
 // CHECK: } else {
-// CHECK: vector.load %[[FEATURES]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<4xf32>
+// CHECK: vector.load %[[COLUMNS]][%{{.*}}, %c0{{.*}}] : memref<?x4xf32, strided<[16, 1], offset: ?>>, vector<4xf32>
 // CHECK: %[[CHUNK:.*]] = arith.remui %{{.*}}, %c4
 // CHECK: %[[FLIP:.*]] = arith.muli %[[CHUNK]], %c8
 // CHECK: %[[FLIPPED:.*]] = arith.andi %[[FLIP]], %c28
@@ -89,11 +98,17 @@
 // 16 input channels x 8 chunks of 4 output channels, f32 as staged: by
 // cp.async (4 elements, a source count of 0 past Cin or Cout) where the
 // weights are aligned, else loaded and stored; then one group and a wait
-// for it before the barrier.
+// for it before the barrier. The weights as 27 x 16 rows, a chunk a view
+// from its own row and column on (the same for every slice of the tile),
+// its slice's rows from offset x 16 + c0 on; the copy into a view of the
+// stage.
+// CHECK: %[[W_ROWS:.*]] = memref.collapse_shape %[[WEIGHT]] {{\[}}[0, 1], [2]] : memref<27x16x32xf32> into memref<432x32xf32>
 // CHECK: scf.for %{{.*}} = %[[TX]] to %c128{{.*}} step %c128{{.*}}
-// CHECK: nvgpu.device_async_copy %[[WEIGHT]][%{{.*}}, %{{.*}}, %{{.*}}], %[[W_TILE]][%{{.*}}, %{{.*}}], 4, %{{.*}} {bypassL1} : memref<27x16x32xf32> to memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[W_CHUNK:.*]] = memref.subview %[[W_ROWS]][%{{.*}}, %{{.*}}] [%{{.*}}, 4] [1, 1] : memref<432x32xf32> to memref<?x4xf32, strided<[32, 1], offset: ?>>
+// CHECK: %[[W_STAGE:.*]] = memref.subview %[[W_TILE]][0, 0] [16, 32] [1, 1]
+// CHECK: nvgpu.device_async_copy %[[W_CHUNK]][%[[W_ROW]], %c0{{.*}}], %[[W_STAGE]][%{{.*}}, %{{.*}}], 4, %{{.*}} {bypassL1} : memref<?x4xf32, strided<[32, 1], offset: ?>> to memref<16x32xf32, strided<[32, 1]>, #gpu.address_space<workgroup>>
 // CHECK: } else {
-// CHECK: vector.load %[[WEIGHT]][%[[K]], %{{.*}}, %{{.*}}] : memref<27x16x32xf32>, vector<4xf32>
+// CHECK: vector.load %[[W_CHUNK]][%[[W_ROW]], %c0{{.*}}] : memref<?x4xf32, strided<[32, 1], offset: ?>>, vector<4xf32>
 // CHECK: vector.store %{{.*}}, %[[W_TILE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
 // CHECK: %[[GROUP:.*]] = nvgpu.device_async_create_group
 // CHECK-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 0 : i32}
@@ -229,19 +244,27 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: memref.store %{{.*}}, %[[VISITED]]
 // CHECK-COUNT-3: memref.store %{{.*}}, %[[SOURCES]]
 // CHECK: gpu.barrier
-// CHECK: nvgpu.device_async_copy %{{.*}}, %[[INPUTS]]{{.*}}, 8, %{{.*}} {bypassL1} : memref<?x8xf16> to memref<768x24xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy %{{.*}}, %[[WEIGHTS]]{{.*}}, 8, %{{.*}} {bypassL1} : memref<27x8x8xf16> to memref<48x24xf16, #gpu.address_space<workgroup>>
+// A step's copies go into views of its stages: step 0's from row 0 on,
+// step 1's from row 256 of the inputs and row 16 of the weights on.
+// CHECK: %[[IN_0:.*]] = memref.subview %[[INPUTS]][0, 0] [768, 24] [1, 1]
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[IN_0]]{{.*}}, 8, %{{.*}} {bypassL1} : memref<?x8xf16, strided<[8, 1], offset: ?>> to memref<768x24xf16, strided<[24, 1]>, #gpu.address_space<workgroup>>
+// CHECK: %[[W_0:.*]] = memref.subview %[[WEIGHTS]][0, 0] [48, 24] [1, 1]
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[W_0]]{{.*}}, 8, %{{.*}} {bypassL1} : memref<?x8xf16, strided<[8, 1], offset: ?>> to memref<48x24xf16, strided<[24, 1]>, #gpu.address_space<workgroup>>
 // CHECK: %[[FIRST:.*]] = nvgpu.device_async_create_group
 // CHECK-NEXT: nvgpu.device_async_wait %[[FIRST]] {numGroups = 1 : i32}
-// CHECK: nvgpu.device_async_copy
-// CHECK: nvgpu.device_async_copy
+// CHECK: %[[IN_1:.*]] = memref.subview %[[INPUTS]][256, 0] [512, 24] [1, 1]
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[IN_1]]
+// CHECK: %[[W_1:.*]] = memref.subview %[[WEIGHTS]][16, 0] [32, 24] [1, 1]
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[W_1]]
 // CHECK: %[[SECOND:.*]] = nvgpu.device_async_create_group
 // CHECK-NEXT: nvgpu.device_async_wait %[[SECOND]] {numGroups = 1 : i32}
 // The steps count in 32 bits.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c27_i32{{.*}} step %c1_i32{{.*}} iter_args({{.*}}) -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">) : i32 {
 // CHECK: gpu.barrier
-// CHECK: nvgpu.device_async_copy %{{.*}}, %[[INPUTS]]
-// CHECK: nvgpu.device_async_copy %{{.*}}, %[[WEIGHTS]]
+// CHECK: %[[IN_T:.*]] = memref.subview %[[INPUTS]][%{{.*}}, 0] [%{{.*}}, 24] [1, 1]
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[IN_T]]
+// CHECK: %[[W_T:.*]] = memref.subview %[[WEIGHTS]][%{{.*}}, 0] [%{{.*}}, 24] [1, 1]
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[W_T]]
 // CHECK: memref.load %{{.*}} : memref<?x27xi32>
 // CHECK: memref.load %[[VISITED]]
 // CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
@@ -251,8 +274,8 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK-NEXT: scf.yield
 // CHECK: } else {
 // CHECK-NOT: nvgpu.device_async_copy
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x8xf16>, vector<8xf16>
-// CHECK: vector.load %{{.*}} : memref<?x8xf16>, vector<8xf16>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x8xf16, strided<[8, 1], offset: ?>>, vector<8xf16>
+// CHECK: vector.load %{{.*}} : memref<?x8xf16, strided<[8, 1], offset: ?>>, vector<8xf16>
 // CHECK-NOT: arith.extf
 // CHECK-COUNT-2: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK-NOT: gpu.subgroup_mma_compute
@@ -266,10 +289,16 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: memref.alloca() {alignment = 32 : i64} : memref<256x12xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // CHECK-NOT: arith.addi %{{.*}} : vector<8xi32>
-// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// CHECK: gpu.subgroup_mma_compute {{.*}} : !gpu.mma_matrix<16x8xf32, "AOp">, !gpu.mma_matrix<8x16xf32, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<?x8xbf16>, vector<4xbf16>
 // CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32"
+// By default (gpu-mma-ops=auto) on mma.sync m16n8k8 in tf32.
+// MMA-SYNC-LABEL: func.func @conv_bf16
+// MMA-SYNC: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// MMA-SYNC: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// MMA-SYNC-NOT: gpu.subgroup_mma
+// MMA-SYNC: spconv.kernel = "conv_bf16_8x8"
 // CHECK-LABEL: func.func @conv_dynamic
 // FMA-LABEL: func.func @conv_f16
 // FMA: gpu.launch
@@ -359,7 +388,7 @@ func.func @conv_dynamic(%coords: tensor<?x4xi32, #spconv.grid<[16, 16, 16]>>,
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.subgroup_mma_store_matrix
 // CHECK: spconv.kernel = "conv_f16_64x64", spconv.tile = {cols = 64 : i64, depth = 32 : i64, math = "mma-f16", max_registers = 128 : i64, rows = 256 : i64, stages = 2 : i64, threads = 256 : i64, warp_cols = 32 : i64, warp_rows = 64 : i64}
-// With gpu-mma-ops=mma-sync, f16 multiplies with nvgpu.mma.sync m16n8k16:
+// By default (gpu-mma-ops=auto), f16 multiplies with nvgpu.mma.sync m16n8k16:
 // per k = 16 step, the weights of each 16 columns by one ldmatrix x4
 // .trans (its halves the B fragments of two 8-column blocks), then per 16
 // rows one ldmatrix x4 of A and four multiplies.

@@ -390,15 +390,15 @@ struct SourceStaging {
 
 /// Stages the chunk of `src` at `srcIndices` (zeros where `ok` does not
 /// hold; the indices must be a valid position even then, since a cp.async
-/// of no bytes still names one) to (i, j) as `how` says: by cp.async straight
-/// into `how.direct` where the form stages the source's own type row-major and
-/// the source is 16-byte aligned; else loaded into registers and handed to
-/// `how.store`.
+/// of no bytes still names one) to (row0 + i, j) as `how` says: by cp.async
+/// straight into `how.direct` where the form stages the source's own type
+/// row-major and the source is 16-byte aligned; else loaded into registers
+/// and handed to `how.store`. `row0` is the stage's first row.
 static void stageChunk(OpBuilder &b, Location loc, const SourceStaging &how,
                        Value ok, Value src, SmallVector<Value> srcIndices,
-                       Value i, Value j) {
+                       Value row0, Value i, Value j) {
   auto viaRegisters = [&](OpBuilder &rb, Location rloc, Value alignedLoad) {
-    how.store(rb, rloc, i, j,
+    how.store(rb, rloc, rb.createOrFold<arith::AddIOp>(rloc, row0, i), j,
               loadStaged(rb, rloc, ok, alignedLoad, src, srcIndices, how.width,
                          how.type));
   };
@@ -406,17 +406,30 @@ static void stageChunk(OpBuilder &b, Location loc, const SourceStaging &how,
     viaRegisters(b, loc, how.aligned);
     return;
   }
+  // The copy's target as a view of its stage: the stage's address is one
+  // per step, the chunk's place in it the same for every step (computed
+  // once).
+  auto copy = [&](OpBuilder &cb, Location cloc) {
+    auto shape = cast<MemRefType>(how.direct.getType()).getShape();
+    Value stage = memref::SubViewOp::create(
+        cb, cloc, how.direct,
+        ArrayRef<OpFoldResult>{getAsOpFoldResult(row0), cb.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{getAsOpFoldResult(cb.createOrFold<arith::SubIOp>(
+                                   cloc, indexConst(cb, cloc, shape[0]), row0)),
+                               cb.getIndexAttr(shape[1])},
+        ArrayRef<OpFoldResult>{cb.getIndexAttr(1), cb.getIndexAttr(1)});
+    copyStaged(cb, cloc, ok, src, srcIndices, stage, ValueRange{i, j},
+               how.width);
+  };
   // A pipelined slice is staged only from aligned sources.
   if (matchPattern(how.aligned, m_One())) {
-    copyStaged(b, loc, ok, src, srcIndices, how.direct, ValueRange{i, j},
-               how.width);
+    copy(b, loc);
     return;
   }
   scf::IfOp::create(
       b, loc, how.aligned,
       [&](OpBuilder &tb, Location tloc) {
-        copyStaged(tb, tloc, ok, src, srcIndices, how.direct, ValueRange{i, j},
-                   how.width);
+        copy(tb, tloc);
         scf::YieldOp::create(tb, tloc);
       },
       [&](OpBuilder &eb, Location eloc) {
@@ -426,10 +439,11 @@ static void stageChunk(OpBuilder &b, Location loc, const SourceStaging &how,
 }
 
 /// Where a staged slice starts: its tile's first output row and channel,
-/// its kernel offset and first input channel; and the stage it goes to.
+/// its kernel offset and first input channel, its first row of the weights
+/// viewed as (K * Cin) x Cout (offset * Cin + c0); and the stage it goes to.
 namespace {
 struct SliceOrigin {
-  Value row0, col0, offset, c0, stage;
+  Value row0, col0, offset, c0, weightRow, stage;
 };
 } // namespace
 
@@ -496,11 +510,19 @@ forEachChunk(OpBuilder &b, Location loc, const GemmTiles &tiles,
   forEachItemOfBlock(
       b, loc, tile.thread, tiles.threads(), extent * chunks,
       [&](OpBuilder &ib, Location iloc, Value item) {
-        Value chunkCount = indexConst(ib, iloc, chunks);
-        Value i = arith::DivUIOp::create(ib, iloc, item, chunkCount);
-        Value j = arith::MulIOp::create(
-            ib, iloc, arith::RemUIOp::create(ib, iloc, item, chunkCount),
-            indexConst(ib, iloc, how.width));
+        // In 32 bits (a block's items are few): one register per position,
+        // not a pair with its carries.
+        Value item32 =
+            arith::IndexCastUIOp::create(ib, iloc, ib.getI32Type(), item);
+        Value chunkCount = i32Const(ib, iloc, chunks);
+        auto toIndex = [&](Value value) {
+          return arith::IndexCastUIOp::create(ib, iloc, ib.getIndexType(),
+                                              value);
+        };
+        Value i = toIndex(arith::DivUIOp::create(ib, iloc, item32, chunkCount));
+        Value j = toIndex(arith::MulIOp::create(
+            ib, iloc, arith::RemUIOp::create(ib, iloc, item32, chunkCount),
+            i32Const(ib, iloc, how.width)));
         body(ib, iloc, i, j);
       },
       how.unrolled);
@@ -551,9 +573,21 @@ static void stageInputSlice(OpBuilder &b, Location loc,
         Value sourceRow = validOrZero(
             ib, iloc, rowOk,
             arith::IndexCastOp::create(ib, iloc, ib.getIndexType(), source));
-        stageChunk(ib, iloc, how, ok, operands.features,
-                   {sourceRow, validOrZero(ib, iloc, channelOk, channel)}, slot,
-                   kk);
+        // The chunk's channels as a view of every input row: the view's
+        // address, the same for all of a thread's rows of the step, is
+        // computed once; each copy adds only its row's.
+        Value columns = memref::SubViewOp::create(
+            ib, iloc, operands.features,
+            ArrayRef<OpFoldResult>{ib.getIndexAttr(0),
+                                   validOrZero(ib, iloc, channelOk, channel)},
+            ArrayRef<OpFoldResult>{
+                memref::DimOp::create(ib, iloc, operands.features, 0)
+                    .getResult(),
+                ib.getIndexAttr(how.width)},
+            ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1)});
+        stageChunk(ib, iloc, how, ok, columns,
+                   {sourceRow, indexConst(ib, iloc, 0)},
+                   staged(ib, iloc, indexConst(ib, iloc, 0)), m, kk);
       });
 }
 
@@ -564,6 +598,10 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
                              const GemmTiles &tiles, const TileLoop &tile,
                              const SliceOrigin &origin,
                              const SourceStaging &how) {
+  // The weights are contiguous (toOperandBuffer).
+  Value weightRows = memref::CollapseShapeOp::create(
+      b, loc, operands.weight, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  Value rowCount = indexConst(b, loc, operands.volume * operands.channelsIn);
   forEachChunk(
       b, loc, tiles, tile, tiles.depth, tiles.cols / how.width, how,
       [&](OpBuilder &ib, Location iloc, Value kk, Value n) {
@@ -573,10 +611,23 @@ static void stageWeightSlice(OpBuilder &b, Location loc,
             iloc,
             insideExtent(ib, iloc, channel, operands.channelsIn, tiles.depth),
             insideExtent(ib, iloc, column, operands.channelsOut, tiles.cols));
-        stageChunk(ib, iloc, how, ok, operands.weight,
-                   {origin.offset, validOrZero(ib, iloc, ok, channel),
-                    validOrZero(ib, iloc, ok, column)},
-                   stagedRow(ib, iloc, origin.stage, tiles.depth, kk), n);
+        // The chunk as a view of the weight rows from its own: the view's
+        // address is the same for every step of the tile (computed once),
+        // a step's copy adds only its slice's first row.
+        Value firstRow = validOrZero(ib, iloc, ok, kk);
+        Value chunk = memref::SubViewOp::create(
+            ib, iloc, weightRows,
+            ArrayRef<OpFoldResult>{firstRow, validOrZero(ib, iloc, ok, column)},
+            ArrayRef<OpFoldResult>{
+                ib.createOrFold<arith::SubIOp>(iloc, rowCount, firstRow),
+                ib.getIndexAttr(how.width)},
+            ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1)});
+        stageChunk(ib, iloc, how, ok, chunk,
+                   {validOrZero(ib, iloc, ok, origin.weightRow),
+                    indexConst(ib, iloc, 0)},
+                   stagedRow(ib, iloc, origin.stage, tiles.depth,
+                             indexConst(ib, iloc, 0)),
+                   kk, n);
       });
 }
 
@@ -711,7 +762,14 @@ slicesByOffset(OpBuilder &b, Location loc, const ImplicitGemmOperands &operands,
             vb, oloc, zero, indexConst(vb, oloc, operands.channelsIn),
             indexConst(vb, oloc, tiles.depth), offsetAcc,
             [&](OpBuilder &sb, Location sloc, Value c0, ValueRange acc) {
-              SliceOrigin origin{tile.row0, tile.col0, offset, c0, zero};
+              Value weightRow = arith::AddIOp::create(
+                  sb, sloc,
+                  arith::MulIOp::create(
+                      sb, sloc, offset,
+                      indexConst(sb, sloc, operands.channelsIn)),
+                  c0);
+              SliceOrigin origin{tile.row0, tile.col0, offset,
+                                 c0,        weightRow, zero};
               stageInputSlice(sb, sloc, operands, tiles, tile, origin,
                               {inputWidth, inputAligned, type, direct.input,
                                storeInput, /*unrolled=*/false});
@@ -794,7 +852,17 @@ pipelinedSlices(OpBuilder &b, Location loc,
         i32Const(ob, oloc, tiles.depth)));
     Value stage = toIndex(ob.createOrFold<arith::RemUIOp>(
         oloc, step, i32Const(ob, oloc, stages)));
-    return SliceOrigin{tile.row0, tile.col0, offset, c0, stage};
+    // Where the slices tile Cin, step t starts at weight row t * depth.
+    Value weightRow =
+        operands.channelsIn % tiles.depth == 0
+            ? toIndex(ob.createOrFold<arith::MulIOp>(
+                  oloc, step, i32Const(ob, oloc, tiles.depth)))
+            : ob.createOrFold<arith::AddIOp>(
+                  oloc,
+                  ob.createOrFold<arith::MulIOp>(
+                      oloc, offset, indexConst(ob, oloc, operands.channelsIn)),
+                  c0);
+    return SliceOrigin{tile.row0, tile.col0, offset, c0, weightRow, stage};
   };
 
   // The slots whose source rows this thread reads, and their output rows

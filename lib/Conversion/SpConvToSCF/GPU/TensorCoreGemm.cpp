@@ -122,10 +122,9 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   warp.warpCol0 = arith::MulIOp::create(
       kb, loc, arith::RemUIOp::create(kb, loc, warpIndex, warpsPerRow),
       indexConst(kb, loc, 16 * tiles.fragCols));
-  bool mmaSync = ops == GPUMmaOps::MmaSync ||
-                 (ops == GPUMmaOps::Auto && tiles.math == GemmMath::TF32MMA);
-  std::unique_ptr<WarpMma> mma =
-      mmaSync ? createMmaSync(kb, loc, warp) : createSubgroupMma(kb, loc, warp);
+  std::unique_ptr<WarpMma> mma = ops == GPUMmaOps::SubgroupMma
+                                     ? createSubgroupMma(kb, loc, warp)
+                                     : createMmaSync(kb, loc, warp);
 
   // Both row-major, in the fragments' type.
   SmallVector<Value> sums = forEachSlice(
