@@ -59,12 +59,13 @@ static LogicalResult verifyTile(Operation *op, DictionaryAttr tile) {
     if (key == "math") {
       auto math = dyn_cast<StringAttr>(entry.getValue());
       if (!math ||
-          !llvm::is_contained(ArrayRef<StringRef>{"fma", "mma-f16", "mma-tf32"},
-                              math.getValue()))
+          !llvm::is_contained(
+              ArrayRef<StringRef>{"fma", "mma-f16", "mma-bf16", "mma-tf32"},
+              math.getValue()))
         return op->emitOpError()
                << SpConvDialect::kTileAttrName
-               << " entry 'math' must be \"fma\", \"mma-f16\" or "
-                  "\"mma-tf32\", got "
+               << " entry 'math' must be \"fma\", \"mma-f16\", "
+                  "\"mma-bf16\" or \"mma-tf32\", got "
                << entry.getValue();
       continue;
     }

@@ -197,7 +197,10 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
   // fails on them; block arguments it leaves alone.
   pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
   pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
-  // Tensor-core fragments are 2-D vectors; NVVM's conversion takes 1-D ops.
+  // bf16 multiplies, which upstream's nvgpu-to-nvvm cannot type, straight
+  // to NVVM; tensor-core fragments are 2-D vectors, NVVM's conversion takes
+  // 1-D ops.
+  pm.addNestedPass<gpu::GPUModuleOp>(createSpConvGPUBf16MmaSyncPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createSpConvLowerNDVectorOpsPass());
   pm.addPass(createSpConvGPUCheckNVPTXTypesPass());
   // Kernels through NVVM to a gpu.binary; host code to LLVM with calls of

@@ -104,7 +104,7 @@ def layer_name(channels, kind, profile=False):
 def tile_candidates(channels, kind):
     """Tiles the sweep tries for a layer (besides the compiler's own
     choice), in the tuning table's fields."""
-    math = {"f32": "fma", "tf32": "mma-tf32", "f16": "mma-f16", "bf16": "mma-tf32"}[kind]
+    math = {"f32": "fma", "tf32": "mma-tf32", "f16": "mma-f16", "bf16": "mma-bf16"}[kind]
     out = []
     if math == "fma":
         for rows, cols, depth in [(64, 64, 16), (128, 64, 16), (128, 32, 16), (64, 32, 8)]:
@@ -112,7 +112,7 @@ def tile_candidates(channels, kind):
             out.append({"math": math, "rows": rows, "cols": cols, "depth": depth,
                         "thread_rows": 4, "thread_cols": 4})
     else:
-        frag_depth = 16 if math == "mma-f16" else 8
+        frag_depth = 8 if math == "mma-tf32" else 16
         for rows, cols, warp_rows, warp_cols, depth in [
                 (256, 64, 64, 32, 2 * frag_depth), (128, 64, 32, 32, 2 * frag_depth),
                 (128, 32, 32, 32, 2 * frag_depth), (256, 32, 64, 16, frag_depth),

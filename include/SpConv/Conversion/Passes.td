@@ -88,12 +88,14 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     `spconv.tile` attribute. A tile table (`gpu-tiles=FILE`, JSON, format
     `spconv-gpu-tiles/1`) overrides that choice: an entry applies to a conv
     whose `cin`, `cout` and element `type` (f16, bf16, f32, f64) it names
-    and whose `math` (`fma`, `mma-f16`, `mma-tf32`) is the one the built-in
-    choice takes for that type under `gpu-matmul`; it gives `rows`, `cols`,
+    and whose `math` (`fma`, `mma-f16`, `mma-bf16`, `mma-tf32`) is the one
+    the built-in choice takes for that type under `gpu-matmul` and
+    `gpu-mma-ops`; it gives `rows`, `cols`,
     `depth` and `thread_rows` / `thread_cols` (fma) or `warp_rows` /
     `warp_cols` (tensor cores), the names `spconv.tile` records, and may
     pin the cp.async pipeline with `stages` (1: one stage; 2 or 3: only
-    f16 tensor-core tiles whose channel counts are multiples of 8). The
+    f16 and bf16 tensor-core tiles whose channel counts are multiples of
+    8). The
     file is read once per run and every entry is checked (a math the type
     cannot use, tiles the kernels cannot run: rows not whole 32-row
     schedule groups, thread or warp tiles that do not divide the tile,
@@ -202,9 +204,9 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     Option<"gpuMatmul", "gpu-matmul", "::mlir::spconv::GPUMatmul",
            /*default=*/"::mlir::spconv::GPUMatmul::TensorCores",
            "With `gpu-conv=implicit-gemm`, how a tile multiplies: "
-           "`tensor-cores` (f16 and bf16 on tensor cores through "
-           "gpu.subgroup_mma fragments, f32 accumulation; f32 and f64 on "
-           "fused multiply-adds), `tf32` (as `tensor-cores`, and f32 too, "
+           "`tensor-cores` (f16 and bf16 on tensor cores, f32 "
+           "accumulation; f32 and f64 on fused multiply-adds), `tf32` (as "
+           "`tensor-cores`, and f32 too, "
            "its inputs rounded to TF32: about 3 significant digits per "
            "product) or `fma` (every type on fused multiply-adds)",
            "::mlir::spconv::optionValues<::mlir::spconv::GPUMatmul>()">,
@@ -212,10 +214,11 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            /*default=*/"::mlir::spconv::GPUMmaOps::Auto",
            "With tensor-core tiles, which ops multiply a warp's fragments: "
            "`mma-sync` (nvgpu.ldmatrix and nvgpu.mma.sync, m16n8k16 for "
-           "f16 and m16n8k8 for tf32, in PTX's lane layouts: each lane's "
-           "offsets computed once per tile), `subgroup-mma` "
+           "f16 and bf16, m16n8k8 for tf32, in PTX's lane layouts: each "
+           "lane's offsets computed once per tile), `subgroup-mma` "
            "(gpu.subgroup_mma_*, WMMA's opaque 16x16 fragments, whose "
-           "addresses every load recomputes) or `auto` (mma-sync for "
+           "addresses every load recomputes; it has no bf16 fragments, "
+           "bf16 multiplies as tf32 there) or `auto` (mma-sync for "
            "every fragment type: it halves the instructions of a tf32 "
            "step, and f16 64 -> 64 and 128 -> 128 steps fit their "
            "register budget with it, not with WMMA). The same products "

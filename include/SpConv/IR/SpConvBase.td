@@ -63,8 +63,9 @@ def SpConv_Dialect : Dialect {
     /// A dictionary of a tiled kernel's tile sizes (positive integers
     /// `threads`, `rows`, `cols`, `depth`, `stages`, `max_registers`,
     /// `thread_rows`, `thread_cols`, `warp_rows`, `warp_cols`; `math`:
-    /// `fma`, `mma-f16` or `mma-tf32`) on its `gpu.launch` and outlined
-    /// `gpu.func`; `max_registers` becomes the kernel's `nvvm.maxnreg`;
+    /// `fma`, `mma-f16`, `mma-bf16` or `mma-tf32`) on its `gpu.launch` and
+    /// outlined `gpu.func`; `max_registers` becomes the kernel's
+    /// `nvvm.maxnreg`;
     /// `stages`, where more than 1, the depth of its cp.async pipeline.
     static constexpr ::llvm::StringLiteral kTileAttrName = "spconv.tile";
     /// On a kernel (`gpu.func`): the bytes of dynamic shared memory its

@@ -331,6 +331,25 @@ def SpConvLowerNDVectorOpsPass : Pass<"spconv-lower-nd-vector-ops"> {
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }
 
+def SpConvGPUBf16MmaSyncPass : Pass<"spconv-gpu-bf16-mma-sync"> {
+  let summary = "Rewrite bf16 nvgpu.mma.sync as nvvm.mma.sync";
+  let description = [{
+    Upstream's `convert-nvgpu-to-nvvm` passes an `nvgpu.mma.sync`'s
+    operands to `nvvm.mma.sync` as vectors of two elements, from which the
+    latter deduces the PTX types: `vector<2xbf16>` is not among them (PTX
+    passes bf16 pairs in 32-bit registers) and the conversion fails. This
+    pass rewrites the bf16 multiplies (m16n8k16 and m16n8k8, f32
+    accumulators) before it: each pair of A and B bitcast to an `i32`, the
+    accumulators as `f32` scalars, the PTX types (`bf16`) and layouts
+    (`row`, `col`) given, and the result's four floats made the 2 x 2
+    fragment again. Other multiplies are left to upstream. The CUDA
+    pipeline runs it on the kernels before NVVM.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def SpConvGPUStridedCopiesPass
     : Pass<"spconv-gpu-strided-copies", "::mlir::func::FuncOp"> {
   let summary = "Make copies of strided views parallel loops, for kernels";

@@ -30,11 +30,13 @@
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/bad-type.json" 2>&1 | FileCheck %s --check-prefix=TYPE
 // TYPE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/bad-type.json: entries[0]: 'type' must be one of f16, bf16, f32, f64
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/bad-math.json" 2>&1 | FileCheck %s --check-prefix=MATH
-// MATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/bad-math.json: entries[0]: 'math' must be one of fma, mma-f16, mma-tf32
+// MATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/bad-math.json: entries[0]: 'math' must be one of fma, mma-f16, mma-bf16, mma-tf32
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/math-for-type.json" 2>&1 | FileCheck %s --check-prefix=F16MATH
-// F16MATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/math-for-type.json: entries[0]: math mma-f16 is not possible for f32 (mma-f16 takes f16, mma-tf32 f32 and bf16, fma any type)
+// F16MATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/math-for-type.json: entries[0]: math mma-f16 is not possible for f32 (mma-f16 takes f16, mma-bf16 bf16, mma-tf32 f32 and bf16, fma any type)
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/bf16-for-f16.json" 2>&1 | FileCheck %s --check-prefix=BF16MATH
+// BF16MATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/bf16-for-f16.json: entries[0]: math mma-bf16 is not possible for f16 (mma-f16 takes f16, mma-bf16 bf16, mma-tf32 f32 and bf16, fma any type)
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/tf32-for-f64.json" 2>&1 | FileCheck %s --check-prefix=TF32MATH
-// TF32MATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/tf32-for-f64.json: entries[0]: math mma-tf32 is not possible for f64 (mma-f16 takes f16, mma-tf32 f32 and bf16, fma any type)
+// TF32MATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/tf32-for-f64.json: entries[0]: math mma-tf32 is not possible for f64 (mma-f16 takes f16, mma-bf16 bf16, mma-tf32 f32 and bf16, fma any type)
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/rows-group.json" 2>&1 | FileCheck %s --check-prefix=GROUP
 // GROUP: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/rows-group.json: entries[0]: rows 48 is not a multiple of 32 (the rows of a tile-schedule group)
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/thread-tile.json" 2>&1 | FileCheck %s --check-prefix=THREADTILE
@@ -45,6 +47,8 @@
 // WARPTILE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/warp-tile.json: entries[0]: warp tile 32x32 does not divide the 64x48 tile
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/depth.json" 2>&1 | FileCheck %s --check-prefix=DEPTH
 // DEPTH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/depth.json: entries[0]: depth 8 is not a multiple of 16 (the depth of one mma-f16 fragment)
+// RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/bf16-depth.json" 2>&1 | FileCheck %s --check-prefix=BF16DEPTH
+// BF16DEPTH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/bf16-depth.json: entries[0]: depth 8 is not a multiple of 16 (the depth of one mma-bf16 fragment)
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/threads.json" 2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/threads.json: entries[0]: the tile needs 2048 threads per block, more than CUDA's 1024
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/shared.json" 2>&1 | FileCheck %s --check-prefix=SHARED
@@ -54,7 +58,7 @@
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/stages-range.json" 2>&1 | FileCheck %s --check-prefix=STAGESRANGE
 // STAGESRANGE: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-range.json: entries[0]: 'stages' must be an integer in [1, 3]
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/stages-math.json" 2>&1 | FileCheck %s --check-prefix=STAGESMATH
-// STAGESMATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-math.json: entries[0]: 'stages' 2 needs math mma-f16 (only f16 tensor-core tiles are pipelined; 1 is the one-stage form)
+// STAGESMATH: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-math.json: entries[0]: 'stages' 2 needs math mma-f16 or mma-bf16 (only 16-bit tensor-core tiles are pipelined; 1 is the one-stage form)
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/stages-channels.json" 2>&1 | FileCheck %s --check-prefix=STAGESCHANNELS
 // STAGESCHANNELS: error: convert-spconv-to-scf: gpu-tiles: {{.*}}Inputs/gpu-tiles/stages-channels.json: entries[0]: 'stages' 2 needs cin and cout multiples of 8 (rows of whole 16-byte copies), not 12 and 16
 // RUN: not spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/threads-mismatch.json" 2>&1 | FileCheck %s --check-prefix=DERIVED

@@ -3,7 +3,8 @@
 // table's fma tiles by default and its mma-tf32 tiles with gpu-matmul=tf32;
 // f16 8 -> 8 gets its mma-f16 tiles (pipelined as the built-in ones are),
 // but keeps the built-in fma tiles with gpu-matmul=fma (the table has no
-// f16 fma entry); bf16 is not listed.
+// f16 fma entry); bf16 is not listed (its built-in tiles: bf16 fragments,
+// pipelined as f16's).
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/tuned.json" | FileCheck %s
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/tuned.json gpu-matmul=tf32" | FileCheck %s --check-prefix=TF32
 // RUN: spconv-opt %s -convert-spconv-to-scf="target=gpu subm-search=hash gpu-tiles=%S/Inputs/gpu-tiles/tuned.json gpu-matmul=fma" | FileCheck %s --check-prefix=FMA
@@ -16,7 +17,7 @@
 // CHECK-LABEL: func.func @conv_f16
 // CHECK: spconv.kernel = "conv_f16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-f16", rows = 64 : i64, stages = 3 : i64, threads = 128 : i64, warp_cols = 16 : i64, warp_rows = 16 : i64}
 // CHECK-LABEL: func.func @conv_bf16
-// CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32", rows = 256 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
+// CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 16 : i64, math = "mma-bf16", max_registers = 80 : i64, rows = 256 : i64, stages = 3 : i64, threads = 256 : i64, warp_cols = 16 : i64, warp_rows = 32 : i64}
 // A block of more than 256 threads gets the register budget that lets one
 // block fit an SM (65536 / 512).
 // CHECK-LABEL: func.func @conv_f32_512_threads

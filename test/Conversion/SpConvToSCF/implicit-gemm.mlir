@@ -293,12 +293,18 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
 // CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<?x8xbf16>, vector<4xbf16>
 // CHECK: spconv.kernel = "conv_bf16_8x8", spconv.tile = {cols = 16 : i64, depth = 8 : i64, math = "mma-tf32"
-// By default (gpu-mma-ops=auto) on mma.sync m16n8k8 in tf32.
+// By default (gpu-mma-ops=auto) bf16 multiplies as bf16, on mma.sync
+// m16n8k16: staged as it is, by the cp.async pipeline f16 has, its
+// fragments loaded by ldmatrix. (The first run's WMMA holds no bf16: there
+// it is staged as f32 and multiplies as tf32, above.)
 // MMA-SYNC-LABEL: func.func @conv_bf16
-// MMA-SYNC: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
-// MMA-SYNC: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// MMA-SYNC: %[[BF_IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<768x24xbf16, #gpu.address_space<workgroup>>
+// MMA-SYNC-NOT: arith.extf
+// MMA-SYNC: nvgpu.device_async_copy %{{.*}} : memref<?x8xbf16, strided<[8, 1], offset: ?>> to memref<768x24xbf16, strided<[24, 1]>, #gpu.address_space<workgroup>>
+// MMA-SYNC: nvgpu.ldmatrix %[[BF_IN]]{{.*}} -> vector<4x2xbf16>
+// MMA-SYNC: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // MMA-SYNC-NOT: gpu.subgroup_mma
-// MMA-SYNC: spconv.kernel = "conv_bf16_8x8"
+// MMA-SYNC: spconv.kernel = "conv_bf16_8x8", spconv.tile = {{{.*}}math = "mma-bf16"{{.*}}stages = 3
 // CHECK-LABEL: func.func @conv_dynamic
 // FMA-LABEL: func.func @conv_f16
 // FMA: gpu.launch

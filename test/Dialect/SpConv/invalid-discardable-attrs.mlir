@@ -61,7 +61,7 @@ func.func @f() attributes {spconv.dynamic_shared_memory = 0 : i64} {
 
 // -----
 
-// expected-error @+1 {{spconv.tile entry 'math' must be "fma", "mma-f16" or "mma-tf32", got "mma-int8"}}
+// expected-error @+1 {{spconv.tile entry 'math' must be "fma", "mma-f16", "mma-bf16" or "mma-tf32", got "mma-int8"}}
 "test.op"() {spconv.tile = {math = "mma-int8"}} : () -> ()
 
 // -----

@@ -95,8 +95,31 @@ int64_t GemmTiles::sharedBytes() const {
   return stagingBytes(*this) + sumRows() * sumStride() * 4;
 }
 
+StringRef lowering::gemmMathName(GemmMath math) {
+  switch (math) {
+  case GemmMath::FMA:
+    return "fma";
+  case GemmMath::F16MMA:
+    return "mma-f16";
+  case GemmMath::BF16MMA:
+    return "mma-bf16";
+  case GemmMath::TF32MMA:
+    return "mma-tf32";
+  }
+  llvm_unreachable("unknown GemmMath");
+}
+
+std::optional<GemmMath> lowering::parseGemmMath(StringRef name) {
+  for (GemmMath math :
+       {GemmMath::FMA, GemmMath::F16MMA, GemmMath::BF16MMA, GemmMath::TF32MMA})
+    if (name == gemmMathName(math))
+      return math;
+  return std::nullopt;
+}
+
 GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
-                            Type elementType, GPUMatmul matmul) {
+                            Type elementType, GPUMatmul matmul,
+                            GPUMmaOps mmaOps) {
   GemmTiles tiles;
   if (matmul != GPUMatmul::FMA &&
       (elementType.isF16() || elementType.isBF16() ||
@@ -106,9 +129,15 @@ GemmTiles GemmTiles::choose(int64_t channelsIn, int64_t channelsOut,
     // the offsets it visits, and at 64 channels those weights are as large
     // as the gathered rows (docs/GPU.md's model: 256 rows halve them against
     // 128). Narrower outputs have small weights: 2 x 2 or 2 x 1 fragments
-    // per warp, 256 rows x 32 or 16. bf16 multiplies as tf32, which holds
-    // every bf16 value exactly.
-    tiles.math = elementType.isF16() ? GemmMath::F16MMA : GemmMath::TF32MMA;
+    // per warp, 256 rows x 32 or 16. bf16 multiplies as bf16 on mma.sync;
+    // WMMA fragments hold no bf16, it multiplies as tf32 there (which holds
+    // every bf16 value exactly).
+    if (elementType.isF16())
+      tiles.math = GemmMath::F16MMA;
+    else if (elementType.isBF16() && mmaOps != GPUMmaOps::SubgroupMma)
+      tiles.math = GemmMath::BF16MMA;
+    else
+      tiles.math = GemmMath::TF32MMA;
     tiles.cols = std::clamp<int64_t>(llvm::PowerOf2Ceil(channelsOut), 16, 64);
     tiles.fragCols = tiles.cols >= 32 ? 2 : 1;
     tiles.fragRows = tiles.cols >= 64 ? 4 : 2;
@@ -154,12 +183,12 @@ static DictionaryAttr tileAttr(Builder &b, const GemmTiles &tiles) {
     entries.push_back(b.getNamedAttr("math", b.getStringAttr("fma")));
     break;
   case GemmMath::F16MMA:
+  case GemmMath::BF16MMA:
   case GemmMath::TF32MMA:
     add("warp_rows", 16 * tiles.fragRows);
     add("warp_cols", 16 * tiles.fragCols);
-    entries.push_back(b.getNamedAttr(
-        "math", b.getStringAttr(tiles.math == GemmMath::F16MMA ? "mma-f16"
-                                                               : "mma-tf32")));
+    entries.push_back(
+        b.getNamedAttr("math", b.getStringAttr(gemmMathName(tiles.math))));
     break;
   }
   return b.getDictionaryAttr(entries);
@@ -276,16 +305,18 @@ static Value isStagingAligned(OpBuilder &b, Location loc, Value memref,
 
 void lowering::choosePipeline(GemmTiles &tiles,
                               const ImplicitGemmOperands &operands) {
-  auto isF16 = [](Value memref) {
-    return cast<MemRefType>(memref.getType()).getElementType().isF16();
+  // Copied as they are: features and weights of the fragments' 16-bit type.
+  auto isHalf = [](Value memref) {
+    Type element = cast<MemRefType>(memref.getType()).getElementType();
+    return element.isF16() || element.isBF16();
   };
-  // The table admits `stages` > 1 only for f16 tiles of whole 16-byte rows;
-  // the pipeline counts its (offset, slice) steps in 32 bits.
+  // The table admits `stages` > 1 only for f16 and bf16 tiles of whole
+  // 16-byte rows; the pipeline counts its (offset, slice) steps in 32 bits.
   int64_t steps =
       operands.volume * llvm::divideCeil(operands.channelsIn, tiles.depth);
-  if (tiles.pinnedStages == 1 || tiles.math != GemmMath::F16MMA ||
+  if (tiles.pinnedStages == 1 || !tiles.halfFragments() ||
       steps > std::numeric_limits<int32_t>::max() ||
-      !isF16(operands.features) || !isF16(operands.weight) ||
+      !isHalf(operands.features) || !isHalf(operands.weight) ||
       stagingWidth(operands.features, operands.channelsIn, tiles.depth) == 1 ||
       stagingWidth(operands.weight, operands.channelsOut, tiles.cols) == 1) {
     tiles.stages = 1;

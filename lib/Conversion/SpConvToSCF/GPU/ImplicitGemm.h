@@ -20,10 +20,16 @@ namespace mlir::spconv::lowering {
 
 /// How a GPU implicit-GEMM tile multiplies.
 enum class GemmMath {
-  FMA,    ///< SIMT: each thread a register tile of fused multiply-adds
-  F16MMA, ///< tensor cores, f16 fragments (m16n16k16), f32 accumulation
-  TF32MMA ///< tensor cores, tf32 fragments (m16n16k8), f32 accumulation
+  FMA,     ///< SIMT: each thread a register tile of fused multiply-adds
+  F16MMA,  ///< tensor cores, f16 fragments (k16), f32 accumulation
+  BF16MMA, ///< tensor cores, bf16 fragments (k16; mma.sync only), f32 sums
+  TF32MMA  ///< tensor cores, tf32 fragments (k8), f32 accumulation
 };
+
+/// The name of `math` in `spconv.tile` and tile tables (`fma`, `mma-f16`,
+/// `mma-bf16`, `mma-tf32`), and the math of a name.
+llvm::StringRef gemmMathName(GemmMath math);
+std::optional<GemmMath> parseGemmMath(llvm::StringRef name);
 
 /// The tile sizes of the GPU's implicit-GEMM convolution, chosen per channel
 /// counts and element type at compile time: a block computes `rows` output
@@ -46,8 +52,13 @@ struct GemmTiles {
   int64_t pinnedStages = 0;
 
   bool usesTensorCores() const { return math != GemmMath::FMA; }
-  /// The depth of one fragment multiply (16 for f16, 8 for tf32).
-  int64_t fragDepth() const { return math == GemmMath::F16MMA ? 16 : 8; }
+  /// Fragments of 16-bit elements (f16, bf16): staged as they are, by
+  /// cp.async where the rows allow.
+  bool halfFragments() const {
+    return math == GemmMath::F16MMA || math == GemmMath::BF16MMA;
+  }
+  /// The depth of one fragment multiply (16 for f16 and bf16, 8 for tf32).
+  int64_t fragDepth() const { return halfFragments() ? 16 : 8; }
   int64_t warpsPerRow() const { return cols / (16 * fragCols); }
   int64_t threads() const;
   /// Tensor-core warp tiles of 64 accumulator registers or more, at 256
@@ -65,7 +76,7 @@ struct GemmTiles {
   /// on 32 banks, one of 4 mod 32 on 16); the f32 sums of one epilogue pass
   /// (sumRows x sumStride), padded by 16 bytes too unless that would pass
   /// sharedLimit().
-  int64_t fragElementBytes() const { return math == GemmMath::F16MMA ? 2 : 4; }
+  int64_t fragElementBytes() const { return halfFragments() ? 2 : 4; }
   int64_t inputStride() const { return depth + 16 / fragElementBytes(); }
   int64_t weightStride() const { return cols + 8; }
   /// The epilogue writes the tile in `fragRows` passes, one fragment row of
@@ -84,9 +95,11 @@ struct GemmTiles {
     return stages > 1 ? kPipelinedSharedBytes : kMaxStaticSharedMemoryBytes;
   }
 
-  /// `elementType` is the convolution's; `matmul` the pass's choice.
+  /// `elementType` is the convolution's; `matmul` and `mmaOps` the pass's
+  /// choices (bf16 multiplies as bf16 on mma.sync, as tf32 on WMMA, whose
+  /// fragments hold no bf16).
   static GemmTiles choose(int64_t channelsIn, int64_t channelsOut,
-                          Type elementType, GPUMatmul matmul);
+                          Type elementType, GPUMatmul matmul, GPUMmaOps mmaOps);
 };
 
 /// The rows of a conv's tiles in slot order, grouped, and the offsets each

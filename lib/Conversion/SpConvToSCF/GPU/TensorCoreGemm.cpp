@@ -63,7 +63,9 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   assert(tiles.usesTensorCores() && "the FMA form is ImplicitGemm.cpp's");
   MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
-  Type fragElement = tiles.math == GemmMath::F16MMA ? b.getF16Type() : f32;
+  Type fragElement = tiles.math == GemmMath::F16MMA    ? b.getF16Type()
+                     : tiles.math == GemmMath::BF16MMA ? b.getBF16Type()
+                                                       : f32;
   Type featureElement =
       cast<MemRefType>(operands.features.getType()).getElementType();
   bool rounds = tiles.math == GemmMath::TF32MMA && featureElement.isF32();
@@ -122,6 +124,10 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   warp.warpCol0 = arith::MulIOp::create(
       kb, loc, arith::RemUIOp::create(kb, loc, warpIndex, warpsPerRow),
       indexConst(kb, loc, 16 * tiles.fragCols));
+  // WMMA fragments hold no bf16 (GemmTiles::choose multiplies it as tf32
+  // there).
+  assert((ops != GPUMmaOps::SubgroupMma || tiles.math != GemmMath::BF16MMA) &&
+         "bf16 fragments on WMMA");
   std::unique_ptr<WarpMma> mma = ops == GPUMmaOps::SubgroupMma
                                      ? createSubgroupMma(kb, loc, warp)
                                      : createMmaSync(kb, loc, warp);

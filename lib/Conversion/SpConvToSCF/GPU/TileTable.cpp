@@ -53,18 +53,6 @@ bool isInformational(StringRef key) {
   return key.starts_with("_") || llvm::is_contained(kInformationalKeys, key);
 }
 
-StringRef mathName(GemmMath math) {
-  switch (math) {
-  case GemmMath::FMA:
-    return "fma";
-  case GemmMath::F16MMA:
-    return "mma-f16";
-  case GemmMath::TF32MMA:
-    return "mma-tf32";
-  }
-  llvm_unreachable("unknown GemmMath");
-}
-
 /// The table's name of `type`, or empty.
 std::string typeName(Type type) {
   std::string name;
@@ -128,18 +116,20 @@ std::string readEntry(const llvm::json::Value &value, GemmTiles &tiles,
     return "'type' must be one of f16, bf16, f32, f64";
   type = typeValue->str();
   std::optional<StringRef> mathValue = entry->getString("math");
-  if (!mathValue || (*mathValue != "fma" && *mathValue != "mma-f16" &&
-                     *mathValue != "mma-tf32"))
-    return "'math' must be one of fma, mma-f16, mma-tf32";
-  tiles.math = *mathValue == "fma"       ? GemmMath::FMA
-               : *mathValue == "mma-f16" ? GemmMath::F16MMA
-                                         : GemmMath::TF32MMA;
-  // What each type can multiply with (GemmTiles::choose): f16 fragments
-  // only hold f16; tf32 fragments take f32 (rounded) and bf16 (exactly).
+  std::optional<GemmMath> math =
+      mathValue ? parseGemmMath(*mathValue) : std::nullopt;
+  if (!math)
+    return "'math' must be one of fma, mma-f16, mma-bf16, mma-tf32";
+  tiles.math = *math;
+  // What each type can multiply with (GemmTiles::choose): f16 and bf16
+  // fragments only hold their own type; tf32 fragments take f32 (rounded)
+  // and bf16 (exactly).
   if ((tiles.math == GemmMath::F16MMA && type != "f16") ||
+      (tiles.math == GemmMath::BF16MMA && type != "bf16") ||
       (tiles.math == GemmMath::TF32MMA && type != "f32" && type != "bf16"))
     return ("math " + *mathValue + " is not possible for " + type +
-            " (mma-f16 takes f16, mma-tf32 f32 and bf16, fma any type)")
+            " (mma-f16 takes f16, mma-bf16 bf16, mma-tf32 f32 and bf16, fma "
+            "any type)")
         .str();
   integer("rows", tiles.rows);
   integer("cols", tiles.cols);
@@ -178,15 +168,15 @@ std::string readEntry(const llvm::json::Value &value, GemmTiles &tiles,
     tiles.fragCols = shape[1] / 16;
   }
   // A pinned pipeline: one stage, or cp.async copies of whole 16-byte rows
-  // of f16 (choosePipeline).
+  // of f16 or bf16 (choosePipeline).
   if (entry->get("stages")) {
     integer("stages", tiles.pinnedStages, kMaxStages);
     if (!error.empty())
       return error;
-    if (tiles.pinnedStages > 1 && tiles.math != GemmMath::F16MMA)
+    if (tiles.pinnedStages > 1 && !tiles.halfFragments())
       return ("'stages' " + Twine(tiles.pinnedStages) +
-              " needs math mma-f16 (only f16 tensor-core tiles are "
-              "pipelined; 1 is the one-stage form)")
+              " needs math mma-f16 or mma-bf16 (only 16-bit tensor-core "
+              "tiles are pipelined; 1 is the one-stage form)")
           .str();
     if (tiles.pinnedStages > 1 && (cin % 8 != 0 || cout % 8 != 0))
       return ("'stages' " + Twine(tiles.pinnedStages) +
@@ -260,7 +250,7 @@ std::string GPUTileTable::checkTiles(const GemmTiles &tiles, StringRef type) {
     if (tiles.depth % tiles.fragDepth() != 0) {
       os << "depth " << tiles.depth << " is not a multiple of "
          << tiles.fragDepth() << " (the depth of one "
-         << mathName(tiles.math) << " fragment)";
+         << gemmMathName(tiles.math) << " fragment)";
       return message;
     }
     sharedBytes = tiles.sharedBytes();
@@ -328,7 +318,7 @@ std::optional<GPUTileTable> GPUTileTable::load(StringRef path,
     if (!inserted)
       return fail("entries[" + Twine(index) + "]: repeats entries[" +
                   Twine(it->second) + "] (cin " + Twine(cin) + ", cout " +
-                  Twine(cout) + ", " + type + ", " + mathName(tiles.math) +
+                  Twine(cout) + ", " + type + ", " + gemmMathName(tiles.math) +
                   ")");
     result.entries[key] = tiles;
   }

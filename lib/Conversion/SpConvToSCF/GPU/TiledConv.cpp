@@ -97,8 +97,9 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
         checkEpilogueOperands(ctx, b, loc, epilogue, rows, channelsOut));
   auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
   OpBuilder tb(guard.thenBlock()->getTerminator());
-  GemmTiles tiles = GemmTiles::choose(operands.channelsIn, operands.channelsOut,
-                                      elementType, options.matmul);
+  GemmTiles tiles =
+      GemmTiles::choose(operands.channelsIn, operands.channelsOut, elementType,
+                        options.matmul, options.mmaOps);
   // A tuned entry for these channels, type and math replaces the choice.
   if (const GPUTileTable *table = options.tileTable)
     if (std::optional<GemmTiles> tuned = table->lookup(
