@@ -244,6 +244,15 @@ func.func @conv(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #s
 // CHECK: memref.store %{{.*}}, %[[VISITED]]
 // CHECK-COUNT-3: memref.store %{{.*}}, %[[SOURCES]]
 // CHECK: gpu.barrier
+// A thread's chunks of a step: one column, rows 128 apart (256 threads, 2
+// chunks a row), so that their addresses are one register and constant
+// offsets: its source rows read at its slot and 128 on.
+// CHECK: %[[T32:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[SLOT32:.*]] = arith.divui %[[T32]], %c2_i32{{.*}} : i32
+// CHECK: %[[SLOT:.*]] = arith.index_castui %[[SLOT32]] : i32 to index
+// CHECK: memref.load %[[SOURCES]][%[[SLOT]]]
+// CHECK: %[[SLOT2:.*]] = arith.addi %[[SLOT]], %c128{{.*}} : index
+// CHECK: memref.load %[[SOURCES]][%[[SLOT2]]]
 // A step's copies go into views of its stages: step 0's from row 0 on,
 // step 1's from row 256 of the inputs and row 16 of the weights on.
 // CHECK: %[[IN_0:.*]] = memref.subview %[[INPUTS]][0, 0] [768, 24] [1, 1]

@@ -538,23 +538,43 @@ forEachChunk(OpBuilder &b, Location loc, const GemmTiles &tiles,
              const TileLoop &tile, int64_t extent, int64_t chunks,
              const SourceStaging &how,
              function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  // Positions in 32 bits (a block's items are few): one register each,
+  // not a pair with its carries.
+  auto toIndex = [](OpBuilder &ib, Location iloc, Value value) {
+    return arith::IndexCastUIOp::create(ib, iloc, ib.getIndexType(), value);
+  };
+  auto position = [&](OpBuilder &ib, Location iloc, Value item32) {
+    Value chunkCount = i32Const(ib, iloc, chunks);
+    Value i = arith::DivUIOp::create(ib, iloc, item32, chunkCount);
+    Value j = arith::MulIOp::create(
+        ib, iloc, arith::RemUIOp::create(ib, iloc, item32, chunkCount),
+        i32Const(ib, iloc, how.width));
+    return std::make_pair(i, j);
+  };
+  int64_t threads = tiles.threads(), count = extent * chunks;
+  // Unrolled, where a pass of the block covers whole rows: a thread's
+  // chunks share its column, their rows are threads / chunks apart. Built
+  // so (not as item / chunks per item, which LLVM cannot split), their
+  // addresses are one register and constant offsets.
+  if (unrollsItems(threads, count, how.unrolled) && threads % chunks == 0) {
+    auto [row, column] = position(
+        b, loc,
+        arith::IndexCastUIOp::create(b, loc, b.getI32Type(), tile.thread));
+    Value i0 = toIndex(b, loc, row), j = toIndex(b, loc, column);
+    for (int64_t pass = 0; pass < count / threads; ++pass)
+      body(b, loc,
+           b.createOrFold<arith::AddIOp>(
+               loc, i0, indexConst(b, loc, pass * (threads / chunks))),
+           j);
+    return;
+  }
   forEachItemOfBlock(
-      b, loc, tile.thread, tiles.threads(), extent * chunks,
+      b, loc, tile.thread, threads, count,
       [&](OpBuilder &ib, Location iloc, Value item) {
-        // In 32 bits (a block's items are few): one register per position,
-        // not a pair with its carries.
-        Value item32 =
-            arith::IndexCastUIOp::create(ib, iloc, ib.getI32Type(), item);
-        Value chunkCount = i32Const(ib, iloc, chunks);
-        auto toIndex = [&](Value value) {
-          return arith::IndexCastUIOp::create(ib, iloc, ib.getIndexType(),
-                                              value);
-        };
-        Value i = toIndex(arith::DivUIOp::create(ib, iloc, item32, chunkCount));
-        Value j = toIndex(arith::MulIOp::create(
-            ib, iloc, arith::RemUIOp::create(ib, iloc, item32, chunkCount),
-            i32Const(ib, iloc, how.width)));
-        body(ib, iloc, i, j);
+        auto [i, j] = position(
+            ib, iloc,
+            arith::IndexCastUIOp::create(ib, iloc, ib.getI32Type(), item));
+        body(ib, iloc, toIndex(ib, iloc, i), toIndex(ib, iloc, j));
       },
       how.unrolled);
 }
