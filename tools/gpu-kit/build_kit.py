@@ -10,7 +10,8 @@ Compiles every function of functions.py with spconv-compile for each of its
 targets (CUDA per chip, the CPU reference and the GPU emulator, host code
 for a baseline x86-64), links each object with the kit's runtime into a
 shared library, copies the runtime libraries, libomp, spconv-ref, the
-runtime's CUDA tests and the driver, then checks the kit: at most --max-mib
+runtime's CUDA tests and the driver, builds the device probes (probes/*.cu,
+with nvcc, where the chips include the one they question), then checks the kit: at most --max-mib
 MiB, and every ELF needs nothing but glibc, libstdc++, libgcc, libm, the
 kit's own libraries and the driver's libcuda. A function that does not
 compile is recorded in kit.json with the compiler's message (the driver
@@ -109,6 +110,23 @@ class KitBuilder:
             shutil.copy2(tests, bin_)
         # run.sh puts lib/ on LD_LIBRARY_PATH for the tools; the compiled
         # functions find it through their rpath.
+
+    def build_probes(self):
+        """The device probes (probes/*.cu, run by the `probes` phase), built
+        with the toolkit's nvcc for the chip they question: wgmma-layouts
+        for sm_90a. Without nvcc, or without sm_90 among the chips, the kit
+        has none and the phase says so."""
+        if "sm_90" not in self.chips:
+            return []
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        if not os.access(nvcc, os.X_OK):
+            return []
+        probes = os.path.join(self.out, "probes")
+        os.makedirs(probes)
+        run([nvcc, "-O2", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a",
+             "-o", os.path.join(probes, "wgmma-layouts"),
+             os.path.join(HERE, "probes", "wgmma_layouts.cu")])
+        return ["wgmma-layouts"]
 
     def copy_driver(self):
         py = os.path.join(self.out, "py")
@@ -241,6 +259,7 @@ class KitBuilder:
         os.makedirs(self.out)
         self.copy_runtime()
         self.copy_driver()
+        probes = self.build_probes()
         cuda_targets = ["cuda-" + chip for chip in self.chips]
         fns = functions.kit_functions(self.args.small, conv_matrix.cases(), cuda_targets)
         # Tiles are tuned for the first chip only: the sweep times the chip
@@ -272,7 +291,7 @@ class KitBuilder:
                "emulator": self.emulator,
                "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "commit": commit, "chips": self.chips, "host_cpu": KIT_CPU,
-               "functions": record}
+               "probes": probes, "functions": record}
         if self.baseline:
             kit["baseline"] = self.describe_baseline()
         with open(os.path.join(self.out, "kit.json"), "w") as f:

@@ -42,6 +42,7 @@ PHASES = {
     "tiles": (40, None),
     "profile": (25, None),
     "graph": (15, 10),
+    "probes": (20, 20),
     "ab": (60, None),
 }
 # The stand-in's budgets: the emulator is a CPU.
@@ -49,11 +50,11 @@ STAND_IN_BUDGET = 600
 
 
 def phase_module(name):
-    from . import (ab, correctness, environment, graph, injection, profile, sanitizers, tiles,
-                   timings)
+    from . import (ab, correctness, environment, graph, injection, probes, profile, sanitizers,
+                   tiles, timings)
     return {"environment": environment, "correctness": correctness, "injection": injection,
             "sanitizers": sanitizers, "timings": timings, "tiles": tiles, "profile": profile,
-            "graph": graph, "ab": ab}[name]
+            "graph": graph, "probes": probes, "ab": ab}[name]
 
 
 def run_phase(args):

@@ -106,6 +106,13 @@ def _markdown(report):
         if data.get("ncu"):
             lines += ["## Profile (ncu)", ""] + ["- %s: %s" % kv for kv in data["ncu"].items()]
             lines.append("")
+        if data.get("wgmma_layouts"):
+            lines += ["## wgmma layouts (probe)", "",
+                      "| family | reading | result |", "|---|---|---|"]
+            for family, readings in sorted(data["wgmma_layouts"].items()):
+                for reading, result in sorted(readings.items()):
+                    lines.append("| %s | %s | %s |" % (family, reading, result))
+            lines.append("")
         if data.get("graph"):
             lines += ["## CUDA graph capture", ""] + \
                 ["- %s: %s" % kv for kv in data["graph"].items()] + [""]
