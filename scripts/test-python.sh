@@ -13,7 +13,10 @@
 #
 # `test-python.sh --install` only installs spconv 2.x and torch (best effort,
 # quick when present): scripts/test.sh calls it before the lit suite, whose
-# torch tests (test/Python/torch.test) need Debian's python3-torch.
+# torch tests (test/Python/torch.test) need Debian's python3-torch; and
+# PyTorch 2.x from PyPI into <build>/venv-torch (pinned; about 5.4 GB with
+# the NVIDIA libraries its wheel imports even on a CPU, a minute), for
+# spconv_mlir.torch's tests (lit feature `torch2`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SPCONV_BUILD_DIR:-$root/build}
@@ -26,12 +29,38 @@ install_spconv2() {
     "$venv/bin/python" -c "import spconv.pytorch, torch" 2> /dev/null
 }
 
+# PyTorch for spconv_mlir.torch: torch.library.custom_op and torch.compile
+# need 2.4 or later; Debian's python3-torch is 1.13.
+TORCH2_VERSION=2.15.0
+install_torch2() {
+  local venv2=$build/venv-torch
+  if [[ -x "$venv2/bin/python" ]] &&
+     "$venv2/bin/python" -c "import torch; assert torch.__version__.startswith('$TORCH2_VERSION')" \
+       2> /dev/null; then
+    echo "torch $TORCH2_VERSION already in $venv2"
+    return 0
+  fi
+  rm -rf "$venv2"
+  /usr/bin/python3 -m venv "$venv2" &&
+    "$venv2/bin/pip" install -q "torch==$TORCH2_VERSION" "numpy<2.3" &&
+    "$venv2/bin/python" -c "import torch; torch.library.custom_op" &&
+    echo "torch $TORCH2_VERSION installed in $venv2"
+}
+
 if [[ "${1:-}" == --install ]]; then
   if install_spconv2; then
     tail -n 3 "$work/bench-install.log"
   else
     echo "spconv 2.x and torch could not be installed (their tests will be skipped):"
     tail -n 5 "$work/bench-install.log" | sed 's/^/  /'
+  fi
+  if ! install_torch2 > "$work/torch2-install.log" 2>&1; then
+    echo "SKIP: torch $TORCH2_VERSION could not be installed from PyPI; spconv_mlir.torch's"
+    echo "tests (lit feature torch2) will not run:"
+    tail -n 5 "$work/torch2-install.log" | sed 's/^/  /'
+    rm -rf "$build/venv-torch"
+  else
+    tail -n 1 "$work/torch2-install.log"
   fi
   exit 0
 fi

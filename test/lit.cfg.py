@@ -61,6 +61,15 @@ if config.spconv_python and subprocess.run(
         [config.spconv_python, "-c", "import torch"], capture_output=True).returncode == 0:
     config.available_features.add("torch")
 
+# spconv_mlir.torch (custom ops, torch.compile) needs PyTorch 2.4 or later:
+# scripts/test-python.sh --install puts it into <build>/venv-torch.
+torch2 = os.path.join(config.spconv_obj_root, "venv-torch", "bin", "python")
+if os.path.exists(torch2) and subprocess.run(
+        [torch2, "-c", "import torch; torch.library.custom_op"],
+        capture_output=True).returncode == 0:
+    config.available_features.add("torch2")
+    config.substitutions.append(("%torch2_python", torch2))
+
 # The GPU kit's driver must run on numpy 2 too (what the GPU machines have):
 # scripts/test.sh puts numpy 2 into <build>/venv-numpy2 when PyPI answers.
 numpy2 = os.path.join(config.spconv_obj_root, "venv-numpy2", "bin", "python")

@@ -95,22 +95,8 @@ class Emitter:
         self.params.append((Param(hint, shape, compute), name, typ))
         return name, typ
 
-    @staticmethod
-    def _list(values):
-        return "[%s]" % ", ".join(str(v) for v in values)
-
     def geometry(self, attrs):
-        kind = attrs["kind"]
-        parts = ["%s" % kind, "kernel = %s" % self._list(attrs["kernel"])]
-        if max(attrs["stride"]) != 1:
-            parts.append("stride = %s" % self._list(attrs["stride"]))
-        if kind != "subm" and max(attrs["padding"]) != 0:
-            parts.append("padding = %s" % self._list(attrs["padding"]))
-        if max(attrs["dilation"]) != 1:
-            parts.append("dilation = %s" % self._list(attrs["dilation"]))
-        if kind == "transposed" and max(attrs["output_padding"]) != 0:
-            parts.append("output_padding = %s" % self._list(attrs["output_padding"]))
-        return "<%s>" % ", ".join(parts)
+        return geometry_attr(attrs)
 
     @staticmethod
     def _groups(attrs):
@@ -302,6 +288,27 @@ class Emitter:
             res, ", ".join(self.ref(v) for v in node.inputs), types,
             self.feature_type(node.outputs[0].channels)))
         self.bind(node.outputs[0], res)
+
+
+def _list(values):
+    return "[%s]" % ", ".join(str(v) for v in values)
+
+
+def geometry_attr(attrs):
+    """The `#spconv.geom` text of a conv or pool: `kind`, `kernel`, `stride`,
+    `padding`, `dilation` and (transposed) `output_padding`, each entry
+    left out where it is the default."""
+    kind = attrs["kind"]
+    parts = ["%s" % kind, "kernel = %s" % _list(attrs["kernel"])]
+    if max(attrs["stride"]) != 1:
+        parts.append("stride = %s" % _list(attrs["stride"]))
+    if kind != "subm" and max(attrs["padding"]) != 0:
+        parts.append("padding = %s" % _list(attrs["padding"]))
+    if max(attrs["dilation"]) != 1:
+        parts.append("dilation = %s" % _list(attrs["dilation"]))
+    if kind == "transposed" and max(attrs["output_padding"]) != 0:
+        parts.append("output_padding = %s" % _list(attrs["output_padding"]))
+    return "<%s>" % ", ".join(parts)
 
 
 def _bias_or_zero(node):

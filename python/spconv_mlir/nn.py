@@ -289,6 +289,37 @@ class IndiceRecord:
         self.layer = layer
 
 
+def configure_conv(module, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                   groups, indice_key, output_padding, unused):
+    """Checks a conv's arguments and sets them on `module` (whose class
+    gives `ndim` and `kind`): the traced layers' and spconv_mlir.torch's."""
+    layer = type(module).__name__
+    if unused:
+        raise UnsupportedError("%s: argument(s) %s are not supported by spconv_mlir"
+                               % (layer, ", ".join(sorted(unused))))
+    if in_channels <= 0 or out_channels <= 0:
+        raise ModelError("%s: channels must be positive, got in_channels=%d, "
+                         "out_channels=%d" % (layer, in_channels, out_channels))
+    if groups < 1 or in_channels % groups or out_channels % groups:
+        raise ModelError("%s: groups=%d must be positive and divide in_channels=%d "
+                         "and out_channels=%d" % (layer, groups, in_channels, out_channels))
+    module.groups = int(groups)
+    n = module.ndim
+    module.in_channels, module.out_channels = int(in_channels), int(out_channels)
+    _set_window(module, layer, kernel_size, stride, padding, dilation)
+    module.output_padding = _tuple(output_padding, n, "output_padding", layer)
+    module.indice_key = indice_key
+    if module.kind == "subm" and max(module.stride) != 1:
+        raise ModelError("%s: a submanifold conv has stride 1 (its output sites are "
+                         "its input sites), got stride=%s; use SparseConv%dd to "
+                         "downsample" % (layer, list(module.stride), n))
+    if module.kind == "inverse" and indice_key is None:
+        raise ModelError("%s needs the indice_key of the SparseConv%dd it inverts"
+                         % (layer, n))
+    if module.kind != "transposed" and max(module.output_padding) != 0:
+        raise ModelError("%s: output_padding is only for transposed convs" % layer)
+
+
 class SparseConvolution(Module):
     """A sparse convolution with spconv 2.x's arguments. `weight` is
     `Cout x k... x Cin` (spconv 2.x's default KRSC layout) and `bias` `Cout`."""
@@ -300,31 +331,8 @@ class SparseConvolution(Module):
                  dilation=1, groups=1, bias=True, indice_key=None, output_padding=0,
                  algo=None, fp32_accum=None, name=None, **unused):
         super().__init__()
-        layer = type(self).__name__
-        if unused:
-            raise UnsupportedError("%s: argument(s) %s are not supported by spconv_mlir"
-                                   % (layer, ", ".join(sorted(unused))))
-        if in_channels <= 0 or out_channels <= 0:
-            raise ModelError("%s: channels must be positive, got in_channels=%d, "
-                             "out_channels=%d" % (layer, in_channels, out_channels))
-        if groups < 1 or in_channels % groups or out_channels % groups:
-            raise ModelError("%s: groups=%d must be positive and divide in_channels=%d "
-                             "and out_channels=%d" % (layer, groups, in_channels, out_channels))
-        self.groups = int(groups)
-        n = self.ndim
-        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        _set_window(self, layer, kernel_size, stride, padding, dilation)
-        self.output_padding = _tuple(output_padding, n, "output_padding", layer)
-        self.indice_key = indice_key
-        if self.kind == "subm" and max(self.stride) != 1:
-            raise ModelError("%s: a submanifold conv has stride 1 (its output sites are "
-                             "its input sites), got stride=%s; use SparseConv%dd to "
-                             "downsample" % (layer, list(self.stride), n))
-        if self.kind == "inverse" and indice_key is None:
-            raise ModelError("%s needs the indice_key of the SparseConv%dd it inverts"
-                             % (layer, n))
-        if self.kind != "transposed" and max(self.output_padding) != 0:
-            raise ModelError("%s: output_padding is only for transposed convs" % layer)
+        configure_conv(self, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                       groups, indice_key, output_padding, unused)
         volume = math.prod(self.kernel_size)
         group_in = self.in_channels // self.groups
         bound = 1.0 / math.sqrt(group_in * volume)

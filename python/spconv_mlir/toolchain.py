@@ -151,12 +151,15 @@ def _link_libraries(header_text, toolchain, target):
     return args
 
 
-def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True, entry="forward"):
+def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True,
+                  entries=("forward",)):
     """The path of a shared library of `mlir_text` compiled for `target`,
-    from the cache when there."""
+    exporting the public functions `entries`, from the cache when there."""
     options = list(options)
+    entries = list(entries)
     key = hashlib.sha256("\0".join(
-        [mlir_text, target, entry] + options + [toolchain.identity()]).encode()).hexdigest()[:32]
+        [mlir_text, target] + entries + options + [toolchain.identity()]).encode()
+    ).hexdigest()[:32]
     final = os.path.join(cache_root(), key) if cache else None
     library = "libnet.so"
     if final and os.path.exists(os.path.join(final, library)):
@@ -166,7 +169,7 @@ def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True, en
         f.write(mlir_text)
     _run([toolchain.compiler, os.path.join(work, "net.mlir"), "-o",
           os.path.join(work, "net.o"), "--header", os.path.join(work, "net.h"),
-          "--target", target, "--entry", entry] + options, "spconv-compile")
+          "--target", target] + ["--entry=" + e for e in entries] + options, "spconv-compile")
     with open(os.path.join(work, "net.h")) as f:
         header = f.read()
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")

@@ -1,0 +1,306 @@
+"""spconv.pytorch's sparse tensor and conv modules, as torch modules whose
+convs run compiled kernels (ops.py).
+
+Parameters have spconv 2.x's names and shapes (`weight`: `Cout x k... x
+Cin/groups`, `bias`: `Cout`), so its checkpoints load unchanged; the window
+checks, output grids and the 1 x ... x 1 weight quirk are the traced front
+end's (`spconv_mlir.nn`), shared, not copied.
+"""
+import math
+
+import torch
+
+from .. import nn as traced
+from ..errors import InputError, ModelError
+from . import ops
+from .kernels import ConvSpec
+
+_DTYPES = {torch.float32: "float32", torch.float64: "float64"}
+
+
+class SparseConvTensor:
+    """Sites and their features: `features` (`N x C`), `indices` (`N x (1 +
+    D)` int32, the batch index first), `spatial_shape` (the grid, D sizes)
+    and `batch_size`, as spconv.pytorch's. `indice_dict` carries, per
+    `indice_key`, what a later inverse conv needs of the strided conv that
+    set it."""
+
+    def __init__(self, features, indices, spatial_shape, batch_size, grid=None,
+                 voxel_num=None, indice_dict=None, benchmark=False, **unused):
+        self._features = features
+        self.indices = indices
+        self.spatial_shape = [int(s) for s in spatial_shape]
+        self.batch_size = int(batch_size)
+        self.indice_dict = dict(indice_dict or {})
+        self.grid = grid
+        self.voxel_num = voxel_num
+        self.benchmark = benchmark
+
+    @property
+    def features(self):
+        return self._features
+
+    @features.setter
+    def features(self, value):
+        self._features = value
+
+    def replace_feature(self, feature):
+        """The same sites with new features (spconv 2.x's way of applying
+        feature layers)."""
+        out = SparseConvTensor(feature, self.indices, self.spatial_shape, self.batch_size,
+                               self.grid, self.voxel_num, self.indice_dict, self.benchmark)
+        return out
+
+    @property
+    def spatial_size(self):
+        return math.prod(self.spatial_shape)
+
+    def dense(self, channels_first=True):
+        """The dense `batch x C x spatial...` tensor (`batch x spatial... x
+        C` without channels_first), zeros off the sites."""
+        shape = [self.batch_size] + self.spatial_shape + [self.features.shape[1]]
+        out = self.features.new_zeros(shape)
+        index = tuple(self.indices[:, i].long() for i in range(self.indices.shape[1]))
+        out = out.index_put(index, self.features)
+        if channels_first:
+            out = out.permute(0, len(shape) - 1, *range(1, len(shape) - 1)).contiguous()
+        return out
+
+    def __repr__(self):
+        return "SparseConvTensor(sites=%d, channels=%d, spatial_shape=%s, batch_size=%d)" % (
+            self.indices.shape[0], self.features.shape[1], self.spatial_shape,
+            self.batch_size)
+
+
+class SparseModule(torch.nn.Module):
+    """A module that takes and returns a SparseConvTensor (spconv's marker
+    class: SparseSequential hands such modules the tensor, others its
+    features)."""
+
+
+class SparseSequential(SparseModule):
+    """Applies its modules in order: sparse modules to the tensor, any other
+    module (BatchNorm1d, ReLU, ...) to its features."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], dict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(args):
+                self.add_module(str(i), module)
+        for name, module in kwargs.items():
+            self.add_module(name, module)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return SparseSequential(*list(self._modules.values())[index])
+        return list(self._modules.values())[index]
+
+    def add(self, module, name=None):
+        self.add_module(name or str(len(self._modules)), module)
+
+    def forward(self, x):
+        for module in self._modules.values():
+            if isinstance(module, SparseModule):
+                x = module(x)
+            elif isinstance(x, SparseConvTensor):
+                x = x.replace_feature(module(x.features))
+            else:
+                x = module(x)
+        return x
+
+
+class _IndiceRecord:
+    """What a strided conv leaves under its indice_key for the inverse conv
+    that undoes it."""
+
+    def __init__(self, kind, kernel, stride, padding, dilation, in_indices, in_grid,
+                 out_indices, out_grid, layer):
+        self.kind, self.kernel, self.stride = kind, kernel, stride
+        self.padding, self.dilation = padding, dilation
+        self.in_indices, self.in_grid = in_indices, in_grid
+        self.out_indices, self.out_grid = out_indices, out_grid
+        self.layer = layer
+
+
+class SparseConvolution(SparseModule):
+    """A sparse conv of spconv.pytorch's signature; the classes below fix
+    `ndim` and `kind`."""
+    ndim = None
+    kind = "regular"
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, indice_key=None, output_padding=0,
+                 algo=None, fp32_accum=None, name=None, **unused):
+        super().__init__()
+        # The traced front end's checks (window, groups, subm stride,
+        # inverse key); they set the window's attributes on this module.
+        traced.configure_conv(self, in_channels, out_channels, kernel_size, stride, padding,
+                              dilation, groups, indice_key, output_padding, unused)
+        group_in = self.in_channels // self.groups
+        volume = math.prod(self.kernel_size)
+        bound = 1.0 / math.sqrt(group_in * volume)
+        self.weight = torch.nn.Parameter(torch.empty(
+            (self.out_channels,) + self.kernel_size + (group_in,)).uniform_(-bound, bound))
+        self.bias = torch.nn.Parameter(torch.empty(self.out_channels).uniform_(-bound, bound)) \
+            if bias else None
+
+    def extra_repr(self):
+        return traced.SparseConvolution.extra_repr(self)
+
+    def _layer(self):
+        return "%s(%s)" % (type(self).__name__, self.extra_repr())
+
+    def reads_weight_as_matrix(self):
+        return traced.SparseConvolution.reads_weight_as_matrix(self)
+
+    def kernel_matrix(self, weight=None):
+        """The weight (default: the parameter) as the compiler takes it, `K x
+        Cin/groups x Cout`, by torch ops (so its gradient flows back)."""
+        w = self.weight if weight is None else weight
+        if self.reads_weight_as_matrix():
+            return w.reshape(1, self.in_channels, self.out_channels)
+        volume = math.prod(self.kernel_size)
+        return w.reshape(self.out_channels, volume, self.in_channels // self.groups) \
+            .permute(1, 2, 0)
+
+    def _indices(self, x, layer):
+        indices = x.indices
+        if not isinstance(indices, torch.Tensor) or indices.dim() != 2 or \
+                indices.shape[1] != self.ndim + 1:
+            raise InputError("%s: indices must be a %d-column tensor (batch, then %d "
+                             "coordinates), got %s" % (layer, self.ndim + 1, self.ndim,
+                                                       _describe(indices)))
+        if indices.dtype != torch.int32:
+            if indices.dtype not in (torch.int64, torch.int16, torch.int8, torch.uint8):
+                raise InputError("%s: indices must be integers, got %s" % (layer, indices.dtype))
+            if indices.numel() and (indices.min() < 0 or indices.max() > 2**31 - 1):
+                raise InputError("%s: indices hold values outside int32" % layer)
+            indices = indices.to(torch.int32)
+        if indices.device.type != "cpu":
+            raise InputError("%s: spconv_mlir.torch runs CPU tensors only for now; the "
+                             "indices are on %s" % (layer, indices.device))
+        return indices
+
+    def _features(self, x, layer):
+        features = x.features
+        if not isinstance(features, torch.Tensor) or features.dim() != 2:
+            raise InputError("%s: features must be an N x C tensor, got %s"
+                             % (layer, _describe(features)))
+        if features.shape[1] != self.in_channels:
+            raise InputError("%s: in_channels=%d but the features have %d columns"
+                             % (layer, self.in_channels, features.shape[1]))
+        if features.dtype != self.weight.dtype:
+            raise InputError("%s: the features are %s but the weight is %s"
+                             % (layer, features.dtype, self.weight.dtype))
+        if features.dtype not in _DTYPES:
+            raise InputError("%s: %s is not supported; use float32 or float64"
+                             % (layer, features.dtype))
+        if features.device != self.weight.device or features.device.type != "cpu":
+            raise InputError("%s: features on %s, weight on %s; spconv_mlir.torch runs CPU "
+                             "tensors only for now" % (layer, features.device,
+                                                       self.weight.device))
+        return features
+
+    def forward(self, x):
+        return self.apply_weights(x, self.weight, self.bias)
+
+    def apply_weights(self, x, weight, bias):
+        """The layer on `x` with `weight` (spconv 2.x's layout) and `bias`
+        in place of its parameters: the functional form."""
+        layer = self._layer()
+        if not isinstance(x, SparseConvTensor):
+            raise InputError("%s takes a SparseConvTensor, got %s" % (layer, type(x).__name__))
+        if len(x.spatial_shape) != self.ndim:
+            raise InputError("%s: a %d-D layer applied to a %d-D sparse tensor (spatial_shape "
+                             "%s)" % (layer, self.ndim, len(x.spatial_shape), x.spatial_shape))
+        indices, features = self._indices(x, layer), self._features(x, layer)
+        if features.shape[0] != indices.shape[0]:
+            raise InputError("%s: %d indices but %d feature rows" % (
+                layer, indices.shape[0], features.shape[0]))
+        grid = tuple(x.spatial_shape)
+        dtype = _DTYPES[features.dtype]
+        weight = self.kernel_matrix(weight)
+        indice_dict = dict(x.indice_dict)
+        try:
+            if self.kind == "inverse":
+                record = self._record(x, layer)
+                spec = self._spec("inverse", record.out_grid, record.in_grid, dtype, bias,
+                                  record)
+                out = ops.inverse_conv(record.in_indices, indices, features, weight, bias,
+                                       spec.to_json())
+                out_indices, out_grid = record.in_indices, list(record.in_grid)
+            elif self.kind == "subm":
+                spec = self._spec("subm", grid, grid, dtype, bias)
+                out = ops.subm_conv(indices, features, weight, bias, spec.to_json())
+                out_indices, out_grid = x.indices, list(grid)
+            else:
+                out_grid = traced.SparseConvolution._output_grid(self, list(grid), layer)
+                spec = self._spec(self.kind, grid, tuple(out_grid), dtype, bias)
+                out_indices, out = ops.sparse_conv(indices, features, weight, bias,
+                                                   spec.to_json())
+        except InputError as e:
+            raise InputError("%s: %s" % (layer, e)) from None
+        if self.indice_key is not None and self.kind in ("regular", "subm") and \
+                self.indice_key not in indice_dict:
+            indice_dict[self.indice_key] = _IndiceRecord(
+                self.kind, self.kernel_size, self.stride, self.padding, self.dilation, indices,
+                grid, out_indices, tuple(out_grid), layer)
+        return SparseConvTensor(out, out_indices, out_grid, x.batch_size, x.grid, x.voxel_num,
+                                indice_dict, x.benchmark)
+
+    def _spec(self, kind, grid, out_grid, dtype, bias, record=None):
+        window = record or self
+        return ConvSpec(kind, tuple(self.kernel_size), tuple(window.stride),
+                        tuple(window.padding), tuple(window.dilation),
+                        tuple(self.output_padding), tuple(grid), tuple(out_grid),
+                        self.in_channels, self.out_channels, self.groups,
+                        bias is not None, dtype)
+
+    def _record(self, x, layer):
+        record = x.indice_dict.get(self.indice_key)
+        if record is None or record.kind != "regular":
+            known = sorted(k for k, r in x.indice_dict.items() if r.kind == "regular")
+            raise ModelError("%s: no SparseConv with indice_key=%r before it on this "
+                             "tensor's path (keys of strided convs: %s)"
+                             % (layer, self.indice_key, ", ".join(map(repr, known)) or "none"))
+        if tuple(record.kernel) != tuple(self.kernel_size):
+            raise ModelError("%s: kernel_size %s differs from kernel_size %s of %s, the conv "
+                             "it inverts (indice_key=%r)" % (
+                                 layer, list(self.kernel_size), list(record.kernel),
+                                 record.layer, self.indice_key))
+        if list(x.spatial_shape) != list(record.out_grid) or \
+                x.indices.shape != record.out_indices.shape:
+            raise ModelError("%s: its input is not on the output sites of %s (indice_key=%r), "
+                             "the conv it inverts" % (layer, record.layer, self.indice_key))
+        return record
+
+
+def _describe(value):
+    if isinstance(value, torch.Tensor):
+        return "a %s tensor of shape %s" % (value.dtype, list(value.shape))
+    return type(value).__name__
+
+
+def _conv_class(name, ndim, kind, doc):
+    return type(name, (SparseConvolution,), {"ndim": ndim, "kind": kind, "__doc__": doc})
+
+
+_KINDS = {"SubMConv": ("subm", "Submanifold conv: output sites are the input sites."),
+          "SparseConv": ("regular", "Regular sparse conv: output sites are every site "
+                                    "the window reaches from an input site."),
+          "SparseConvTranspose": ("transposed", "Transposed sparse conv."),
+          "SparseInverseConv": ("inverse", "Inverse of the SparseConv with the same "
+                                           "indice_key: back onto its input sites.")}
+# SubMConv1d .. SparseInverseConv4d.
+CONV_CLASSES = []
+for _prefix, (_kind, _doc) in _KINDS.items():
+    for _n in (1, 2, 3, 4):
+        _name = "%s%dd" % (_prefix, _n)
+        globals()[_name] = _conv_class(_name, _n, _kind, _doc)
+        CONV_CLASSES.append(_name)

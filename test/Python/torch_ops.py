@@ -1,0 +1,313 @@
+"""spconv_mlir.torch's convs against dense PyTorch, the oracle DESIGN.md
+names: regular and subm convs equal `conv` (cross-correlation), transposed
+and inverse convs `conv_transpose`, sampled at the active output sites, on
+small grids; outputs and the gradients of features, weight and bias, in
+f64. Then torch.autograd.gradcheck, a network under torch.compile
+(fullgraph, aot_eager) against eager, forward and backward, two identical
+training steps, and bad input as users hit it.
+
+Run with torch 2.4 or later (build/venv-torch): lit's `torch2` feature.
+"""
+import math
+import sys
+
+import torch
+import torch.nn.functional as F
+
+import spconv_mlir.torch as spconv
+from spconv_mlir.errors import InputError, ModelError
+
+DENSE = {1: (F.conv1d, F.conv_transpose1d), 2: (F.conv2d, F.conv_transpose2d),
+         3: (F.conv3d, F.conv_transpose3d)}
+failures = []
+
+
+def check(name, ok, detail=""):
+    print("%s %s%s" % ("PASS" if ok else "FAIL", name, (": " + detail) if detail and not ok
+                       else ""))
+    if not ok:
+        failures.append(name)
+
+
+def sites(grid, batch, count, seed):
+    """`count` distinct random sites per batch element, sorted by key."""
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for b in range(batch):
+        volume = math.prod(grid)
+        keys = torch.randperm(volume, generator=g)[:count].sort().values
+        coords = []
+        for size in reversed(grid):
+            coords.insert(0, keys % size)
+            keys = keys // size
+        rows.append(torch.stack([torch.full_like(coords[0], b)] + coords, 1))
+    return torch.cat(rows).int()
+
+
+def dense(indices, features, batch, grid):
+    """`batch x C x grid`, the features at their sites, zeros elsewhere."""
+    out = features.new_zeros([batch] + list(grid) + [features.shape[1]])
+    index = tuple(indices[:, i].long() for i in range(indices.shape[1]))
+    out = out.index_put(index, features)
+    return out.permute(0, len(grid) + 1, *range(1, len(grid) + 1))
+
+
+def sample(volume, indices):
+    """The columns of `volume` (`batch x C x grid`) at `indices`, N x C."""
+    n = indices.shape[1] - 1
+    index = tuple(indices[:, i].long() for i in range(n + 1))
+    return volume.permute(0, *range(2, n + 2), 1)[index]
+
+
+def active(volume):
+    """The sites where channel 0 of `volume` is positive, sorted by key."""
+    found = torch.nonzero(volume[:, 0] > 0.5)
+    return found.int()
+
+
+def torch_weight(layer, transposed):
+    """The layer's weight as dense PyTorch takes it, from the compiler's
+    `K x Cin/g x Cout` (a function of the parameter, so that gradients
+    reach it)."""
+    k = list(layer.kernel_size)
+    m = layer.kernel_matrix().reshape(k + [layer.in_channels // layer.groups,
+                                           layer.out_channels])
+    n = len(k)
+    order = (n, n + 1) if transposed else (n + 1, n)
+    return m.permute(*order, *range(n))
+
+
+def run_case(name, make, grid, batch=2, count=12, cin=3, seed=0, inverse_of=None):
+    torch.manual_seed(seed)
+    layer = make().double()
+    n = layer.ndim
+    conv, conv_t = DENSE[n]
+    indices = sites(grid, batch, count, seed)
+    features = torch.randn(indices.shape[0], cin, dtype=torch.float64, requires_grad=True)
+    x = spconv.SparseConvTensor(features, indices, grid, batch)
+    if inverse_of is not None:
+        down = inverse_of().double()
+        x = down(x)
+        x = x.replace_feature(x.features.detach().requires_grad_())
+        features = x.features
+    y = layer(x)
+    cot = torch.randn(y.features.shape, dtype=torch.float64)
+    params = [layer.weight] + ([layer.bias] if layer.bias is not None else [])
+    ours = torch.autograd.grad((y.features * cot).sum(), [features] + params)
+
+    s, p, d = list(layer.stride), list(layer.padding), list(layer.dilation)
+    if layer.kind == "subm":
+        p = [k_ // 2 * d_ for k_, d_ in zip(layer.kernel_size, d)]
+    xin = dense(x.indices, features, batch, x.spatial_shape)
+    ones = dense(x.indices, torch.ones(x.indices.shape[0], 1, dtype=torch.float64), batch,
+                 x.spatial_shape)
+    kernel_ones = torch.ones([1, 1] + list(layer.kernel_size), dtype=torch.float64)
+    if layer.kind in ("subm", "regular"):
+        out = conv(xin, torch_weight(layer, False), layer.bias, s, p, d, layer.groups)
+        reach = conv(ones, kernel_ones, None, s, p, d)
+        want_sites = x.indices if layer.kind == "subm" else active(reach)
+    elif layer.kind == "transposed":
+        op = list(layer.output_padding)
+        out = conv_t(xin, torch_weight(layer, True), layer.bias, s, p, op, layer.groups, d)
+        reach = conv_t(ones, kernel_ones, None, s, p, op, 1, d)
+        want_sites = active(reach)
+    else:  # inverse: back onto the strided conv's input sites
+        record = x.indice_dict[layer.indice_key]
+        s, p, d = list(record.stride), list(record.padding), list(record.dilation)
+        fine = list(record.in_grid)
+        base = [(o - 1) * s_ - 2 * p_ + d_ * (k_ - 1) + 1 for o, s_, p_, d_, k_ in
+                zip(x.spatial_shape, s, p, d, layer.kernel_size)]
+        op = [f - b for f, b in zip(fine, base)]
+        out = conv_t(xin, torch_weight(layer, True), layer.bias, s, p, op, layer.groups, d)
+        want_sites = record.in_indices
+    check(name + " sites", torch.equal(y.indices, want_sites.int()),
+          "%d sites, expected %d" % (y.indices.shape[0], want_sites.shape[0]))
+    if not torch.equal(y.indices, want_sites.int()):
+        return
+    ref = sample(out, y.indices)
+    theirs = torch.autograd.grad((ref * cot).sum(), [features] + params)
+    check(name + " output", torch.allclose(y.features, ref, rtol=1e-10, atol=1e-10),
+          "max diff %g" % (y.features - ref).abs().max().item())
+    for what, a, b in zip(["features", "weight", "bias"], ours, theirs):
+        check("%s d%s" % (name, what), torch.allclose(a, b, rtol=1e-10, atol=1e-10),
+              "max diff %g" % (a - b).abs().max().item())
+
+
+def conv_cases():
+    run_case("subm3d k3", lambda: spconv.SubMConv3d(3, 4, 3), [6, 7, 5])
+    run_case("subm3d k3 d2 no-bias", lambda: spconv.SubMConv3d(3, 4, 3, dilation=2, bias=False),
+             [7, 7, 7])
+    run_case("subm2d k1 (weight read as a matrix)", lambda: spconv.SubMConv2d(3, 5, 1),
+             [9, 9])
+    run_case("regular3d k3 s2 p1", lambda: spconv.SparseConv3d(3, 4, 3, stride=2, padding=1),
+             [8, 7, 6])
+    run_case("regular3d k3 s2 d2 (dilation with stride)",
+             lambda: spconv.SparseConv3d(3, 2, 3, stride=2, padding=2, dilation=2), [9, 8, 9])
+    run_case("regular2d k2 s2 groups 3",
+             lambda: spconv.SparseConv2d(3, 6, 2, stride=2, groups=3), [8, 10], cin=3)
+    run_case("regular1d k3 s1", lambda: spconv.SparseConv1d(3, 2, 3), [16], count=6)
+    run_case("transposed3d k3 s2", lambda: spconv.SparseConvTranspose3d(3, 4, 3, stride=2),
+             [4, 5, 4])
+    run_case("transposed2d k3 s2 p1 op1",
+             lambda: spconv.SparseConvTranspose2d(3, 2, 3, stride=2, padding=1,
+                                                  output_padding=1), [5, 6])
+    run_case("inverse3d k3 s2 p1",
+             lambda: spconv.SparseInverseConv3d(4, 3, 3, indice_key="down"), [9, 8, 7],
+             inverse_of=lambda: spconv.SparseConv3d(3, 4, 3, stride=2, padding=1,
+                                                    indice_key="down"), cin=3)
+
+
+def gradchecks():
+    """torch.autograd.gradcheck: our backward against finite differences of
+    our forward, one small layer per kind (4-D too, which has no dense
+    torch conv)."""
+    cases = [("subm", spconv.SubMConv3d(2, 3, 3), [4, 4, 4]),
+             ("regular 4-D", spconv.SparseConv4d(2, 2, 2, stride=2), [4, 4, 2, 4]),
+             ("transposed", spconv.SparseConvTranspose2d(2, 3, 3, stride=2), [3, 4])]
+    for name, layer, grid in cases:
+        layer = layer.double()
+        indices = sites(grid, 1, 5, 3)
+        features = torch.randn(indices.shape[0], 2, dtype=torch.float64, requires_grad=True)
+        weight = layer.weight.detach().clone().requires_grad_()
+        bias = layer.bias.detach().clone().requires_grad_()
+
+        def f(feat, weight, bias, layer=layer, indices=indices, grid=grid):
+            x = spconv.SparseConvTensor(feat, indices, grid, 1)
+            return layer.apply_weights(x, weight, bias).features
+
+        ok = torch.autograd.gradcheck(f, (features, weight, bias), eps=1e-6, atol=1e-7)
+        check("gradcheck " + name, ok)
+
+
+class Backbone(torch.nn.Module):
+    """A model in the style of OpenPCDet's backbones: a batch_dict in and
+    out, `.int()` on indices, nested SparseSequentials, a strided conv and
+    the inverse conv that shares its indice_key, `indices[:, 1:]`,
+    `features.view`, `.dim()` and `sum(dim=...)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv_input = spconv.SparseSequential(
+            spconv.SubMConv3d(4, 8, 3, padding=1, bias=False, indice_key="subm1"),
+            torch.nn.BatchNorm1d(8), torch.nn.ReLU())
+        self.down = spconv.SparseSequential(
+            spconv.SparseSequential(
+                spconv.SparseConv3d(8, 16, 3, stride=2, padding=1, bias=False,
+                                    indice_key="spconv2"),
+                torch.nn.BatchNorm1d(16), torch.nn.ReLU()),
+            spconv.SubMConv3d(16, 16, 3, padding=1, indice_key="subm2"))
+        self.up = spconv.SparseInverseConv3d(16, 8, 3, indice_key="spconv2", bias=False)
+        self.head = torch.nn.Linear(8, 2)
+
+    def forward(self, batch_dict):
+        x = spconv.SparseConvTensor(batch_dict["voxel_features"],
+                                    batch_dict["voxel_coords"].int(),
+                                    batch_dict["spatial_shape"], batch_dict["batch_size"])
+        x = self.conv_input(x)
+        skip = x
+        x = self.down(x)
+        batch_dict["coarse_xyz"] = x.indices[:, 1:]
+        x = self.up(x)
+        x = x.replace_feature(x.features + skip.features)
+        assert x.features.dim() == 2
+        logits = self.head(x.features.view(-1, 8))
+        batch_dict["loss"] = logits.square().sum(dim=1).mean()
+        return batch_dict
+
+
+def backbone_inputs(seed):
+    indices = sites([10, 12, 8], 2, 40, seed)
+    g = torch.Generator().manual_seed(seed)
+    return {"voxel_features": torch.randn(indices.shape[0], 4, generator=g),
+            "voxel_coords": indices.long(), "spatial_shape": [10, 12, 8], "batch_size": 2}
+
+
+def compiled_against_eager():
+    torch.manual_seed(1)
+    eager = Backbone()
+    compiled_model = Backbone()
+    compiled_model.load_state_dict(eager.state_dict())
+    compiled = torch.compile(compiled_model, fullgraph=True, backend="aot_eager")
+    a = eager(backbone_inputs(5))
+    a["loss"].backward()
+    b = compiled(backbone_inputs(5))
+    b["loss"].backward()
+    check("torch.compile(fullgraph, aot_eager) loss equals eager",
+          torch.equal(a["loss"], b["loss"]), "%r vs %r" % (a["loss"].item(), b["loss"].item()))
+    same = all(torch.equal(p.grad, q.grad) for p, q in
+               zip(eager.parameters(), compiled_model.parameters()))
+    check("torch.compile(fullgraph, aot_eager) gradients equal eager", same)
+
+
+def training_is_deterministic():
+    """Two identical SGD runs: bit-identical losses and parameters."""
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(2)
+        model = Backbone()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        losses = []
+        for step in range(3):
+            opt.zero_grad()
+            loss = model(backbone_inputs(10 + step))["loss"]
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs.append((losses, [p.detach().clone() for p in model.parameters()]))
+    check("training: losses bit-identical across runs", runs[0][0] == runs[1][0])
+    check("training: parameters bit-identical across runs",
+          all(torch.equal(p, q) for p, q in zip(runs[0][1], runs[1][1])))
+    check("training: the loss falls", runs[0][0][-1] < runs[0][0][0], str(runs[0][0]))
+
+
+def expect_error(name, kind, text, call):
+    try:
+        call()
+    except kind as e:
+        check(name, text in str(e), "message: %s" % e)
+        print("  " + str(e).splitlines()[0])
+        return
+    except Exception as e:  # noqa: BLE001 - a wrong kind of error is the finding
+        check(name, False, "%s: %s" % (type(e).__name__, e))
+        return
+    check(name, False, "no error")
+
+
+def bad_input():
+    torch.manual_seed(3)
+    layer = spconv.SubMConv3d(3, 4, 3)
+    grid = [6, 6, 6]
+    indices = sites(grid, 1, 10, 4)
+    features = torch.randn(indices.shape[0], 3)
+    want = layer(spconv.SparseConvTensor(features, indices, grid, 1)).features
+    # Column-major indices (np.argwhere(...).astype(np.int32) gives these)
+    # and int64 indices: the right answer.
+    column_major = indices.t().contiguous().t()
+    check("column-major indices: same result",
+          torch.equal(layer(spconv.SparseConvTensor(features, column_major, grid, 1)).features,
+                      want))
+    check("int64 indices: same result",
+          torch.equal(layer(spconv.SparseConvTensor(features, indices.long(), grid, 1)).features,
+                      want))
+    expect_error("features of another dtype", InputError, "the weight is torch.float32",
+                 lambda: layer(spconv.SparseConvTensor(features.double(), indices, grid, 1)))
+    outside = indices.clone()
+    outside[0, 1] = 6
+    expect_error("a site outside the grid", InputError, "SubMConv3d(3, 4",
+                 lambda: layer(spconv.SparseConvTensor(features, outside, grid, 1)))
+    expect_error("wrong channel count", InputError, "in_channels=3",
+                 lambda: layer(spconv.SparseConvTensor(features[:, :2], indices, grid, 1)))
+    expect_error("an inverse conv without its strided conv", ModelError, "indice_key='nope'",
+                 lambda: spconv.SparseInverseConv3d(3, 3, 3, indice_key="nope")(
+                     spconv.SparseConvTensor(features, indices, grid, 1)))
+    empty = layer(spconv.SparseConvTensor(features[:0], indices[:0], grid, 1))
+    check("no sites: an empty result", tuple(empty.features.shape) == (0, 4))
+
+
+conv_cases()
+gradchecks()
+compiled_against_eager()
+training_is_deterministic()
+bad_input()
+print("%d failed" % len(failures))
+sys.exit(1 if failures else 0)
