@@ -474,6 +474,29 @@ for _n in (1, 2, 3, 4):
         "Inverse of the %d-D SparseConv named by indice_key: back onto its input sites." % _n)
 
 
+def configure_pool(module, kernel_size, stride, padding, dilation, indice_key, unused):
+    """Checks a pool's arguments and sets them on `module` (stride defaults
+    to the kernel, as spconv's): the traced layers' and spconv_mlir.torch's."""
+    layer = type(module).__name__
+    if unused:
+        raise UnsupportedError("%s: argument(s) %s are not supported by spconv_mlir"
+                               % (layer, ", ".join(sorted(unused))))
+    _set_window(module, layer, kernel_size, kernel_size if stride is None else stride,
+                padding, dilation)
+    module.indice_key = indice_key
+
+
+def pool_output_grid(module, grid, layer):
+    """A pool's output grid (a regular conv's), or ModelError if empty."""
+    out = _regular_grid(grid, module.kernel_size, module.stride, module.padding,
+                        module.dilation)
+    if min(out) <= 0:
+        raise ModelError("%s: kernel %s, stride %s on the grid %s give the empty "
+                         "output grid %s" % (layer, list(module.kernel_size),
+                                             list(module.stride), list(grid), out))
+    return out
+
+
 class SparsePool(Module):
     ndim = None
     mode = "max"
@@ -481,13 +504,7 @@ class SparsePool(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, indice_key=None,
                  algo=None, **unused):
         super().__init__()
-        layer = type(self).__name__
-        if unused:
-            raise UnsupportedError("%s: argument(s) %s are not supported by spconv_mlir"
-                                   % (layer, ", ".join(sorted(unused))))
-        _set_window(self, layer, kernel_size, kernel_size if stride is None else stride,
-                    padding, dilation)
-        self.indice_key = indice_key
+        configure_pool(self, kernel_size, stride, padding, dilation, indice_key, unused)
 
     def extra_repr(self):
         return "kernel_size=%s, stride=%s" % (list(self.kernel_size), list(self.stride))
@@ -502,12 +519,7 @@ class SparsePool(Module):
         if x.features.channels is None:
             raise ModelError("%s: pooling the network input needs its channels; pass "
                              "in_channels= to compile()" % layer)
-        grid = _regular_grid(x.coords.grid, self.kernel_size, self.stride, self.padding,
-                             self.dilation)
-        if min(grid) <= 0:
-            raise ModelError("%s: kernel %s, stride %s on the grid %s give the empty "
-                             "output grid %s" % (layer, list(self.kernel_size),
-                                                 list(self.stride), list(x.coords.grid), grid))
+        grid = pool_output_grid(self, x.coords.grid, layer)
         out_coords = g.Coords(graph, grid, x.coords.batch)
         attrs = {"mode": self.mode, "kind": "regular", "kernel": self.kernel_size,
                  "stride": self.stride, "padding": self.padding, "dilation": self.dilation,

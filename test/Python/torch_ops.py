@@ -157,6 +157,52 @@ def conv_cases():
                                                     indice_key="down"), cin=3)
 
 
+def run_pool(name, make, grid, batch=2, count=14, channels=3, seed=0):
+    """Pools against dense PyTorch: max over the window's active sites
+    (max_pool with the empty sites at -inf), average over them (a sum
+    pooling divided by the count of active sites)."""
+    torch.manual_seed(seed)
+    layer = make()
+    n = layer.ndim
+    conv = DENSE[n][0]
+    indices = sites(grid, batch, count, seed)
+    features = torch.randn(indices.shape[0], channels, dtype=torch.float64,
+                           requires_grad=True)
+    y = layer(spconv.SparseConvTensor(features, indices, grid, batch))
+    cot = torch.randn(y.features.shape, dtype=torch.float64)
+    (ours,) = torch.autograd.grad((y.features * cot).sum(), [features])
+    k, s, p, d = layer.kernel_size, layer.stride, layer.padding, layer.dilation
+    ones = dense(indices, torch.ones(indices.shape[0], 1, dtype=torch.float64), batch, grid)
+    kernel_ones = torch.ones([1, 1] + list(k), dtype=torch.float64)
+    count_at = conv(ones, kernel_ones, None, s, p, d)
+    want_sites = active(count_at)
+    check(name + " sites", torch.equal(y.indices, want_sites))
+    if not torch.equal(y.indices, want_sites):
+        return
+    xin = dense(indices, features, batch, grid)
+    if layer.mode == "max":
+        empty = dense(indices, torch.zeros(indices.shape[0], 1, dtype=torch.float64), batch,
+                      grid) - ones + 1  # 1 at empty sites, 0 at active ones
+        pooled = getattr(F, "max_pool%dd" % n)(xin - empty * 1e30, k, s, p, d)
+    else:
+        summed = conv(xin, torch.ones([channels, 1] + list(k), dtype=torch.float64), None, s, p,
+                      d, channels)
+        pooled = summed / count_at.clamp(min=1)
+    ref = sample(pooled, y.indices)
+    (theirs,) = torch.autograd.grad((ref * cot).sum(), [features])
+    check(name + " output", torch.allclose(y.features, ref, rtol=1e-10, atol=1e-10),
+          "max diff %g" % (y.features - ref).abs().max().item())
+    check(name + " dfeatures", torch.allclose(ours, theirs, rtol=1e-10, atol=1e-10),
+          "max diff %g" % (ours - theirs).abs().max().item())
+
+
+def pool_cases():
+    run_pool("maxpool3d k2", lambda: spconv.SparseMaxPool3d(2), [6, 8, 6])
+    run_pool("maxpool3d k3 s2 p1", lambda: spconv.SparseMaxPool3d(3, 2, 1), [7, 6, 6])
+    run_pool("avgpool2d k3 s2 d2", lambda: spconv.SparseAvgPool2d(3, 2, 2, 2), [10, 9])
+    run_pool("avgpool1d k2", lambda: spconv.SparseAvgPool1d(2), [16], count=8)
+
+
 def gradchecks():
     """torch.autograd.gradcheck: our backward against finite differences of
     our forward, one small layer per kind (4-D too, which has no dense
@@ -305,6 +351,7 @@ def bad_input():
 
 
 conv_cases()
+pool_cases()
 gradchecks()
 compiled_against_eager()
 training_is_deterministic()

@@ -20,8 +20,9 @@ and kept on disk. See docs/Python.md, "Training in PyTorch".
 """
 from . import modules, ops
 from .kernels import ConvSpec
-from .modules import SparseConvolution, SparseConvTensor, SparseModule, SparseSequential
+from .modules import (SparseConvolution, SparseConvTensor, SparseModule, SparsePool,
+                      SparseSequential)
 
 __all__ = ["ConvSpec", "ops", "SparseConvolution", "SparseConvTensor", "SparseModule",
-           "SparseSequential"] + modules.CONV_CLASSES
+           "SparsePool", "SparseSequential"] + modules.CONV_CLASSES
 globals().update({name: getattr(modules, name) for name in modules.CONV_CLASSES})

@@ -25,7 +25,8 @@ from ..emit import ELEMENT_TYPES, geometry_attr
 from ..errors import UnsupportedError
 from ..toolchain import build_library, find_toolchain
 
-KINDS = ("subm", "regular", "transposed", "inverse")
+KINDS = ("subm", "regular", "transposed", "inverse", "maxpool", "avgpool")
+POOLS = {"maxpool": "max", "avgpool": "avg"}
 
 _Spec = collections.namedtuple("ConvSpec", [
     "kind", "kernel", "stride", "padding", "dilation", "output_padding", "grid",
@@ -37,6 +38,10 @@ class ConvSpec(_Spec):
     input sites (for `inverse`, of the fine sites it writes), `out_grid` that
     of the output sites; the window is the conv's (for `inverse`, the window
     of the regular conv it inverts)."""
+
+    @property
+    def is_pool(self):
+        return self.kind in POOLS
 
     @property
     def ndim(self):
@@ -88,25 +93,29 @@ def _features_type(channels, ftype):
 
 
 def conv_module(spec):
-    """The MLIR of `spec`'s kernel set: `@conv_<key>` (the conv) and
+    """The MLIR of `spec`'s kernel set: `@conv_<key>` (the conv or pool) and
     `@conv_<key>_backward` (the gradients of its float arguments for the
     cotangent of its output features). Arguments: the coordinates (for
-    `inverse`: the fine, then the coarse ones), the features, the weight and,
-    with `spec.bias`, the bias."""
+    `inverse`: the fine, then the coarse ones), the features, then for a
+    conv the weight and, with `spec.bias`, the bias."""
     if spec.kind not in KINDS:
         raise UnsupportedError("conv kind %r is not one of %s" % (spec.kind, ", ".join(KINDS)))
     ftype = ELEMENT_TYPES[spec.dtype]
     name = "conv_" + spec.key()
-    geometry = geometry_attr(spec._asdict())
+    attrs = spec._asdict()
+    if spec.is_pool:
+        attrs["kind"] = "regular"
+    geometry = geometry_attr(attrs)
     groups = " groups %d" % spec.groups if spec.groups != 1 else ""
     args = []
     if spec.kind == "inverse":
         args += [("%fine", _coords_type(spec.out_grid)), ("%coarse", _coords_type(spec.grid))]
     else:
         args += [("%coords", _coords_type(spec.grid))]
-    args += [("%features", _features_type(spec.in_channels, ftype)),
-             ("%weight", "tensor<%sx%s>" % ("x".join(str(d) for d in spec.weight_shape()),
-                                            ftype))]
+    args += [("%features", _features_type(spec.in_channels, ftype))]
+    if not spec.is_pool:
+        args += [("%weight", "tensor<%sx%s>" % ("x".join(str(d) for d in spec.weight_shape()),
+                                                ftype))]
     if spec.bias:
         args.append(("%bias", "tensor<%dx%s>" % (spec.out_channels, ftype)))
     out_features = _features_type(spec.out_channels, ftype)
@@ -114,7 +123,12 @@ def conv_module(spec):
     operand_types = ", ".join(t for _, t in args)
     if spec.bias:
         operands = operands.rsplit(", ", 1)[0] + " bias %bias"
-    if spec.kind == "inverse":
+    if spec.is_pool:
+        out_coords = _coords_type(spec.out_grid)
+        body = ["  %%oc, %%of = spconv.pool %s %s %s\n      : %s -> %s, %s" % (
+            POOLS[spec.kind], geometry, operands, operand_types, out_coords, out_features)]
+        results = [("%oc", out_coords), ("%of", out_features)]
+    elif spec.kind == "inverse":
         body = ["  %%of = spconv.inverse_conv %s%s %s\n      : %s -> %s" % (
             geometry, groups, operands, operand_types, out_features)]
         results = [("%of", out_features)]
@@ -163,7 +177,9 @@ class KernelSet:
         dtype = np.dtype(spec.dtype)
         forward = [(2, dtype)] if spec.kind in ("subm", "inverse") else \
             [(2, np.int32), (2, dtype)]
-        backward = [(2, dtype), (3, dtype)] + ([(1, dtype)] if spec.bias else [])
+        backward = [(2, dtype)]
+        if not spec.is_pool:
+            backward += [(3, dtype)] + ([(1, dtype)] if spec.bias else [])
         self.forward_entry = abi.Entry(library, name, forward)
         self.backward_entry = abi.Entry(library, name + "_backward", backward)
 

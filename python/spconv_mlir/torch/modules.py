@@ -170,22 +170,7 @@ class SparseConvolution(SparseModule):
             .permute(1, 2, 0)
 
     def _indices(self, x, layer):
-        indices = x.indices
-        if not isinstance(indices, torch.Tensor) or indices.dim() != 2 or \
-                indices.shape[1] != self.ndim + 1:
-            raise InputError("%s: indices must be a %d-column tensor (batch, then %d "
-                             "coordinates), got %s" % (layer, self.ndim + 1, self.ndim,
-                                                       _describe(indices)))
-        if indices.dtype != torch.int32:
-            if indices.dtype not in (torch.int64, torch.int16, torch.int8, torch.uint8):
-                raise InputError("%s: indices must be integers, got %s" % (layer, indices.dtype))
-            if indices.numel() and (indices.min() < 0 or indices.max() > 2**31 - 1):
-                raise InputError("%s: indices hold values outside int32" % layer)
-            indices = indices.to(torch.int32)
-        if indices.device.type != "cpu":
-            raise InputError("%s: spconv_mlir.torch runs CPU tensors only for now; the "
-                             "indices are on %s" % (layer, indices.device))
-        return indices
+        return _check_indices(x, self.ndim, layer)
 
     def _features(self, x, layer):
         features = x.features
@@ -281,6 +266,73 @@ class SparseConvolution(SparseModule):
         return record
 
 
+class SparsePool(SparseModule):
+    """Max or average pooling over the sites a window reaches (a regular
+    conv's output sites); the classes below fix `ndim` and `mode`."""
+    ndim = None
+    mode = "max"
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, indice_key=None,
+                 algo=None, **unused):
+        super().__init__()
+        traced.configure_pool(self, kernel_size, stride, padding, dilation, indice_key,
+                              unused)
+
+    def extra_repr(self):
+        return traced.SparsePool.extra_repr(self)
+
+    def forward(self, x):
+        layer = "%s(%s)" % (type(self).__name__, self.extra_repr())
+        if not isinstance(x, SparseConvTensor):
+            raise InputError("%s takes a SparseConvTensor, got %s" % (layer, type(x).__name__))
+        if len(x.spatial_shape) != self.ndim:
+            raise InputError("%s: a %d-D layer applied to a %d-D sparse tensor (spatial_shape "
+                             "%s)" % (layer, self.ndim, len(x.spatial_shape), x.spatial_shape))
+        indices = _check_indices(x, self.ndim, layer)
+        features = x.features
+        if not isinstance(features, torch.Tensor) or features.dim() != 2 or \
+                features.dtype not in _DTYPES or features.device.type != "cpu":
+            raise InputError("%s: features must be an N x C float32 or float64 CPU tensor, "
+                             "got %s" % (layer, _describe(features)))
+        grid = tuple(x.spatial_shape)
+        out_grid = tuple(traced.pool_output_grid(self, list(grid), layer))
+        channels = features.shape[1]
+        spec = ConvSpec(self.mode + "pool", tuple(self.kernel_size), tuple(self.stride),
+                        tuple(self.padding), tuple(self.dilation), (0,) * self.ndim, grid,
+                        out_grid, channels, channels, 1, False, _DTYPES[features.dtype])
+        try:
+            out_indices, out = ops.sparse_pool(indices, features, spec.to_json())
+        except InputError as e:
+            raise InputError("%s: %s" % (layer, e)) from None
+        indice_dict = dict(x.indice_dict)
+        if self.indice_key is not None and self.indice_key not in indice_dict:
+            indice_dict[self.indice_key] = _IndiceRecord(
+                "regular", self.kernel_size, self.stride, self.padding, self.dilation, indices,
+                grid, out_indices, out_grid, layer)
+        return SparseConvTensor(out, out_indices, list(out_grid), x.batch_size, x.grid,
+                                x.voxel_num, indice_dict, x.benchmark)
+
+
+def _check_indices(x, ndim, layer):
+    """`x.indices` as int32 on the CPU: other integer types converted where
+    their values fit, anything else a clear error."""
+    indices = x.indices
+    if not isinstance(indices, torch.Tensor) or indices.dim() != 2 or \
+            indices.shape[1] != ndim + 1:
+        raise InputError("%s: indices must be a %d-column tensor (batch, then %d "
+                         "coordinates), got %s" % (layer, ndim + 1, ndim, _describe(indices)))
+    if indices.device.type != "cpu":
+        raise InputError("%s: spconv_mlir.torch runs CPU tensors only for now; the "
+                         "indices are on %s" % (layer, indices.device))
+    if indices.dtype != torch.int32:
+        if indices.dtype not in (torch.int64, torch.int16, torch.int8, torch.uint8):
+            raise InputError("%s: indices must be integers, got %s" % (layer, indices.dtype))
+        if indices.numel() and (indices.min() < 0 or indices.max() > 2**31 - 1):
+            raise InputError("%s: indices hold values outside int32" % layer)
+        indices = indices.to(torch.int32)
+    return indices
+
+
 def _describe(value):
     if isinstance(value, torch.Tensor):
         return "a %s tensor of shape %s" % (value.dtype, list(value.shape))
@@ -291,16 +343,26 @@ def _conv_class(name, ndim, kind, doc):
     return type(name, (SparseConvolution,), {"ndim": ndim, "kind": kind, "__doc__": doc})
 
 
+def _pool_class(name, ndim, mode):
+    return type(name, (SparsePool,), {"ndim": ndim, "mode": mode,
+                                      "__doc__": "%s pooling over a window." % mode.title()})
+
+
 _KINDS = {"SubMConv": ("subm", "Submanifold conv: output sites are the input sites."),
           "SparseConv": ("regular", "Regular sparse conv: output sites are every site "
                                     "the window reaches from an input site."),
           "SparseConvTranspose": ("transposed", "Transposed sparse conv."),
           "SparseInverseConv": ("inverse", "Inverse of the SparseConv with the same "
                                            "indice_key: back onto its input sites.")}
-# SubMConv1d .. SparseInverseConv4d.
+# SubMConv1d .. SparseInverseConv4d, SparseMaxPool1d .. SparseAvgPool4d.
 CONV_CLASSES = []
 for _prefix, (_kind, _doc) in _KINDS.items():
     for _n in (1, 2, 3, 4):
         _name = "%s%dd" % (_prefix, _n)
         globals()[_name] = _conv_class(_name, _n, _kind, _doc)
+        CONV_CLASSES.append(_name)
+for _mode in ("max", "avg"):
+    for _n in (1, 2, 3, 4):
+        _name = "Sparse%sPool%dd" % (_mode.title(), _n)
+        globals()[_name] = _pool_class(_name, _n, _mode)
         CONV_CLASSES.append(_name)

@@ -10,6 +10,8 @@ that the schema is plain tensors and a string):
 | `spconv_mlir::sparse_conv` | indices, features, weight, bias?, spec | out indices, features |
 | `spconv_mlir::inverse_conv` | fine indices, coarse indices, features, weight, bias?, spec | features |
 | `spconv_mlir::conv_backward` | the forward's inputs, output gradient, spec | d features, d weight, d bias |
+| `spconv_mlir::sparse_pool` | indices, features, spec | out indices, features |
+| `spconv_mlir::pool_backward` | indices, features, output gradient, spec | d features |
 
 Weights are in the compiler's layout, `K x Cin/groups x Cout`; the modules
 (`modules.py`) hold spconv 2.x's and rearrange them with torch ops, whose
@@ -151,6 +153,48 @@ def _backward_inverse(ctx, grad):
     return None, None, d_features, d_weight, d_bias, None
 
 
+@torch.library.custom_op("spconv_mlir::sparse_pool", mutates_args=())
+def sparse_pool(indices: torch.Tensor, features: torch.Tensor,
+                spec: str) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Max or average pooling (spec kind `maxpool`, `avgpool`) over the
+    regular conv's rulebook of the window."""
+    out_indices, out = kernel_set(_spec(spec)).forward(*_contiguous(indices, features))
+    return out_indices, out
+
+
+@sparse_pool.register_fake
+def _(indices, features, spec):
+    # As sparse_conv's: BatchNorm may follow.
+    sites = torch.library.get_ctx().new_dynamic_size(min=2)
+    return (indices.new_empty((sites, indices.shape[1])),
+            features.new_empty((sites, features.shape[1])))
+
+
+@torch.library.custom_op("spconv_mlir::pool_backward", mutates_args=())
+def pool_backward(indices: torch.Tensor, features: torch.Tensor, grad: torch.Tensor,
+                  spec: str) -> torch.Tensor:
+    (d_features,) = kernel_set(_spec(spec)).backward(
+        *_contiguous(indices, features, grad))
+    return d_features
+
+
+@pool_backward.register_fake
+def _(indices, features, grad, spec):
+    return features.new_empty(features.shape)
+
+
+def _setup_pool(ctx, inputs, output):
+    indices, features, spec = inputs
+    ctx.save_for_backward(indices, features)
+    ctx.spec = spec
+
+
+def _backward_pool(ctx, grad_indices, grad):
+    indices, features = ctx.saved_tensors
+    return None, pool_backward(indices, features, grad, ctx.spec), None
+
+
+sparse_pool.register_autograd(_backward_pool, setup_context=_setup_pool)
 subm_conv.register_autograd(_backward_subm, setup_context=_setup_single)
 sparse_conv.register_autograd(_backward_sparse, setup_context=_setup_single)
 inverse_conv.register_autograd(_backward_inverse, setup_context=_setup_inverse)
