@@ -7,7 +7,10 @@
 #      scripts/bench-install.sh makes (spconv's CPU wheel, Debian's torch).
 #      When that cannot be installed (no network, no wheel for this Python),
 #      it is skipped with the reason, as the issue asks; SPCONV_REQUIRE_SPCONV2=1
-#      makes that a failure instead.
+#      makes that a failure instead;
+#   3. a spconv 2.x checkpoint loaded by spconv_mlir.torch, trained one step
+#      and loaded back into spconv 2.x (test/Python/spconv2_roundtrip.py:
+#      spconv's venv and <build>/venv-torch, skipped like 2.).
 # Uses ${SPCONV_BUILD_DIR:-build}'s tools; the spconv virtualenv is
 # ${SPCONV_BENCH_VENV:-<build>/venv-spconv}.
 #
@@ -81,5 +84,20 @@ if install_spconv2; then
 else
   echo "SKIP: spconv 2.x could not be installed, so the comparison with it did not run:"
   tail -n 5 "$work/bench-install.log" | sed 's/^/  /'
+  [[ "${SPCONV_REQUIRE_SPCONV2:-0}" != 1 ]] || exit 1
+fi
+
+echo "-- a spconv 2.x checkpoint through spconv_mlir.torch and back"
+torch2="$build/venv-torch/bin/python"
+if [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c "import spconv.pytorch" 2> /dev/null &&
+   [[ -x "$torch2" ]]; then
+  mkdir -p "$work/roundtrip"
+  "$venv/bin/python" "$root/test/Python/spconv2_roundtrip.py" save "$work/roundtrip"
+  SPCONV_MLIR_PREFIX="$build" SPCONV_MLIR_CACHE_DIR="$work/cache" PYTHONPATH="$root/python" \
+    "$torch2" "$root/test/Python/spconv2_roundtrip.py" train "$work/roundtrip"
+  "$venv/bin/python" "$root/test/Python/spconv2_roundtrip.py" check "$work/roundtrip"
+else
+  echo "SKIP: the round trip needs spconv 2.x ($venv) and torch 2.x ($build/venv-torch);"
+  echo "test-python.sh --install puts them there when PyPI answers"
   [[ "${SPCONV_REQUIRE_SPCONV2:-0}" != 1 ]] || exit 1
 fi
