@@ -428,6 +428,31 @@ static void printEpilogue(OpAsmPrinter &printer, Operation *,
                       /*printBlockTerminators=*/true);
 }
 
+/// Whether `offsets` (a 1-D tensor) has the static size `K + 1` of
+/// `rulebook`'s kernel offsets.
+static LogicalResult verifyPairOffsets(Operation *op, Value offsets,
+                                       RulebookType rulebook) {
+  int64_t expected = rulebook.getGeometry().getKernelVolume() + 1;
+  int64_t actual = tensorType(offsets).getDimSize(0);
+  if (ShapedType::isDynamic(actual))
+    return op->emitOpError("offsets need the static size ")
+           << expected << " (the rulebook's " << expected - 1
+           << " kernel offsets and one past them), got a dynamic one";
+  if (actual != expected)
+    return op->emitOpError("offsets have ")
+           << actual << " elements, but the rulebook's " << expected - 1
+           << " kernel offsets need " << expected;
+  return success();
+}
+
+LogicalResult RulebookPairsOp::verify() {
+  return verifyPairOffsets(*this, getOffsets(), getRulebook().getType());
+}
+
+LogicalResult RulebookFromPairsOp::verify() {
+  return verifyPairOffsets(*this, getOffsets(), getRulebook().getType());
+}
+
 LogicalResult RulebookPoolOp::verify() {
   GeometryAttr geometry = getRulebook().getType().getGeometry();
   if (geometry.getKind() != ConvKind::Regular)

@@ -249,6 +249,82 @@ def SpConv_BuildRulebookOp : SpConv_Op<"build_rulebook", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
+def SpConv_RulebookPairsOp : SpConv_Op<"rulebook_pairs", [Pure]> {
+  let summary = "The pairs of a rulebook, as tensors";
+  let description = [{
+    A rulebook as data that can leave the function: the input row and the
+    output row of every pair (`i32`), grouped by kernel offset, and the
+    `K + 1` CSR offsets of the groups (`i64`): the pairs of offset `j` are
+    `[offsets[j], offsets[j + 1])`, `offsets[K]` of them in all.
+    `spconv.rulebook_from_pairs` makes a rulebook of them again, so that a
+    caller (the PyTorch ops, which keep a rulebook per `indice_key` from the
+    forward pass to the backward one) builds a rulebook once and uses it in
+    several functions.
+
+    Example:
+
+    ```mlir
+    %in, %out, %offsets = spconv.rulebook_pairs %rb
+        : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>
+        -> tensor<?xi32>, tensor<?xi32>, tensor<28xi64>
+    ```
+  }];
+  let arguments = (ins SpConv_RulebookType:$rulebook);
+  let results = (outs
+    SpConv_IndexTensor:$in_rows,
+    SpConv_IndexTensor:$out_rows,
+    SpConv_KeyTensor:$offsets
+  );
+  let assemblyFormat = [{
+    $rulebook attr-dict `:` qualified(type($rulebook)) `->` type($in_rows) `,`
+    type($out_rows) `,` type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def SpConv_RulebookFromPairsOp : SpConv_Op<"rulebook_from_pairs", [Pure]> {
+  let summary = "A rulebook of given pairs";
+  let description = [{
+    The rulebook of the geometry and grid in the result type whose pairs are
+    `in_rows`, `out_rows` and `offsets` (as `spconv.rulebook_pairs` gives
+    them) between `num_in` input sites and `num_out` output sites.
+
+    The pairs come from outside the function, so they are checked at run
+    time before anything reads them: `offsets` must start at 0, never
+    decrease and end at most at the length of either row tensor, and every
+    row of the first `offsets[K]` pairs must lie in `[0, num_in)` or
+    `[0, num_out)`. The first violation is reported through the runtime's
+    error (the call fails) and the rulebook is then empty, so that no op
+    reads outside its buffers. Which pairs a rulebook holds is not checked
+    further: pairs that are not a rulebook of the geometry give the sums
+    they describe.
+
+    CPU only for now: the GPU target rejects the op.
+
+    Example:
+
+    ```mlir
+    %rb = spconv.rulebook_from_pairs %in, %out, %offsets, %n, %n
+        : tensor<?xi32>, tensor<?xi32>, tensor<28xi64>
+        -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>
+    ```
+  }];
+  let arguments = (ins
+    SpConv_IndexTensor:$in_rows,
+    SpConv_IndexTensor:$out_rows,
+    SpConv_KeyTensor:$offsets,
+    Index:$num_in,
+    Index:$num_out
+  );
+  let results = (outs SpConv_RulebookType:$rulebook);
+  let assemblyFormat = [{
+    $in_rows `,` $out_rows `,` $offsets `,` $num_in `,` $num_out attr-dict `:`
+    type($in_rows) `,` type($out_rows) `,` type($offsets) `->`
+    qualified(type($rulebook))
+  }];
+  let hasVerifier = 1;
+}
+
 def SpConv_RulebookConvOp : SpConv_Op<"rulebook_conv", [
     Pure, IsolatedFromAbove, AttrSizedOperandSegments]> {
   let summary = "Gather, GEMM per kernel offset and scatter-add over a rulebook";

@@ -73,6 +73,14 @@ enum SpConvRtSizeCheck {
   /* spconv.rulebook_pool_grad: input sites vs the static rows of its
    * result. */
   SPCONV_RT_SIZE_POOL_GRAD_ROWS = 22,
+  /* spconv.rulebook_from_pairs: the first pair offset vs 0. */
+  SPCONV_RT_SIZE_PAIR_OFFSETS_FIRST = 23,
+  /* spconv.rulebook_from_pairs: a pair offset vs the one before it, which
+   * it must not be below. */
+  SPCONV_RT_SIZE_PAIR_OFFSETS_ORDER = 24,
+  /* spconv.rulebook_from_pairs: the number of pairs (the last offset) vs
+   * the shorter of the row tensors, which must hold them. */
+  SPCONV_RT_SIZE_PAIR_ROWS = 25,
 };
 
 /* Entry ids are in [0, SPCONV_RT_PROFILE_MAX_ENTRIES). The spconv-profile

@@ -167,6 +167,15 @@ SizeCheckText sizeCheckText(int64_t what) {
   case SPCONV_RT_SIZE_POOL_GRAD_ROWS:
     return {"spconv.rulebook_pool_grad",
             "input sites, but its result has the static number of rows"};
+  case SPCONV_RT_SIZE_PAIR_OFFSETS_FIRST:
+    return {"spconv.rulebook_from_pairs",
+            "is the first pair offset; it must be"};
+  case SPCONV_RT_SIZE_PAIR_OFFSETS_ORDER:
+    return {"spconv.rulebook_from_pairs",
+            "is a pair offset below the one before it,"};
+  case SPCONV_RT_SIZE_PAIR_ROWS:
+    return {"spconv.rulebook_from_pairs",
+            "pairs, but the shorter row tensor holds"};
   default:
     return {nullptr, nullptr};
   }

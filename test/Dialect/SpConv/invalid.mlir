@@ -1093,3 +1093,39 @@ func.func @segment_max_grad_types(%gv: tensor<2x4x8xf32>, %pos: tensor<2x4x8xi32
   %0 = spconv.segment_max_grad %gv, %pos into %z : tensor<2x4x8xf32>, tensor<2x4x8xi32> into tensor<2x4x50xf16>
   return
 }
+
+// -----
+
+func.func @pairs_offsets_size(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>) {
+  // expected-error @+1 {{'spconv.rulebook_pairs' op offsets have 27 elements, but the rulebook's 27 kernel offsets need 28}}
+  %0:3 = spconv.rulebook_pairs %rb
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>> -> tensor<?xi32>, tensor<?xi32>, tensor<27xi64>
+  return
+}
+
+// -----
+
+func.func @from_pairs_offsets_size(%in: tensor<?xi32>, %out: tensor<?xi32>, %off: tensor<9xi64>, %n: index) {
+  // expected-error @+1 {{'spconv.rulebook_from_pairs' op offsets have 9 elements, but the rulebook's 27 kernel offsets need 28}}
+  %0 = spconv.rulebook_from_pairs %in, %out, %off, %n, %n
+      : tensor<?xi32>, tensor<?xi32>, tensor<9xi64> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+  return
+}
+
+// -----
+
+func.func @from_pairs_dynamic_offsets(%in: tensor<?xi32>, %out: tensor<?xi32>, %off: tensor<?xi64>, %n: index) {
+  // expected-error @+1 {{'spconv.rulebook_from_pairs' op offsets need the static size 9 (the rulebook's 8 kernel offsets and one past them), got a dynamic one}}
+  %0 = spconv.rulebook_from_pairs %in, %out, %off, %n, %n
+      : tensor<?xi32>, tensor<?xi32>, tensor<?xi64> -> !spconv.rulebook<#spconv.geom<regular, kernel = [2, 2, 2], stride = [2, 2, 2]>, #spconv.grid<[8, 8, 8]>>
+  return
+}
+
+// -----
+
+func.func @from_pairs_row_type(%in: tensor<?xi64>, %out: tensor<?xi32>, %off: tensor<28xi64>, %n: index) {
+  // expected-error @+1 {{'spconv.rulebook_from_pairs' op operand #0 must be 1D tensor of 32-bit signless integer values}}
+  %0 = spconv.rulebook_from_pairs %in, %out, %off, %n, %n
+      : tensor<?xi64>, tensor<?xi32>, tensor<28xi64> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+  return
+}

@@ -293,3 +293,19 @@ func.func @epilogues(%rb: !subm8, %f: tensor<?x4xf32>, %w: tensor<27x4x8xf32>,
       }
   return
 }
+
+// A rulebook's pairs as tensors, and a rulebook of them again.
+// CHECK-LABEL: func.func @rulebook_pairs
+// CHECK-SAME: (%[[RB:.*]]: !spconv.rulebook
+func.func @rulebook_pairs(%rb: !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>,
+                          %n: index) -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>> {
+  // CHECK: %[[IN:.*]], %[[OUT:.*]], %[[OFF:.*]] = spconv.rulebook_pairs %[[RB]] : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>> -> tensor<?xi32>, tensor<?xi32>, tensor<28xi64>
+  %in, %out, %off = spconv.rulebook_pairs %rb
+      : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>
+      -> tensor<?xi32>, tensor<?xi32>, tensor<28xi64>
+  // CHECK: spconv.rulebook_from_pairs %[[IN]], %[[OUT]], %[[OFF]], %{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>, tensor<28xi64> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>
+  %again = spconv.rulebook_from_pairs %in, %out, %off, %n, %n
+      : tensor<?xi32>, tensor<?xi32>, tensor<28xi64>
+      -> !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>
+  return %again : !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[41, 1600, 1408]>>
+}

@@ -51,4 +51,5 @@ void lowering::populateRulebookPatterns(const TypeConverter &converter,
                                         LoweringContext &ctx,
                                         RewritePatternSet &patterns) {
   patterns.add<BuildRulebookLowering>(converter, ctx);
+  populateRulebookPairsPatterns(converter, ctx, patterns);
 }

@@ -45,10 +45,15 @@ func::FuncOp createSortedSubmBuilder(LoweringContext &ctx, RulebookType type,
                                      StringRef name);
 
 /// The patterns of this folder's ops (TypeConversion.h's SpConvOpLowering),
-/// sharing `ctx`.
+/// sharing `ctx`: the build's and those of Pairs.cpp.
 void populateRulebookPatterns(const TypeConverter &converter,
                               LoweringContext &ctx,
                               RewritePatternSet &patterns);
+
+/// spconv.rulebook_pairs and spconv.rulebook_from_pairs (Pairs.cpp).
+void populateRulebookPairsPatterns(const TypeConverter &converter,
+                                   LoweringContext &ctx,
+                                   RewritePatternSet &patterns);
 
 } // namespace mlir::spconv::lowering
 

@@ -189,6 +189,12 @@ Value lowering::checkSize(LoweringContext &ctx, OpBuilder &b, Location loc,
                           Value actual, Value expected, SizeCheck what) {
   Value ok =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, actual, expected);
+  return checkCondition(ctx, b, loc, ok, actual, expected, what);
+}
+
+Value lowering::checkCondition(LoweringContext &ctx, OpBuilder &b, Location loc,
+                               Value ok, Value actual, Value expected,
+                               SizeCheck what) {
   scf::IfOp::create(
       b, loc, ok,
       [&](OpBuilder &tb, Location tloc) { scf::YieldOp::create(tb, tloc); },

@@ -74,6 +74,9 @@ enum class SizeCheck : int64_t {
   ScatterRows = SPCONV_RT_SIZE_SCATTER_ROWS,
   SegmentMaxGrad = SPCONV_RT_SIZE_SEGMENT_MAX_GRAD,
   PoolGradRows = SPCONV_RT_SIZE_POOL_GRAD_ROWS,
+  PairOffsetsFirst = SPCONV_RT_SIZE_PAIR_OFFSETS_FIRST,
+  PairOffsetsOrder = SPCONV_RT_SIZE_PAIR_OFFSETS_ORDER,
+  PairRows = SPCONV_RT_SIZE_PAIR_ROWS,
 };
 
 /// The source line of `loc` (its first file location), or 0 when it has
@@ -88,6 +91,11 @@ Value checkSize(LoweringContext &ctx, OpBuilder &b, Location loc, Value actual,
 /// Like checkSize, but only where `precondition` (i1) holds, so that an
 /// earlier failure (already reported) is not overwritten by a consequence of
 /// it: returns `precondition && actual == expected`.
+/// Reports `what` with `actual` and `expected` (i64 or index) where `ok`
+/// (i1) does not hold; returns `ok`. checkSize is its equality case.
+Value checkCondition(LoweringContext &ctx, OpBuilder &b, Location loc, Value ok,
+                     Value actual, Value expected, SizeCheck what);
+
 Value checkSizeIf(LoweringContext &ctx, OpBuilder &b, Location loc,
                   Value precondition, Value actual, Value expected,
                   SizeCheck what);
