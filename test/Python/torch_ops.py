@@ -306,6 +306,72 @@ def training_is_deterministic():
     check("training: the loss falls", runs[0][0][-1] < runs[0][0][0], str(runs[0][0]))
 
 
+def rulebooks_are_shared():
+    """Layers with one indice_key on the same sites build one rulebook, an
+    inverse conv reads its strided conv's, and backward builds none."""
+    built = []
+    originals = (spconv.ops.subm_rulebook, spconv.ops.strided_rulebook)
+    from spconv_mlir.torch import modules
+
+    class Counting:
+        def __init__(self, op, name):
+            self.op, self.name = op, name
+
+        def __call__(self, *args):
+            built.append(self.name)
+            return self.op(*args)
+
+    modules.ops = type("CountingOps", (), {
+        "subm_rulebook": Counting(originals[0], "subm"),
+        "strided_rulebook": Counting(originals[1], "strided"),
+        "rulebook_conv": spconv.ops.rulebook_conv, "rulebook_pool": spconv.ops.rulebook_pool})
+    try:
+        torch.manual_seed(4)
+        net = spconv.SparseSequential(
+            spconv.SubMConv3d(3, 4, 3, indice_key="a"), spconv.SubMConv3d(4, 4, 3, indice_key="a"),
+            spconv.SparseConv3d(4, 4, 2, stride=2, indice_key="down"),
+            spconv.SparseInverseConv3d(4, 4, 2, indice_key="down"),
+            spconv.SubMConv3d(4, 2, 3, indice_key="a"), spconv.SubMConv3d(2, 2, 3))
+        indices = sites([8, 8, 8], 2, 20, 5)
+        features = torch.randn(indices.shape[0], 3, requires_grad=True)
+        y = net(spconv.SparseConvTensor(features, indices, [8, 8, 8], 2))
+        forward = list(built)
+        y.features.sum().backward()
+        check("indice_key: one subm build for three layers (and one for the layer "
+              "without a key), one strided build for the conv and its inverse",
+              forward == ["subm", "strided", "subm"], str(forward))
+        check("backward builds no rulebook", built == forward, str(built))
+        expect_error("a key naming another window", ModelError, "indice_key='a' names the "
+                     "rulebook of SubMConv3d(3, 4", lambda: spconv.SparseSequential(
+                         spconv.SubMConv3d(3, 4, 3, indice_key="a"),
+                         spconv.SubMConv3d(4, 4, 5, indice_key="a"))(
+                             spconv.SparseConvTensor(features, indices, [8, 8, 8], 2)))
+    finally:
+        modules.ops = spconv.ops
+
+
+def tampered_pairs():
+    """Pairs handed to the conv op from outside are checked."""
+    torch.manual_seed(6)
+    indices = sites([6, 6, 6], 1, 10, 6)
+    features = torch.randn(indices.shape[0], 3)
+    window = spconv.RulebookSpec("subm", (3, 3, 3), (1, 1, 1), (0, 0, 0), (1, 1, 1), (0, 0, 0),
+                                 (6, 6, 6), (6, 6, 6))
+    in_rows, out_rows, offsets = spconv.ops.subm_rulebook(indices, window.to_json())
+    spec = spconv.ConvSpec(*window, "conv", 3, 4, 1, False, "float32")
+    weight = torch.randn(27, 3, 4)
+    bad = in_rows.clone()
+    bad[0] = 10
+    expect_error("a pair's row outside the sites", InputError, "index 10 at position 0 is "
+                 "outside [0, 10)", lambda: spconv.ops.rulebook_conv(
+                     bad, out_rows, offsets, indices, features, weight, None, spec.to_json()))
+    bad = offsets.clone()
+    bad[-1] = 1000
+    expect_error("more pairs than rows", InputError, "1000 pairs, but the shorter row tensor",
+                 lambda: spconv.ops.rulebook_conv(in_rows, out_rows, bad, indices, features,
+                                                  weight, None, spec.to_json()))
+
+
 def expect_error(name, kind, text, call):
     try:
         call()
@@ -355,6 +421,8 @@ pool_cases()
 gradchecks()
 compiled_against_eager()
 training_is_deterministic()
+rulebooks_are_shared()
+tampered_pairs()
 bad_input()
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)

@@ -13,16 +13,18 @@ later).
     loss = net(x).features.sum()
     loss.backward()
 
-Each conv is a torch custom op (`spconv_mlir::subm_conv`, `sparse_conv`,
-`inverse_conv`, and `conv_backward` for their gradients) whose kernels are
-compiled on first use for that layer's geometry, grid, channels and dtype
-and kept on disk. See docs/Python.md, "Training in PyTorch".
+Rulebooks are built by torch custom ops (`spconv_mlir::subm_rulebook`,
+`strided_rulebook`), once per `indice_key`, and read by the convs and pools
+(`spconv_mlir::rulebook_conv`, `rulebook_pool`, `rulebook_backward` for
+their gradients), whose kernels are compiled on first use for that layer's
+window, grid, channels and dtype and kept on disk. See docs/Python.md,
+"Training in PyTorch".
 """
 from . import modules, ops
-from .kernels import ConvSpec
+from .kernels import ConvSpec, RulebookSpec
 from .modules import (SparseConvolution, SparseConvTensor, SparseModule, SparsePool,
                       SparseSequential)
 
-__all__ = ["ConvSpec", "ops", "SparseConvolution", "SparseConvTensor", "SparseModule",
+__all__ = ["ConvSpec", "RulebookSpec", "ops", "SparseConvolution", "SparseConvTensor", "SparseModule",
            "SparsePool", "SparseSequential"] + modules.CONV_CLASSES
 globals().update({name: getattr(modules, name) for name in modules.CONV_CLASSES})

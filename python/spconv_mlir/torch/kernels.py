@@ -1,18 +1,22 @@
 """The compiled kernels behind spconv_mlir.torch's ops.
 
-One kernel set per conv specification (`ConvSpec`: kind, window, grid,
-channels, groups, bias, element type): a module holding the conv as its
-forward function and, derived by `spconv-generate-backward`, its
-vector-Jacobian product, compiled by spconv-compile into one shared library
+Two kinds of kernel sets, each one shared library compiled by spconv-compile
 through the Python front end's content-addressed store on disk
 (`toolchain.build_library`: keyed by the MLIR, the options and the
 compiler's identity; safe under concurrent processes) and loaded once per
-process. Entry names carry the specification's hash, so the libraries of
-many layers can live in one process without their symbols meeting.
+process:
 
-The backward function rebuilds the conv's rulebook from the coordinates and
-reads it backwards; it does not recompute the forward's output features
-(the canonicalizer drops them: nothing reads them).
+* a rulebook build (`RulebookSpec`: kind, window, grids): the coordinates
+  in, the output coordinates (strided kinds) and the rulebook's pairs out,
+  as `spconv.rulebook_pairs` gives them;
+* a compute (`ConvSpec`: the rulebook's spec, the op, channels, groups,
+  bias, element type): a conv or pool over pairs taken back by
+  `spconv.rulebook_from_pairs` (which checks them), and its
+  vector-Jacobian product derived by `spconv-generate-backward`.
+
+So a rulebook is built once per `indice_key` and read by every layer that
+shares it, forward and backward. Entry names carry the spec's hash, so the
+libraries of many layers live in one process without their symbols meeting.
 """
 import collections
 import hashlib
@@ -25,39 +29,18 @@ from ..emit import ELEMENT_TYPES, geometry_attr
 from ..errors import UnsupportedError
 from ..toolchain import build_library, find_toolchain
 
-KINDS = ("subm", "regular", "transposed", "inverse", "maxpool", "avgpool")
-POOLS = {"maxpool": "max", "avgpool": "avg"}
+RULEBOOK_KINDS = ("subm", "regular", "transposed")
+OPS = ("conv", "inverse_conv", "maxpool", "avgpool")
 
-_Spec = collections.namedtuple("ConvSpec", [
-    "kind", "kernel", "stride", "padding", "dilation", "output_padding", "grid",
-    "out_grid", "in_channels", "out_channels", "groups", "bias", "dtype"])
+_WINDOW = ["kind", "kernel", "stride", "padding", "dilation", "output_padding", "grid",
+           "out_grid"]
 
 
-class ConvSpec(_Spec):
-    """What a conv kernel set is specialised for. `grid` is the grid of the
-    input sites (for `inverse`, of the fine sites it writes), `out_grid` that
-    of the output sites; the window is the conv's (for `inverse`, the window
-    of the regular conv it inverts)."""
-
-    @property
-    def is_pool(self):
-        return self.kind in POOLS
-
-    @property
-    def ndim(self):
-        return len(self.kernel)
-
-    @property
-    def volume(self):
-        return math.prod(self.kernel)
-
-    def weight_shape(self):
-        """The compiler's weight layout: `K x Cin/groups x Cout`."""
-        return (self.volume, self.in_channels // self.groups, self.out_channels)
+class _Spec:
+    """JSON text (the ops' spec argument) written with string operations
+    only, so that torch.compile traces it as a constant; a key from it."""
 
     def to_json(self):
-        """The op argument that carries the spec: JSON, written with string
-        operations only, so that torch.compile traces it as a constant."""
         fields = []
         for name, value in zip(self._fields, self):
             if isinstance(value, tuple):
@@ -71,16 +54,54 @@ class ConvSpec(_Spec):
             fields.append('"' + name + '":' + text)
         return "{" + ",".join(fields) + "}"
 
-    @staticmethod
-    def from_json(text):
+    @classmethod
+    def from_json(cls, text):
         d = json.loads(text)
-        for key in ("kernel", "stride", "padding", "dilation", "output_padding", "grid",
-                    "out_grid"):
-            d[key] = tuple(d[key])
-        return ConvSpec(**d)
+        for key, value in d.items():
+            if isinstance(value, list):
+                d[key] = tuple(value)
+        return cls(**d)
 
     def key(self):
         return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
+
+    @property
+    def ndim(self):
+        return len(self.kernel)
+
+    @property
+    def volume(self):
+        return math.prod(self.kernel)
+
+    def rulebook_type(self):
+        """`!spconv.rulebook` of the window over `grid` (the build's input
+        grid)."""
+        return "!spconv.rulebook<#spconv.geom%s, #spconv.grid<[%s]>>" % (
+            geometry_attr(dict(zip(_WINDOW, self[:len(_WINDOW)]))),
+            ", ".join(str(s) for s in self.grid))
+
+
+class RulebookSpec(_Spec, collections.namedtuple("RulebookSpec", _WINDOW)):
+    """A rulebook build: `kind` subm, regular or transposed, the window,
+    the input `grid` and the `out_grid`."""
+
+
+class ConvSpec(_Spec, collections.namedtuple("ConvSpec", _WINDOW + [
+        "op", "in_channels", "out_channels", "groups", "bias", "dtype"])):
+    """A compute over a rulebook of the window (whose fields come first, as
+    in RulebookSpec): `op` conv, inverse_conv (the rulebook read backwards),
+    maxpool or avgpool."""
+
+    def rulebook(self):
+        return RulebookSpec(*self[:len(_WINDOW)])
+
+    @property
+    def is_pool(self):
+        return self.op in ("maxpool", "avgpool")
+
+    def weight_shape(self):
+        """The compiler's weight layout: `K x Cin/groups x Cout`."""
+        return (self.volume, self.in_channels // self.groups, self.out_channels)
 
 
 def _coords_type(grid):
@@ -88,68 +109,82 @@ def _coords_type(grid):
                                                     ", ".join(str(s) for s in grid))
 
 
-def _features_type(channels, ftype):
-    return "tensor<?x%dx%s>" % (channels, ftype)
+def _pairs_types(spec):
+    return ["tensor<?xi32>", "tensor<?xi32>", "tensor<%dxi64>" % (spec.volume + 1)]
 
 
-def conv_module(spec):
-    """The MLIR of `spec`'s kernel set: `@conv_<key>` (the conv or pool) and
-    `@conv_<key>_backward` (the gradients of its float arguments for the
-    cotangent of its output features). Arguments: the coordinates (for
-    `inverse`: the fine, then the coarse ones), the features, then for a
-    conv the weight and, with `spec.bias`, the bias."""
-    if spec.kind not in KINDS:
-        raise UnsupportedError("conv kind %r is not one of %s" % (spec.kind, ", ".join(KINDS)))
+def rulebook_module(spec):
+    """`@rulebook_<key>(coords)`: the output coordinates (strided kinds
+    only: a subm conv's are its input's) and the pairs."""
+    if spec.kind not in RULEBOOK_KINDS:
+        raise UnsupportedError("rulebook kind %r is not one of %s"
+                               % (spec.kind, ", ".join(RULEBOOK_KINDS)))
+    name = "rulebook_" + spec.key()
+    rb, coords, out_coords = spec.rulebook_type(), _coords_type(spec.grid), \
+        _coords_type(spec.out_grid)
+    pairs = _pairs_types(spec)
+    results = ([] if spec.kind == "subm" else [("%oc", out_coords)]) + \
+        list(zip(["%in", "%out", "%off"], pairs))
+    return "\n".join([
+        "// spconv_mlir.torch rulebook: %s" % spec.to_json(),
+        "func.func @%s(%%coords: %s) -> (%s) {" % (name, coords,
+                                                  ", ".join(t for _, t in results)),
+        "  %%rb, %%oc = spconv.build_rulebook %%coords : %s -> %s, %s" % (coords, rb, out_coords),
+        "  %%in, %%out, %%off = spconv.rulebook_pairs %%rb : %s -> %s" % (rb, ", ".join(pairs)),
+        "  return %s : %s" % (", ".join(n for n, _ in results), ", ".join(t for _, t in results)),
+        "}", ""])
+
+
+def compute_module(spec):
+    """`@compute_<key>(in rows, out rows, offsets, sites, features[, weight
+    [, bias]])`, the op's output features, and `@compute_<key>_backward`
+    (the same arguments and the output's cotangent), the gradients of the
+    features, weight and bias. `sites` are the output sites (for an
+    inverse conv the input sites of the rulebook), read for their count."""
+    if spec.op not in OPS:
+        raise UnsupportedError("op %r is not one of %s" % (spec.op, ", ".join(OPS)))
     ftype = ELEMENT_TYPES[spec.dtype]
-    name = "conv_" + spec.key()
-    attrs = spec._asdict()
-    if spec.is_pool:
-        attrs["kind"] = "regular"
-    geometry = geometry_attr(attrs)
-    groups = " groups %d" % spec.groups if spec.groups != 1 else ""
-    args = []
-    if spec.kind == "inverse":
-        args += [("%fine", _coords_type(spec.out_grid)), ("%coarse", _coords_type(spec.grid))]
-    else:
-        args += [("%coords", _coords_type(spec.grid))]
-    args += [("%features", _features_type(spec.in_channels, ftype))]
+    name = "compute_" + spec.key()
+    rb = spec.rulebook_type()
+    site_type = _coords_type(spec.grid if spec.op == "inverse_conv" else spec.out_grid)
+    features = "tensor<?x%dx%s>" % (spec.in_channels, ftype)
+    out_features = "tensor<?x%dx%s>" % (spec.out_channels, ftype)
+    args = list(zip(["%in", "%out", "%off"], _pairs_types(spec)))
+    args += [("%sites", site_type), ("%features", features)]
     if not spec.is_pool:
-        args += [("%weight", "tensor<%sx%s>" % ("x".join(str(d) for d in spec.weight_shape()),
-                                                ftype))]
-    if spec.bias:
-        args.append(("%bias", "tensor<%dx%s>" % (spec.out_channels, ftype)))
-    out_features = _features_type(spec.out_channels, ftype)
-    operands = ", ".join(n for n, _ in args)
-    operand_types = ", ".join(t for _, t in args)
-    if spec.bias:
-        operands = operands.rsplit(", ", 1)[0] + " bias %bias"
+        args.append(("%weight", "tensor<%sx%s>" % (
+            "x".join(str(d) for d in spec.weight_shape()), ftype)))
+        if spec.bias:
+            args.append(("%bias", "tensor<%dx%s>" % (spec.out_channels, ftype)))
+    # The rulebook's sites: features and sites, read backwards for an
+    # inverse conv.
+    num_in, num_out = ("%n_sites", "%n_features") if spec.op == "inverse_conv" else \
+        ("%n_features", "%n_sites")
+    body = [
+        "  %c0 = arith.constant 0 : index",
+        "  %%n_features = tensor.dim %%features, %%c0 : %s" % features,
+        "  %%n_sites = tensor.dim %%sites, %%c0 : %s" % site_type,
+        "  %%rb = spconv.rulebook_from_pairs %%in, %%out, %%off, %s, %s : %s -> %s" % (
+            num_in, num_out, ", ".join(_pairs_types(spec)), rb)]
     if spec.is_pool:
-        out_coords = _coords_type(spec.out_grid)
-        body = ["  %%oc, %%of = spconv.pool %s %s %s\n      : %s -> %s, %s" % (
-            POOLS[spec.kind], geometry, operands, operand_types, out_coords, out_features)]
-        results = [("%oc", out_coords), ("%of", out_features)]
-    elif spec.kind == "inverse":
-        body = ["  %%of = spconv.inverse_conv %s%s %s\n      : %s -> %s" % (
-            geometry, groups, operands, operand_types, out_features)]
-        results = [("%of", out_features)]
+        body.append("  %%y = spconv.rulebook_pool %s %%rb, %%features : %s, %s -> %s" % (
+            spec.op[:3], rb, features, out_features))
     else:
-        out_coords = _coords_type(spec.out_grid)
-        body = ["  %%oc, %%of = spconv.conv %s%s %s\n      : %s -> %s, %s" % (
-            geometry, groups, operands, operand_types, out_coords, out_features)]
-        # A subm conv's output sites are its input sites: not returned.
-        results = [("%of", out_features)] if spec.kind == "subm" else \
-            [("%oc", out_coords), ("%of", out_features)]
+        flags = (" inverse" if spec.op == "inverse_conv" else "") + \
+            (" groups %d" % spec.groups if spec.groups != 1 else "")
+        bias = " bias %bias" if spec.bias else ""
+        types = [rb, features, args[5][1]] + ([args[6][1]] if spec.bias else [])
+        body.append("  %%y = spconv.rulebook_conv%s %%rb, %%features, %%weight%s : %s -> %s" % (
+            flags, bias, ", ".join(types), out_features))
     signature = ", ".join("%s: %s" % a for a in args)
-    result_types = ", ".join(t for _, t in results)
-    grads = [t for n, t in args if n not in ("%coords", "%fine", "%coarse")]
-    vjp_results = [t for _, t in results] + grads
     all_types = [t for _, t in args]
-    lines = [
-        "// spconv_mlir.torch kernel set: %s" % spec.to_json(),
-        "func.func @%s(%s)\n    -> (%s) attributes {spconv.backward = @%s_vjp} {"
-        % (name, signature, result_types, name),
-    ] + body + [
-        "  return %s : %s" % (", ".join(n for n, _ in results), result_types),
+    grads = [t for n, t in args if n in ("%features", "%weight", "%bias")]
+    vjp_results = [out_features] + grads
+    return "\n".join([
+        "// spconv_mlir.torch compute: %s" % spec.to_json(),
+        "func.func @%s(%s)\n    -> %s attributes {spconv.backward = @%s_vjp} {"
+        % (name, signature, out_features, name)] + body + [
+        "  return %%y : %s" % out_features,
         "}",
         "func.func private @%s_vjp(%s) -> (%s)" % (
             name, ", ".join(all_types + [out_features]), ", ".join(vjp_results)),
@@ -158,60 +193,77 @@ def conv_module(spec):
         "  %%r:%d = func.call @%s_vjp(%s, %%cot) : (%s) -> (%s)" % (
             len(vjp_results), name, ", ".join(n for n, _ in args),
             ", ".join(all_types + [out_features]), ", ".join(vjp_results)),
-        "  return %s : %s" % (", ".join("%%r#%d" % (len(results) + i) for i in range(len(grads))),
+        "  return %s : %s" % (", ".join("%%r#%d" % (1 + i) for i in range(len(grads))),
                               ", ".join(grads)),
-        "}", ""]
-    return "\n".join(lines)
+        "}", ""])
 
 
-class KernelSet:
-    """A loaded kernel set: `forward(*tensors)` and `backward(*tensors,
-    cotangent)`, each returning torch tensors that own the compiled code's
-    result buffers."""
+def _call(entry, tensors):
+    import torch
+
+    descs = [abi.describe(t.data_ptr(), tuple(t.shape), t.element_size()) for t in tensors]
+    arrays = entry.numpy_results(entry.call(descs, entry.runtime.free))
+    return [torch.from_numpy(a) for a in arrays]
+
+
+class RulebookKernel:
+    def __init__(self, spec, library):
+        import numpy as np
+
+        results = [(1, np.int32), (1, np.int32), (1, np.int64)]
+        if spec.kind != "subm":
+            results.insert(0, (2, np.int32))
+        self.entry = abi.Entry(library, "rulebook_" + spec.key(), results)
+
+    def __call__(self, indices):
+        return _call(self.entry, [indices])
+
+
+class ComputeKernel:
+    """`forward(*tensors)` and `backward(*tensors, cotangent)`, returning
+    torch tensors that own the compiled code's result buffers."""
 
     def __init__(self, spec, library):
         import numpy as np
 
-        self.spec = spec
-        name = "conv_" + spec.key()
+        name = "compute_" + spec.key()
         dtype = np.dtype(spec.dtype)
-        forward = [(2, dtype)] if spec.kind in ("subm", "inverse") else \
-            [(2, np.int32), (2, dtype)]
         backward = [(2, dtype)]
         if not spec.is_pool:
             backward += [(3, dtype)] + ([(1, dtype)] if spec.bias else [])
-        self.forward_entry = abi.Entry(library, name, forward)
+        self.forward_entry = abi.Entry(library, name, [(2, dtype)])
         self.backward_entry = abi.Entry(library, name + "_backward", backward)
 
-    @staticmethod
-    def _call(entry, tensors):
-        import torch
-
-        descs = [abi.describe(t.data_ptr(), tuple(t.shape), t.element_size())
-                 for t in tensors]
-        arrays = entry.numpy_results(entry.call(descs, entry.runtime.free))
-        return [torch.from_numpy(a) for a in arrays]
-
     def forward(self, *tensors):
-        return self._call(self.forward_entry, tensors)
+        return _call(self.forward_entry, tensors)[0]
 
     def backward(self, *tensors):
-        return self._call(self.backward_entry, tensors)
+        return _call(self.backward_entry, tensors)
 
 
 _loaded = {}
 _lock = threading.Lock()
 
 
-def kernel_set(spec):
-    """`spec`'s kernel set, compiled on first use (or found in the store)
-    and loaded once per process."""
-    key = spec.to_json()
+def _kernel(spec, make_module, kernel_class, entries):
+    key = (type(spec).__name__, spec.to_json())
     with _lock:
         found = _loaded.get(key)
         if found is None:
-            name = "conv_" + spec.key()
-            library, _ = build_library(conv_module(spec), find_toolchain(), "cpu",
-                                       entries=(name, name + "_backward"))
-            found = _loaded[key] = KernelSet(spec, library)
+            library, _ = build_library(make_module(spec), find_toolchain(), "cpu",
+                                       entries=entries)
+            found = _loaded[key] = kernel_class(spec, library)
         return found
+
+
+def rulebook_kernel(spec):
+    """`spec`'s rulebook build, compiled on first use (or found in the
+    store) and loaded once per process."""
+    return _kernel(spec, rulebook_module, RulebookKernel, ("rulebook_" + spec.key(),))
+
+
+def compute_kernel(spec):
+    """`spec`'s compute and its backward, compiled on first use (or found in
+    the store) and loaded once per process."""
+    name = "compute_" + spec.key()
+    return _kernel(spec, compute_module, ComputeKernel, (name, name + "_backward"))

@@ -13,7 +13,7 @@ import torch
 from .. import nn as traced
 from ..errors import InputError, ModelError
 from . import ops
-from .kernels import ConvSpec
+from .kernels import ConvSpec, RulebookSpec
 
 _DTYPES = {torch.float32: "float32", torch.float64: "float64"}
 
@@ -116,16 +116,71 @@ class SparseSequential(SparseModule):
 
 
 class _IndiceRecord:
-    """What a strided conv leaves under its indice_key for the inverse conv
-    that undoes it."""
+    """A rulebook under its indice_key: the build's spec, the sites it was
+    built on (the tensor object, and as int32) and its output sites, its
+    pairs, and the layer that built it. Layers with the same key and window
+    on the same sites read it instead of building their own; an inverse
+    conv reads a strided conv's backwards."""
 
-    def __init__(self, kind, kernel, stride, padding, dilation, in_indices, in_grid,
-                 out_indices, out_grid, layer):
-        self.kind, self.kernel, self.stride = kind, kernel, stride
-        self.padding, self.dilation = padding, dilation
-        self.in_indices, self.in_grid = in_indices, in_grid
-        self.out_indices, self.out_grid = out_indices, out_grid
-        self.layer = layer
+    def __init__(self, spec, sites, in_indices, out_indices, pairs, layer):
+        self.spec, self.sites = spec, sites
+        self.in_indices, self.out_indices = in_indices, out_indices
+        self.pairs, self.layer = pairs, layer
+
+    @property
+    def kind(self):
+        return self.spec.kind
+
+    @property
+    def kernel(self):
+        return self.spec.kernel
+
+    @property
+    def stride(self):
+        return self.spec.stride
+
+    @property
+    def padding(self):
+        return self.spec.padding
+
+    @property
+    def dilation(self):
+        return self.spec.dilation
+
+    @property
+    def in_grid(self):
+        return self.spec.grid
+
+    @property
+    def out_grid(self):
+        return self.spec.out_grid
+
+
+def _rulebook(x, indices, spec, key, layer, indice_dict):
+    """The rulebook of `spec` on `x`'s sites: the one under `key` if it was
+    built there with the same window, else a new one (kept under `key`).
+    Returns the record."""
+    record = indice_dict.get(key) if key is not None else None
+    if record is not None and record.sites is x.indices:
+        if record.spec != spec:
+            def window(s):
+                return "%s, kernel %s, stride %s, padding %s, dilation %s" % (
+                    s.kind, list(s.kernel), list(s.stride), list(s.padding),
+                    list(s.dilation))
+            raise ModelError("%s: indice_key=%r names the rulebook of %s (%s), not one of "
+                             "this layer's window (%s)" % (layer, key, record.layer,
+                                                           window(record.spec), window(spec)))
+        return record
+    if spec.kind == "subm":
+        pairs = tuple(ops.subm_rulebook(indices, spec.to_json()))
+        out_indices = x.indices
+    else:
+        out_indices, *pairs = ops.strided_rulebook(indices, spec.to_json())
+        pairs = tuple(pairs)
+    record = _IndiceRecord(spec, x.indices, indices, out_indices, pairs, layer)
+    if key is not None:
+        indice_dict[key] = record
+    return record
 
 
 class SparseConvolution(SparseModule):
@@ -215,37 +270,27 @@ class SparseConvolution(SparseModule):
         try:
             if self.kind == "inverse":
                 record = self._record(x, layer)
-                spec = self._spec("inverse", record.out_grid, record.in_grid, dtype, bias,
-                                  record)
-                out = ops.inverse_conv(record.in_indices, indices, features, weight, bias,
-                                       spec.to_json())
-                out_indices, out_grid = record.in_indices, list(record.in_grid)
-            elif self.kind == "subm":
-                spec = self._spec("subm", grid, grid, dtype, bias)
-                out = ops.subm_conv(indices, features, weight, bias, spec.to_json())
-                out_indices, out_grid = x.indices, list(grid)
+                spec = ConvSpec(*record.spec, "inverse_conv", self.in_channels,
+                                self.out_channels, self.groups, bias is not None, dtype)
+                sites, out_grid = record.in_indices, list(record.in_grid)
+                out_indices = record.sites
             else:
-                out_grid = traced.SparseConvolution._output_grid(self, list(grid), layer)
-                spec = self._spec(self.kind, grid, tuple(out_grid), dtype, bias)
-                out_indices, out = ops.sparse_conv(indices, features, weight, bias,
-                                                   spec.to_json())
+                out_grid = list(grid) if self.kind == "subm" else \
+                    traced.SparseConvolution._output_grid(self, list(grid), layer)
+                window = RulebookSpec(self.kind, tuple(self.kernel_size), tuple(self.stride),
+                                      tuple(self.padding), tuple(self.dilation),
+                                      tuple(self.output_padding), grid, tuple(out_grid))
+                record = _rulebook(x, indices, window, self.indice_key, layer, indice_dict)
+                spec = ConvSpec(*window, "conv", self.in_channels, self.out_channels,
+                                self.groups, bias is not None, dtype)
+                out_indices = record.out_indices
+                sites = indices if self.kind == "subm" else out_indices
+            out = ops.rulebook_conv(*record.pairs, sites, features, weight, bias,
+                                    spec.to_json())
         except InputError as e:
             raise InputError("%s: %s" % (layer, e)) from None
-        if self.indice_key is not None and self.kind in ("regular", "subm") and \
-                self.indice_key not in indice_dict:
-            indice_dict[self.indice_key] = _IndiceRecord(
-                self.kind, self.kernel_size, self.stride, self.padding, self.dilation, indices,
-                grid, out_indices, tuple(out_grid), layer)
         return SparseConvTensor(out, out_indices, out_grid, x.batch_size, x.grid, x.voxel_num,
                                 indice_dict, x.benchmark)
-
-    def _spec(self, kind, grid, out_grid, dtype, bias, record=None):
-        window = record or self
-        return ConvSpec(kind, tuple(self.kernel_size), tuple(window.stride),
-                        tuple(window.padding), tuple(window.dilation),
-                        tuple(self.output_padding), tuple(grid), tuple(out_grid),
-                        self.in_channels, self.out_channels, self.groups,
-                        bias is not None, dtype)
 
     def _record(self, x, layer):
         record = x.indice_dict.get(self.indice_key)
@@ -260,7 +305,7 @@ class SparseConvolution(SparseModule):
                                  layer, list(self.kernel_size), list(record.kernel),
                                  record.layer, self.indice_key))
         if list(x.spatial_shape) != list(record.out_grid) or \
-                x.indices.shape != record.out_indices.shape:
+                x.indices is not record.out_indices:
             raise ModelError("%s: its input is not on the output sites of %s (indice_key=%r), "
                              "the conv it inverts" % (layer, record.layer, self.indice_key))
         return record
@@ -297,19 +342,19 @@ class SparsePool(SparseModule):
         grid = tuple(x.spatial_shape)
         out_grid = tuple(traced.pool_output_grid(self, list(grid), layer))
         channels = features.shape[1]
-        spec = ConvSpec(self.mode + "pool", tuple(self.kernel_size), tuple(self.stride),
-                        tuple(self.padding), tuple(self.dilation), (0,) * self.ndim, grid,
-                        out_grid, channels, channels, 1, False, _DTYPES[features.dtype])
+        window = RulebookSpec("regular", tuple(self.kernel_size), tuple(self.stride),
+                              tuple(self.padding), tuple(self.dilation), (0,) * self.ndim,
+                              grid, out_grid)
+        spec = ConvSpec(*window, self.mode + "pool", channels, channels, 1, False,
+                        _DTYPES[features.dtype])
+        indice_dict = dict(x.indice_dict)
         try:
-            out_indices, out = ops.sparse_pool(indices, features, spec.to_json())
+            record = _rulebook(x, indices, window, self.indice_key, layer, indice_dict)
+            out = ops.rulebook_pool(*record.pairs, record.out_indices, features,
+                                    spec.to_json())
         except InputError as e:
             raise InputError("%s: %s" % (layer, e)) from None
-        indice_dict = dict(x.indice_dict)
-        if self.indice_key is not None and self.indice_key not in indice_dict:
-            indice_dict[self.indice_key] = _IndiceRecord(
-                "regular", self.kernel_size, self.stride, self.padding, self.dilation, indices,
-                grid, out_indices, out_grid, layer)
-        return SparseConvTensor(out, out_indices, list(out_grid), x.batch_size, x.grid,
+        return SparseConvTensor(out, record.out_indices, list(out_grid), x.batch_size, x.grid,
                                 x.voxel_num, indice_dict, x.benchmark)
 
 

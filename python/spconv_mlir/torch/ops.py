@@ -1,200 +1,168 @@
 """The sparse convolutions as torch custom ops (`torch.library.custom_op`).
 
-Three forward ops and one backward op, each running the kernel set that
-`kernels.py` compiled for the op's `ConvSpec` (passed as its JSON text, so
-that the schema is plain tensors and a string):
+A rulebook is built by one op and read by the others, forward and backward,
+as three tensors (`in_rows`, `out_rows`: the input and output row of each
+pair, grouped by kernel offset; `offsets`: the K + 1 CSR offsets of the
+groups); each op runs the kernels that `kernels.py` compiled for its spec
+(passed as JSON text, so that the schemas are tensors and a string):
 
 | op | arguments | results |
 |---|---|---|
-| `spconv_mlir::subm_conv` | indices, features, weight, bias?, spec | features |
-| `spconv_mlir::sparse_conv` | indices, features, weight, bias?, spec | out indices, features |
-| `spconv_mlir::inverse_conv` | fine indices, coarse indices, features, weight, bias?, spec | features |
-| `spconv_mlir::conv_backward` | the forward's inputs, output gradient, spec | d features, d weight, d bias |
-| `spconv_mlir::sparse_pool` | indices, features, spec | out indices, features |
-| `spconv_mlir::pool_backward` | indices, features, output gradient, spec | d features |
+| `spconv_mlir::subm_rulebook` | indices, spec | in_rows, out_rows, offsets |
+| `spconv_mlir::strided_rulebook` | indices, spec | out indices, in_rows, out_rows, offsets |
+| `spconv_mlir::rulebook_conv` | pairs, sites, features, weight, bias?, spec | features |
+| `spconv_mlir::rulebook_pool` | pairs, sites, features, spec | features |
+| `spconv_mlir::rulebook_backward` | pairs, sites, features, weight?, bias?, grad, spec | d features, d weight, d bias |
 
+`sites` are the output sites (for an inverse conv, the input sites of the
+strided conv whose rulebook it reads backwards), read for their count.
 Weights are in the compiler's layout, `K x Cin/groups x Cout`; the modules
 (`modules.py`) hold spconv 2.x's and rearrange them with torch ops, whose
-gradients torch knows. Autograd goes through `register_autograd`; each
-forward op has a fake implementation, so `torch.compile` traces through
-them (a strided conv's number of output sites is data-dependent: an
-unbacked size). CPU tensors only for now: the CUDA half is issue 38's next
-step.
+gradients torch knows. Autograd goes through `register_autograd`; every op
+has a fake implementation, so `torch.compile` traces through them (the
+pairs and a strided build's output sites are unbacked sizes). CPU tensors
+only for now: the CUDA half is issue 38's next step.
 """
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import torch
 
-from .kernels import ConvSpec, kernel_set
-
-
-def _spec(spec):
-    return ConvSpec.from_json(spec)
+from .kernels import ConvSpec, RulebookSpec, compute_kernel, rulebook_kernel
 
 
 def _contiguous(*tensors):
-    return [t.contiguous() for t in tensors]
+    return [t.contiguous() for t in tensors if t is not None]
 
 
-def _forward_inputs(indices, features, weight, bias):
-    inputs = _contiguous(indices, features, weight)
-    if bias is not None:
-        inputs.append(bias.contiguous())
-    return inputs
+@torch.library.custom_op("spconv_mlir::subm_rulebook", mutates_args=())
+def subm_rulebook(indices: torch.Tensor,
+                  spec: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    in_rows, out_rows, offsets = rulebook_kernel(RulebookSpec.from_json(spec))(
+        indices.contiguous())
+    return in_rows, out_rows, offsets
 
 
-@torch.library.custom_op("spconv_mlir::subm_conv", mutates_args=())
-def subm_conv(indices: torch.Tensor, features: torch.Tensor, weight: torch.Tensor,
-              bias: Optional[torch.Tensor], spec: str) -> torch.Tensor:
-    (out,) = kernel_set(_spec(spec)).forward(*_forward_inputs(indices, features, weight, bias))
-    return out
+@subm_rulebook.register_fake
+def _(indices, spec):
+    pairs = torch.library.get_ctx().new_dynamic_size()
+    volume = RulebookSpec.from_json(spec).volume
+    return (indices.new_empty((pairs,)), indices.new_empty((pairs,)),
+            indices.new_empty((volume + 1,), dtype=torch.int64))
 
 
-@subm_conv.register_fake
-def _(indices, features, weight, bias, spec):
-    return features.new_empty((features.shape[0], _spec(spec).out_channels))
+@torch.library.custom_op("spconv_mlir::strided_rulebook", mutates_args=())
+def strided_rulebook(indices: torch.Tensor, spec: str) -> Tuple[
+        torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    out_indices, in_rows, out_rows, offsets = rulebook_kernel(RulebookSpec.from_json(spec))(
+        indices.contiguous())
+    return out_indices, in_rows, out_rows, offsets
 
 
-@torch.library.custom_op("spconv_mlir::sparse_conv", mutates_args=())
-def sparse_conv(indices: torch.Tensor, features: torch.Tensor, weight: torch.Tensor,
-                bias: Optional[torch.Tensor], spec: str) -> Tuple[torch.Tensor, torch.Tensor]:
-    out_indices, out = kernel_set(_spec(spec)).forward(
-        *_forward_inputs(indices, features, weight, bias))
-    return out_indices, out
-
-
-@sparse_conv.register_fake
-def _(indices, features, weight, bias, spec):
-    s = _spec(spec)
+@strided_rulebook.register_fake
+def _(indices, spec):
+    ctx = torch.library.get_ctx()
     # BatchNorm, which follows most strided convs, branches on its input
     # being empty and (training) on one value per channel: guards that
     # torch.compile cannot take on an unbacked size. At least two sites
     # decides both; a compiled model fails a runtime assertion on a strided
-    # conv's output of fewer (eager mode has no such limit).
-    sites = torch.library.get_ctx().new_dynamic_size(min=2)
-    return (indices.new_empty((sites, s.ndim + 1)),
-            features.new_empty((sites, s.out_channels)))
+    # output of fewer (eager mode has no such limit).
+    sites = ctx.new_dynamic_size(min=2)
+    pairs = ctx.new_dynamic_size()
+    volume = RulebookSpec.from_json(spec).volume
+    return (indices.new_empty((sites, indices.shape[1])), indices.new_empty((pairs,)),
+            indices.new_empty((pairs,)), indices.new_empty((volume + 1,), dtype=torch.int64))
 
 
-@torch.library.custom_op("spconv_mlir::inverse_conv", mutates_args=())
-def inverse_conv(fine: torch.Tensor, coarse: torch.Tensor, features: torch.Tensor,
-                 weight: torch.Tensor, bias: Optional[torch.Tensor], spec: str) -> torch.Tensor:
-    inputs = _contiguous(fine) + _forward_inputs(coarse, features, weight, bias)
-    (out,) = kernel_set(_spec(spec)).forward(*inputs)
-    return out
+def _inputs(in_rows, out_rows, offsets, sites, features, weight=None, bias=None):
+    return _contiguous(in_rows, out_rows, offsets, sites, features, weight, bias)
 
 
-@inverse_conv.register_fake
-def _(fine, coarse, features, weight, bias, spec):
-    return features.new_empty((fine.shape[0], _spec(spec).out_channels))
+@torch.library.custom_op("spconv_mlir::rulebook_conv", mutates_args=())
+def rulebook_conv(in_rows: torch.Tensor, out_rows: torch.Tensor, offsets: torch.Tensor,
+                  sites: torch.Tensor, features: torch.Tensor, weight: torch.Tensor,
+                  bias: Optional[torch.Tensor], spec: str) -> torch.Tensor:
+    return compute_kernel(ConvSpec.from_json(spec)).forward(
+        *_inputs(in_rows, out_rows, offsets, sites, features, weight, bias))
 
 
-@torch.library.custom_op("spconv_mlir::conv_backward", mutates_args=())
-def conv_backward(coords: List[torch.Tensor], features: torch.Tensor, weight: torch.Tensor,
-                  bias: Optional[torch.Tensor], grad: torch.Tensor,
-                  spec: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The gradients of a conv's features, weight and bias (zeros of the
-    bias's shape without one) for the gradient `grad` of its output
-    features. `coords` are the forward's coordinate arguments (one, or for
-    an inverse conv the fine and the coarse ones)."""
-    inputs = _contiguous(*coords) + _contiguous(features, weight)
-    if bias is not None:
-        inputs.append(bias.contiguous())
-    grads = kernel_set(_spec(spec)).backward(*inputs, grad.contiguous())
-    if bias is None:
-        grads.append(weight.new_zeros((weight.shape[2],)))
+@rulebook_conv.register_fake
+def _(in_rows, out_rows, offsets, sites, features, weight, bias, spec):
+    return features.new_empty((sites.shape[0], ConvSpec.from_json(spec).out_channels))
+
+
+@torch.library.custom_op("spconv_mlir::rulebook_pool", mutates_args=())
+def rulebook_pool(in_rows: torch.Tensor, out_rows: torch.Tensor, offsets: torch.Tensor,
+                  sites: torch.Tensor, features: torch.Tensor, spec: str) -> torch.Tensor:
+    """Max or average pooling (spec op `maxpool`, `avgpool`) over a regular
+    rulebook."""
+    return compute_kernel(ConvSpec.from_json(spec)).forward(
+        *_inputs(in_rows, out_rows, offsets, sites, features))
+
+
+@rulebook_pool.register_fake
+def _(in_rows, out_rows, offsets, sites, features, spec):
+    return features.new_empty((sites.shape[0], features.shape[1]))
+
+
+@torch.library.custom_op("spconv_mlir::rulebook_backward", mutates_args=())
+def rulebook_backward(in_rows: torch.Tensor, out_rows: torch.Tensor, offsets: torch.Tensor,
+                      sites: torch.Tensor, features: torch.Tensor, weight: Optional[torch.Tensor],
+                      bias: Optional[torch.Tensor], grad: torch.Tensor,
+                      spec: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The gradients of a rulebook conv's or pool's features, weight and
+    bias for the gradient `grad` of its output features; zeros of their
+    shapes for what the op lacks (a pool's weight and bias, a bias-free
+    conv's bias)."""
+    s = ConvSpec.from_json(spec)
+    grads = compute_kernel(s).backward(
+        *_inputs(in_rows, out_rows, offsets, sites, features, weight, bias), grad.contiguous())
+    shapes = [s.weight_shape() if not s.is_pool else (0,), (s.out_channels,)]
+    while len(grads) < 3:
+        grads.append(features.new_zeros(shapes[len(grads) - 1]))
     return grads[0], grads[1], grads[2]
 
 
-@conv_backward.register_fake
-def _(coords, features, weight, bias, grad, spec):
-    return (features.new_empty(features.shape), weight.new_empty(weight.shape),
-            weight.new_empty((weight.shape[2],)))
+@rulebook_backward.register_fake
+def _(in_rows, out_rows, offsets, sites, features, weight, bias, grad, spec):
+    s = ConvSpec.from_json(spec)
+    return (features.new_empty(features.shape),
+            features.new_empty(s.weight_shape() if not s.is_pool else (0,)),
+            features.new_empty((s.out_channels,)))
 
 
-def _save(ctx, coords, features, weight, bias, spec):
-    ctx.save_for_backward(*coords, features, weight, bias)
-    ctx.coords = len(coords)
-    ctx.has_bias = bias is not None
-    ctx.spec = spec
+def _save(ctx, tensors, spec, has_weight, has_bias):
+    ctx.save_for_backward(*tensors)
+    ctx.spec, ctx.has_weight, ctx.has_bias = spec, has_weight, has_bias
 
 
 def _grads(ctx, grad):
-    saved = ctx.saved_tensors
-    coords = list(saved[:ctx.coords])
-    features, weight, bias = saved[ctx.coords:]
-    d_features, d_weight, d_bias = conv_backward(coords, features, weight, bias, grad,
-                                                 ctx.spec)
-    return d_features, d_weight, (d_bias if ctx.has_bias else None)
+    in_rows, out_rows, offsets, sites, features, weight, bias = ctx.saved_tensors
+    d_features, d_weight, d_bias = rulebook_backward(
+        in_rows, out_rows, offsets, sites, features, weight, bias, grad, ctx.spec)
+    return (d_features, d_weight if ctx.has_weight else None,
+            d_bias if ctx.has_bias else None)
 
 
-def _setup_single(ctx, inputs, output):
-    indices, features, weight, bias, spec = inputs
-    _save(ctx, [indices], features, weight, bias, spec)
+def _setup_conv(ctx, inputs, output):
+    in_rows, out_rows, offsets, sites, features, weight, bias, spec = inputs
+    _save(ctx, (in_rows, out_rows, offsets, sites, features, weight, bias), spec, True,
+          bias is not None)
 
 
-def _backward_subm(ctx, grad):
+def _backward_conv(ctx, grad):
     d_features, d_weight, d_bias = _grads(ctx, grad)
-    return None, d_features, d_weight, d_bias, None
-
-
-def _backward_sparse(ctx, grad_indices, grad):
-    d_features, d_weight, d_bias = _grads(ctx, grad)
-    return None, d_features, d_weight, d_bias, None
-
-
-def _setup_inverse(ctx, inputs, output):
-    fine, coarse, features, weight, bias, spec = inputs
-    _save(ctx, [fine, coarse], features, weight, bias, spec)
-
-
-def _backward_inverse(ctx, grad):
-    d_features, d_weight, d_bias = _grads(ctx, grad)
-    return None, None, d_features, d_weight, d_bias, None
-
-
-@torch.library.custom_op("spconv_mlir::sparse_pool", mutates_args=())
-def sparse_pool(indices: torch.Tensor, features: torch.Tensor,
-                spec: str) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Max or average pooling (spec kind `maxpool`, `avgpool`) over the
-    regular conv's rulebook of the window."""
-    out_indices, out = kernel_set(_spec(spec)).forward(*_contiguous(indices, features))
-    return out_indices, out
-
-
-@sparse_pool.register_fake
-def _(indices, features, spec):
-    # As sparse_conv's: BatchNorm may follow.
-    sites = torch.library.get_ctx().new_dynamic_size(min=2)
-    return (indices.new_empty((sites, indices.shape[1])),
-            features.new_empty((sites, features.shape[1])))
-
-
-@torch.library.custom_op("spconv_mlir::pool_backward", mutates_args=())
-def pool_backward(indices: torch.Tensor, features: torch.Tensor, grad: torch.Tensor,
-                  spec: str) -> torch.Tensor:
-    (d_features,) = kernel_set(_spec(spec)).backward(
-        *_contiguous(indices, features, grad))
-    return d_features
-
-
-@pool_backward.register_fake
-def _(indices, features, grad, spec):
-    return features.new_empty(features.shape)
+    return None, None, None, None, d_features, d_weight, d_bias, None
 
 
 def _setup_pool(ctx, inputs, output):
-    indices, features, spec = inputs
-    ctx.save_for_backward(indices, features)
-    ctx.spec = spec
+    in_rows, out_rows, offsets, sites, features, spec = inputs
+    _save(ctx, (in_rows, out_rows, offsets, sites, features, None, None), spec, False, False)
 
 
-def _backward_pool(ctx, grad_indices, grad):
-    indices, features = ctx.saved_tensors
-    return None, pool_backward(indices, features, grad, ctx.spec), None
+def _backward_pool(ctx, grad):
+    d_features, _, _ = _grads(ctx, grad)
+    return None, None, None, None, d_features, None
 
 
-sparse_pool.register_autograd(_backward_pool, setup_context=_setup_pool)
-subm_conv.register_autograd(_backward_subm, setup_context=_setup_single)
-sparse_conv.register_autograd(_backward_sparse, setup_context=_setup_single)
-inverse_conv.register_autograd(_backward_inverse, setup_context=_setup_inverse)
+rulebook_conv.register_autograd(_backward_conv, setup_context=_setup_conv)
+rulebook_pool.register_autograd(_backward_pool, setup_context=_setup_pool)
