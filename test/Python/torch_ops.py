@@ -233,9 +233,12 @@ class Backbone(torch.nn.Module):
 
     def __init__(self):
         super().__init__()
+        # OpenPCDet gives its first subm conv padding=1 and the next none,
+        # under one key: a subm conv's padding is not part of its rulebook.
         self.conv_input = spconv.SparseSequential(
             spconv.SubMConv3d(4, 8, 3, padding=1, bias=False, indice_key="subm1"),
-            torch.nn.BatchNorm1d(8), torch.nn.ReLU())
+            torch.nn.BatchNorm1d(8), torch.nn.ReLU(),
+            spconv.SubMConv3d(8, 8, 3, bias=False, indice_key="subm1"))
         self.down = spconv.SparseSequential(
             spconv.SparseSequential(
                 spconv.SparseConv3d(8, 16, 3, stride=2, padding=1, bias=False,

@@ -277,8 +277,11 @@ class SparseConvolution(SparseModule):
             else:
                 out_grid = list(grid) if self.kind == "subm" else \
                     traced.SparseConvolution._output_grid(self, list(grid), layer)
+                # A subm conv's padding is its kernel's half, whatever the
+                # layer says (spconv's too): not part of its rulebook.
+                padding = (0,) * self.ndim if self.kind == "subm" else tuple(self.padding)
                 window = RulebookSpec(self.kind, tuple(self.kernel_size), tuple(self.stride),
-                                      tuple(self.padding), tuple(self.dilation),
+                                      padding, tuple(self.dilation),
                                       tuple(self.output_padding), grid, tuple(out_grid))
                 record = _rulebook(x, indices, window, self.indice_key, layer, indice_dict)
                 spec = ConvSpec(*window, "conv", self.in_channels, self.out_channels,
