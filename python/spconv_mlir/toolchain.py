@@ -53,6 +53,9 @@ def _libdir(prefix):
 
 
 def _from_prefix(prefix):
+    # Absolute: the library directory becomes the compiled libraries' rpath,
+    # and a library in the cache serves any working directory.
+    prefix = os.path.abspath(prefix)
     compiler = os.path.join(prefix, "bin", "spconv-compile")
     libdir = _libdir(prefix)
     if os.access(compiler, os.X_OK) and libdir:
