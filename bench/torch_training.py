@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+# ===- torch_training.py - Training steps through spconv_mlir.torch ---=== #
+#
+# Part of the spconv-mlir project.
+#
+# ===------------------------------------------------------------------=== #
+"""Times one training step (forward, loss, backward, SGD) of
+examples/python/models.py's VoxelBackBone8x and MinkUNet written with
+spconv_mlir.torch, on gen_workload.py's LiDAR scan, beside the same model
+whose convs are what a PyTorch user would write over our rulebooks
+(index_select, mm and index_add_ per kernel offset, autograd by torch).
+Outputs and gradients are checked against each other first, in f64 (1e-9
+of their scale); the timed steps run in f32.
+
+Each configuration runs in a process of its own (threads: OMP_NUM_THREADS
+for the compiled code, torch.set_num_threads for torch), warm (the first
+step compiles), the median of --steps steps. Needs torch 2.4 or later
+(build/venv-torch: scripts/test-python.sh --install).
+
+usage: build/venv-torch/bin/python bench/torch_training.py [--sites N]
+           [--threads 1,2] [--steps S] [--models VoxelBackBone8x,MinkUNet]
+Prints a Markdown table.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+GRID = [41, 1600, 1408]
+TORCH_IMPORTS = """import spconv_mlir.torch as spconv
+from torch.nn import BatchNorm1d, Module, ModuleList, ReLU
+from torch import cat
+"""
+
+
+def load_models():
+    """examples/python/models.py with spconv_mlir.torch's imports."""
+    path = os.path.join(ROOT, "examples", "python", "models.py")
+    text = open(path).read()
+    begin, end = text.index("# BEGIN imports"), text.index("# END imports")
+    module = types.ModuleType("models")
+    exec(compile(text[:begin] + TORCH_IMPORTS + text[end:], path, "exec"), module.__dict__)
+    return module
+
+
+class TorchOps:
+    """The conv op of spconv_mlir.torch's modules computed by torch ops over
+    the same rulebooks: per kernel offset, the pairs' input rows gathered,
+    multiplied by the offset's weight and added into the output rows."""
+
+    def __init__(self, ops):
+        self.subm_rulebook = ops.subm_rulebook
+        self.strided_rulebook = ops.strided_rulebook
+
+    @staticmethod
+    def rulebook_conv(in_rows, out_rows, offsets, sites, features, weight, bias, spec):
+        import torch
+
+        from spconv_mlir.torch import ConvSpec
+
+        s = ConvSpec.from_json(spec)
+        if s.groups != 1:
+            raise NotImplementedError("groups")
+        src, dst = (out_rows, in_rows) if s.op == "inverse_conv" else (in_rows, out_rows)
+        out = features.new_zeros((sites.shape[0], s.out_channels))
+        bounds = offsets.tolist()
+        for k in range(len(bounds) - 1):
+            a, b = bounds[k], bounds[k + 1]
+            if a == b:
+                continue
+            rows = features.index_select(0, src[a:b].long()) @ weight[k]
+            out = out.index_add(0, dst[a:b].long(), rows)
+        return out + bias if bias is not None else out
+
+    def rulebook_pool(self, *args):
+        raise NotImplementedError("pools")
+
+
+def scan(sites, work):
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "workloads", "gen_workload.py"),
+                    "lidar", os.path.join(work, "scan"), "--sites", str(sites), "--seed", "5"],
+                   check=True, capture_output=True)
+    import numpy as np
+
+    return np.load(os.path.join(work, "scan_coords.npy"))
+
+
+def one_config(args):
+    """In a process of its own: times one (model, path) at one thread
+    count; prints JSON."""
+    import numpy as np
+    import torch
+
+    import spconv_mlir.torch as sp
+    from spconv_mlir.torch import modules
+
+    torch.set_num_threads(args.one_threads)
+    coords = np.load(args.one_coords)
+    models = load_models()
+    if args.one_path == "torch-ops":
+        modules.ops = TorchOps(sp.ops)
+    indices = torch.from_numpy(coords.astype(np.int32))
+    # The check runs in f64: the models' BatchNorms (training mode) amplify
+    # f32 rounding through a deep backward by up to 1e-2 of the scale.
+    dtype = torch.float64 if args.one_check else torch.float32
+    features = torch.from_numpy(np.random.default_rng(0).standard_normal(
+        (len(coords), 4))).to(dtype)
+    torch.manual_seed(0)
+    net = getattr(models, args.one_model)().to(dtype)
+    opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        out = net(sp.SparseConvTensor(features, indices, GRID, 1))
+        loss = out.features.square().mean()
+        loss.backward()
+        opt.step()
+        return out, loss
+
+    if args.one_check:
+        # The first step's output and gradients, for the comparison.
+        out, loss = step()
+        torch.save({"features": out.features.detach(), "loss": loss.detach(),
+                    "grads": {n: p.grad for n, p in net.named_parameters()}}, args.one_check)
+        return
+    step()  # compiles, warms the caches
+    times = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - start) * 1000)
+    print(json.dumps({"ms": statistics.median(times)}))
+
+
+def run_config(args, model, path, threads, coords, check=None):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
+                                           os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, os.path.abspath(__file__), "--one-model", model, "--one-path", path,
+           "--one-threads", str(threads), "--one-coords", coords, "--steps", str(args.steps)]
+    if check:
+        cmd += ["--one-check", check]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit("%s / %s failed:\n%s" % (model, path, result.stderr[-3000:]))
+    return None if check else json.loads(result.stdout.strip().splitlines()[-1])["ms"]
+
+
+def compare(work, model):
+    import torch
+
+    a = torch.load(os.path.join(work, model + "-custom-ops.pt"))
+    b = torch.load(os.path.join(work, model + "-torch-ops.pt"))
+
+    def rel(x, y):
+        return ((x - y).abs().max() / y.abs().max().clamp(min=1e-30)).item()
+
+    worst = max([rel(a["features"], b["features"])] +
+                [rel(a["grads"][n], b["grads"][n]) for n in a["grads"]])
+    if worst > 1e-9:
+        sys.exit("%s: the two paths differ by %.1e of the scale" % (model, worst))
+    return worst
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sites", type=int, default=100000)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--models", default="VoxelBackBone8x,MinkUNet")
+    for name in ("model", "path", "threads", "coords", "check"):
+        p.add_argument("--one-" + name, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.one_model:
+        args.one_threads = int(args.one_threads)
+        return one_config(args)
+    work = tempfile.mkdtemp(prefix="bench-torch-training-")
+    coords = os.path.join(work, "scan_coords.npy")
+    n = len(scan(args.sites, work))
+    rows = []
+    for model in args.models.split(","):
+        for path in ("custom-ops", "torch-ops"):
+            run_config(args, model, path, 1, coords,
+                       check=os.path.join(work, "%s-%s.pt" % (model, path)))
+        worst = compare(work, model)
+        for threads in [int(t) for t in args.threads.split(",")]:
+            ours = run_config(args, model, "custom-ops", threads, coords)
+            theirs = run_config(args, model, "torch-ops", threads, coords)
+            rows.append((model, threads, ours, theirs, worst))
+    print("One training step (forward, loss, backward, SGD), %d sites (LiDAR scan, seed 5), "
+          "median of %d warm steps, f32; outputs and gradients of both paths agree "
+          "first (f64; agreement: the largest difference over their scale).\n"
+          % (n, args.steps))
+    print("| model | threads | spconv_mlir.torch ms | torch ops over our rulebooks ms | "
+          "speedup | agreement |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for model, threads, ours, theirs, worst in rows:
+        print("| %s | %d | %.1f | %.1f | %.2fx | %.0e |" % (model, threads, ours, theirs,
+                                                          theirs / ours, worst))
+
+
+if __name__ == "__main__":
+    main()
