@@ -118,6 +118,16 @@ class Entry:
             ("r%d" % i, descriptor_type(rank)) for i, (rank, _) in enumerate(results)]})
         self.runtime = Runtime(self.library)
 
+    def set_threads(self, count):
+        """Threads of the compiled loops (OpenMP's, for the calling thread)
+        and of the runtime's primitives (process-wide) for the calls that
+        follow."""
+        # The library links libomp unless compiled with --openmp=false.
+        omp = getattr(self.library, "omp_set_num_threads", None)
+        if omp is not None:
+            omp(ctypes.c_int(count))
+        self.runtime.lib.spconv_rt_set_num_threads(count)
+
     def call(self, descriptors, release):
         """Calls the function; returns the result descriptors. `release`
         frees a result buffer (free, or the CUDA runtime's)."""

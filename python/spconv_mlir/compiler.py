@@ -5,7 +5,6 @@ The compiled network is called like the model: on a `SparseConvTensor`
 sparse tensors with the output sites (sorted by key for regular and
 transposed convs, as DESIGN.md defines) and their features.
 """
-import ctypes
 import math
 
 import numpy as np
@@ -157,20 +156,20 @@ class CompiledNetwork:
         for _ in graph.outputs:
             results += [(2, np.int32), (2, self.dtype)]
         self.entry = abi.Entry(library, "forward", results)
+        self.num_threads = None
         if num_threads is not None:
             self.set_num_threads(num_threads)
         self.reload_weights()
 
     def set_num_threads(self, count):
-        """Threads of the compiled loops and of the runtime."""
+        """Threads of this network's calls (compiled loops and runtime),
+        applied at each call: networks that share a process (and their
+        cached library) keep their own counts. Calls of several networks at
+        once from several Python threads share the runtime's."""
         count = int(count)
         if count <= 0:
             raise ModelError("num_threads must be positive, got %d" % count)
-        # The library links libomp unless compiled with --openmp=false.
-        omp = getattr(self.entry.library, "omp_set_num_threads", None)
-        if omp is not None:
-            omp(ctypes.c_int(count))
-        self.entry.runtime.lib.spconv_rt_set_num_threads(count)
+        self.num_threads = count
 
     def reload_weights(self):
         """Reads the model's weights again (after load_state_dict or an edit
@@ -252,6 +251,8 @@ class CompiledNetwork:
                              "per site" % (idx.shape[0], feat.shape[0]))
         arrays = [idx, feat] + self.weights
         descs = [abi.describe(a.ctypes.data, a.shape, a.itemsize) for a in arrays]
+        if self.num_threads is not None:
+            self.entry.set_threads(self.num_threads)
         out = self.entry.numpy_results(self.entry.call(descs, self.entry.runtime.free))
         if t1 or t2:
             import torch

@@ -201,6 +201,8 @@ def compute_module(spec):
 def _call(entry, tensors):
     import torch
 
+    # torch.set_num_threads governs these kernels too.
+    entry.set_threads(torch.get_num_threads())
     descs = [abi.describe(t.data_ptr(), tuple(t.shape), t.element_size()) for t in tensors]
     arrays = entry.numpy_results(entry.call(descs, entry.runtime.free))
     return [torch.from_numpy(a) for a in arrays]
