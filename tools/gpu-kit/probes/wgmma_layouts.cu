@@ -265,38 +265,30 @@ std::vector<Layout> layouts() {
   auto transposed = [](std::function<unsigned(int, int)> f) {
     return [f](int k, int n) { return f(n, k); };
   };
-  // K-major, no swizzle, f16 (K = 32: four core matrices along K). Reading
-  // "lbo-k": LBO strides along K, SBO along M / N (CUTLASS's interleaved
-  // canonical form); "lbo-mn" the other way round.
-  for (bool lboAlongK : {true, false}) {
-    unsigned kStride = lboAlongK ? 128 : 1024,
-             rowStride = lboAlongK ? 512 : 128;
-    Layout l;
-    l.family = "f16 K-major none", l.reading = lboAlongK ? "lbo-k" : "lbo-mn";
-    l.kind = 0, l.depth = 32, l.stepDepth = 16;
-    l.aOffset = interleaved(2, rowStride, kStride);
-    l.bOffset = transposed(interleaved(2, rowStride, kStride));
-    l.aLbo = l.bLbo = lboAlongK ? kStride : rowStride;
-    l.aSbo = l.bSbo = lboAlongK ? rowStride : kStride;
-    l.aSwizzle = l.bSwizzle = 0;
-    l.aStep = l.bStep = [=](int s) { return unsigned(s) * 2 * kStride; };
-    all.push_back(l);
-  }
-  // The same for tf32 (K = 16: four core matrices of 4 elements along K).
-  for (bool lboAlongK : {true, false}) {
-    unsigned kStride = lboAlongK ? 128 : 1024,
-             rowStride = lboAlongK ? 512 : 128;
-    Layout l;
-    l.family = "tf32 K-major none", l.reading = lboAlongK ? "lbo-k" : "lbo-mn";
-    l.kind = 2, l.depth = 16, l.stepDepth = 8;
-    l.aOffset = interleaved(4, rowStride, kStride);
-    l.bOffset = transposed(interleaved(4, rowStride, kStride));
-    l.aLbo = l.bLbo = lboAlongK ? kStride : rowStride;
-    l.aSbo = l.bSbo = lboAlongK ? rowStride : kStride;
-    l.aSwizzle = l.bSwizzle = 0;
-    l.aStep = l.bStep = [=](int s) { return unsigned(s) * 2 * kStride; };
-    all.push_back(l);
-  }
+  // K-major, no swizzle: f16 (K = 32) and tf32 (K = 16), four core
+  // matrices along K either way. Reading "lbo-k": LBO strides along K, SBO
+  // along M / N (CUTLASS's interleaved canonical form); "lbo-mn" the other
+  // way round.
+  struct Type {
+    const char *family;
+    int kind, bytes, depth, stepDepth;
+  };
+  for (Type t : {Type{"f16 K-major none", 0, 2, 32, 16},
+                 Type{"tf32 K-major none", 2, 4, 16, 8}})
+    for (bool lboAlongK : {true, false}) {
+      unsigned kStride = lboAlongK ? 128 : 1024,
+               rowStride = lboAlongK ? 512 : 128;
+      Layout l;
+      l.family = t.family, l.reading = lboAlongK ? "lbo-k" : "lbo-mn";
+      l.kind = t.kind, l.depth = t.depth, l.stepDepth = t.stepDepth;
+      l.aOffset = interleaved(t.bytes, rowStride, kStride);
+      l.bOffset = transposed(interleaved(t.bytes, rowStride, kStride));
+      l.aLbo = l.bLbo = lboAlongK ? kStride : rowStride;
+      l.aSbo = l.bSbo = lboAlongK ? rowStride : kStride;
+      l.aSwizzle = l.bSwizzle = 0;
+      l.aStep = l.bStep = [=](int s) { return unsigned(s) * 2 * kStride; };
+      all.push_back(l);
+    }
   // B MN-major (N contiguous: the weights as they are), no swizzle, f16;
   // A K-major as "lbo-k". Core matrices of 8 k-rows of 8 n; "lbo-n": LBO
   // strides along N, SBO along K; "lbo-k" the other way round.
