@@ -417,6 +417,13 @@ def bad_input():
                      spconv.SparseConvTensor(features, indices, grid, 1)))
     empty = layer(spconv.SparseConvTensor(features[:0], indices[:0], grid, 1))
     check("no sites: an empty result", tuple(empty.features.shape) == (0, 4))
+    duplicate = indices.clone()
+    duplicate[1] = duplicate[0]
+    expect_error("a site given twice", InputError, "duplicate input site",
+                 lambda: layer(spconv.SparseConvTensor(features, duplicate, grid, 1)))
+    # A batch of two whose second element has no sites: the first's result.
+    two = layer(spconv.SparseConvTensor(features, indices, grid, 2)).features
+    check("an empty batch element: the other element's result", torch.equal(two, want))
 
 
 conv_cases()
