@@ -3,12 +3,17 @@ depend on and only the chip can answer (tools/gpu-kit/probes/). Today one:
 `wgmma-layouts` (issue 37's sm_90a form) runs wgmma.mma_async over each
 candidate shared-memory layout and says which reading of the matrix
 descriptor the chip follows. A family of layouts none of whose readings
-matched is a failed check: the ISA was misread. Without a Hopper device, or
-in a stand-in run, the phase notes that it did not ask."""
+matched is a failed check: the ISA was misread. Each candidate runs in a
+process of its own, since a fault loses the process's CUDA context and
+would hide every later candidate (the first H200 run lost eight of ten
+that way); a candidate that printed no result is reported as not run.
+Without a Hopper device, or in a stand-in run, the phase notes that it did
+not ask."""
 import os
 import re
 import subprocess
 
+CANDIDATE = re.compile(r"^candidate (?P<index>\d+) (?P<family>.+) \[(?P<reading>[^\]]+)\]$")
 LINE = re.compile(r"^layout (?P<family>.+) \[(?P<reading>[^\]]+)\]: (?P<result>\w+)(?P<rest>.*)$")
 
 
@@ -20,6 +25,31 @@ def parse(text):
         m = LINE.match(line.strip())
         if m:
             families.setdefault(m["family"], {})[m["reading"]] = (m["result"] + m["rest"]).strip()
+    return families
+
+
+def candidates(text):
+    """[(index, family, reading)] from the probe's `--list`."""
+    found = []
+    for line in text.splitlines():
+        m = CANDIDATE.match(line.strip())
+        if m:
+            found.append((int(m["index"]), m["family"], m["reading"]))
+    return found
+
+
+def collect(listed, outputs):
+    """{family: {reading: result}} over every listed candidate, from each
+    candidate's (exit status, output): a candidate whose output has no
+    result line is `not run` with its exit status and last line."""
+    families = {}
+    for index, family, reading in listed:
+        status, text = outputs[index]
+        result = parse(text).get(family, {}).get(reading)
+        if result is None:
+            lines = text.strip().splitlines()
+            result = "not run (exit %d%s)" % (status, ": " + lines[-1] if lines else "")
+        families.setdefault(family, {})[reading] = result
     return families
 
 
@@ -45,16 +75,23 @@ def run(ctx):
         ctx.checks.notes.append("wgmma-layouts needs a Hopper device: not run")
         return
     binary = os.path.join(ctx.root, "probes", "wgmma-layouts")
-    result = subprocess.run([binary], capture_output=True, text=True,
-                            timeout=max(10, ctx.budget_left()))
-    ctx.write_output("wgmma-layouts.txt", result.stdout + result.stderr)
-    if result.returncode == 2:
-        ctx.checks.notes.append("wgmma-layouts: " + result.stdout.strip().splitlines()[-1])
+    listing = subprocess.run([binary, "--list"], capture_output=True, text=True, timeout=10)
+    listed = candidates(listing.stdout)
+    if listing.returncode != 0 or not listed:
+        ctx.checks.fail("wgmma-layouts", "--list: exit %d: %s" % (
+            listing.returncode, (listing.stdout + listing.stderr)[-2000:]))
         return
-    if result.returncode != 0:
-        ctx.checks.fail("wgmma-layouts", "exit %d: %s" % (result.returncode,
-                                                          (result.stdout + result.stderr)[-2000:]))
-        return
-    families = parse(result.stdout)
+    outputs, log = {}, []
+    for index, _, _ in listed:
+        result = subprocess.run([binary, "--only", str(index)], capture_output=True,
+                                text=True, timeout=max(10, ctx.budget_left()))
+        log.append(result.stdout + result.stderr)
+        if result.returncode == 2:
+            ctx.write_output("wgmma-layouts.txt", "".join(log))
+            ctx.checks.notes.append("wgmma-layouts: " + result.stdout.strip().splitlines()[-1])
+            return
+        outputs[index] = (result.returncode, result.stdout + result.stderr)
+    ctx.write_output("wgmma-layouts.txt", "".join(log))
+    families = collect(listed, outputs)
     ctx.data["wgmma_layouts"] = families
     judge(ctx, families)

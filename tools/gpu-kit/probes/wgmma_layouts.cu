@@ -21,6 +21,21 @@
 // readings all mismatch is a misreading of the ISA: the kit's `probes`
 // phase fails it.
 //
+// Every candidate's shared memory is a zero-filled window far larger than
+// its image, so that a descriptor read the wrong way reads zeros (a
+// mismatch) rather than past the block's shared memory. Should a candidate
+// still fault, the fault is sticky: the process's CUDA context is lost and
+// no later candidate can run in it. So the kit runs each candidate in a
+// process of its own (`--list`, then `--only I`); a run of all of them in
+// one process reports every candidate after a fault as not run.
+//
+//   wgmma-layouts            # every candidate, in this process
+//   wgmma-layouts --list     # `candidate <i> <family> [<reading>]`
+//                            # (no device needed)
+//   wgmma-layouts --only I   # candidate I alone
+//   wgmma-layouts --check-data  # that every candidate's operands can tell
+//                               # layouts apart (no device needed)
+//
 // Built by tools/gpu-kit/build_kit.py with nvcc -arch=sm_90a; run by the
 // kit's `probes` phase.
 
@@ -29,6 +44,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -37,11 +53,16 @@
 namespace {
 
 constexpr int kM = 64, kN = 64, kMaxSteps = 8;
+/// Each candidate's shared memory: its image, then zeros. The largest image
+/// is 16 KiB and the largest stride any reading uses 8 KiB, so a misread
+/// descriptor's eight core-matrix rows stay inside; within the 227 KiB a
+/// Hopper block may have.
+constexpr unsigned kWindowBytes = 200 * 1024;
 
 /// What the kernel needs of a candidate: the image, the descriptors' fields
 /// and each k step's start offsets into the image.
 struct Job {
-  unsigned imageBytes, steps;
+  unsigned imageBytes, windowBytes, steps;
   unsigned aStart[kMaxSteps], bStart[kMaxSteps];
   unsigned aLbo, aSbo, aSwizzle;
   unsigned bLbo, bSbo, bSwizzle;
@@ -86,12 +107,13 @@ template <int Kind>
 __global__ void __launch_bounds__(128)
     probe(const uint4 *image, Job job, float *out) {
   // The image from the first 1024-byte boundary on (swizzle atoms are
-  // aligned to their size); the launch gives 1024 bytes to spare.
+  // aligned to their size), zeros after it to the window's end; the launch
+  // gives 1024 bytes to spare.
   extern __shared__ __align__(16) uint4 dynamic[];
-  uint32_t window = uint32_t(__cvta_generic_to_shared(dynamic));
-  uint4 *smem = dynamic + ((1024 - window % 1024) % 1024) / 16;
-  for (unsigned i = threadIdx.x; i < job.imageBytes / 16; i += blockDim.x)
-    smem[i] = image[i];
+  uint32_t start = uint32_t(__cvta_generic_to_shared(dynamic));
+  uint4 *smem = dynamic + ((1024 - start % 1024) % 1024) / 16;
+  for (unsigned i = threadIdx.x; i < job.windowBytes / 16; i += blockDim.x)
+    smem[i] = i < job.imageBytes / 16 ? image[i] : make_uint4(0, 0, 0, 0);
   __syncthreads();
   // The generic proxy's writes, made visible to wgmma's async proxy.
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -151,12 +173,42 @@ uint16_t toHalf(float v) { // small integers only: exact
   return uint16_t(sign | uint32_t(e + 15) << 10 | mantissa);
 }
 
-int runLayout(const Layout &l, int &differing) {
-  std::vector<float> a(kM * l.depth), b(l.depth * kN);
-  for (int i = 0; i < kM * l.depth; ++i)
-    a[i] = float((i * 7 + 3) % 7 - 3);
-  for (int i = 0; i < l.depth * kN; ++i)
-    b[i] = float((i * 5 + 1) % 5 - 2);
+/// A rows x cols operand, row-major, of small integers (-6 to 6: exact in
+/// f16 and tf32, and so are sums of 64 of their products in f32), from a
+/// multiplicative hash of the index, so that no two rows and no two
+/// columns are equal: then a layout read with any two k (or m, or n)
+/// exchanged gives another product, and a misreading cannot match.
+std::vector<float> operand(int rows, int cols, uint32_t seed) {
+  std::vector<float> values(size_t(rows) * cols);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t h = (uint32_t(i) + seed * 0x9e3779b9u) * 2654435761u;
+    values[i] = float(int((h >> 16) % 13) - 6);
+  }
+  return values;
+}
+
+/// Whether no two rows and no two columns of a rows x cols operand are
+/// equal (what `operand` promises; checked, since a probe whose data
+/// cannot tell two layouts apart reports every layout as a match).
+bool distinct(const std::vector<float> &v, int rows, int cols) {
+  for (int i = 0; i < rows; ++i)
+    for (int j = i + 1; j < rows; ++j)
+      if (std::equal(&v[size_t(i) * cols], &v[size_t(i + 1) * cols],
+                     &v[size_t(j) * cols]))
+        return false;
+  for (int i = 0; i < cols; ++i)
+    for (int j = i + 1; j < cols; ++j) {
+      bool same = true;
+      for (int r = 0; r < rows && same; ++r)
+        same = v[size_t(r) * cols + i] == v[size_t(r) * cols + j];
+      if (same)
+        return false;
+    }
+  return true;
+}
+
+int runLayout(const Layout &l, int &differing, std::string &firstDifferences) {
+  std::vector<float> a = operand(kM, l.depth, 1), b = operand(l.depth, kN, 2);
   // Each operand's region: up to its last element, in whole 1024 bytes.
   int element = l.kind == 2 ? 4 : 2;
   unsigned aBytes = 0, bBytes = 0;
@@ -185,6 +237,14 @@ int runLayout(const Layout &l, int &differing) {
 
   Job job{};
   job.imageBytes = unsigned(image.size());
+  job.windowBytes = kWindowBytes;
+  if (job.imageBytes > job.windowBytes) {
+    std::printf("layout %s [%s]: error (an image of %u bytes passes the "
+                "%u-byte window)\n",
+                l.family.c_str(), l.reading.c_str(), job.imageBytes,
+                job.windowBytes);
+    return 1;
+  }
   job.steps = unsigned(l.depth / l.stepDepth);
   for (unsigned s = 0; s < job.steps; ++s) {
     job.aStart[s] = l.aStep(s);
@@ -195,13 +255,20 @@ int runLayout(const Layout &l, int &differing) {
 
   uint4 *dImage;
   float *dOut;
-  if (cudaMalloc(&dImage, image.size()) != cudaSuccess ||
-      cudaMalloc(&dOut, kM * kN * 4) != cudaSuccess)
+  if (cudaError_t e = cudaMalloc(&dImage, image.size()); e != cudaSuccess) {
+    std::printf("layout %s [%s]: error (cudaMalloc: %s)\n", l.family.c_str(),
+                l.reading.c_str(), cudaGetErrorString(e));
     return 1;
+  }
+  if (cudaError_t e = cudaMalloc(&dOut, kM * kN * 4); e != cudaSuccess) {
+    std::printf("layout %s [%s]: error (cudaMalloc: %s)\n", l.family.c_str(),
+                l.reading.c_str(), cudaGetErrorString(e));
+    return 1;
+  }
   cudaMemcpy(dImage, image.data(), image.size(), cudaMemcpyHostToDevice);
   cudaMemset(dOut, 0xff, kM * kN * 4);
   auto launch = [&](auto kernel) {
-    int bytes = int(image.size()) + 1024;
+    int bytes = int(job.windowBytes) + 1024;
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          bytes);
     kernel<<<1, 128, bytes>>>(dImage, job, dOut);
@@ -222,17 +289,20 @@ int runLayout(const Layout &l, int &differing) {
                 l.reading.c_str(), cudaGetErrorString(status));
     return 1;
   }
-  // The first differences go with the finding: enough to tell a misread
-  // operand from a misread D fragment layout.
+  // The first differences go with the finding, after its line: enough to
+  // tell a misread operand from a misread D fragment layout.
   differing = 0;
   for (int m = 0; m < kM; ++m)
     for (int n = 0; n < kN; ++n) {
       float expected = 0.f;
       for (int k = 0; k < l.depth; ++k)
         expected += a[m * l.depth + k] * b[k * kN + n];
-      if (out[m * kN + n] != expected && differing++ < 4)
-        std::printf("  D(%d, %d) = %g, A B has %g\n", m, n, out[m * kN + n],
-                    expected);
+      if (out[m * kN + n] != expected && differing++ < 4) {
+        char line[96];
+        std::snprintf(line, sizeof line, "  D(%d, %d) = %g, A B has %g\n", m, n,
+                      out[m * kN + n], expected);
+        firstDifferences += line;
+      }
     }
   return 0;
 }
@@ -350,7 +420,42 @@ std::vector<Layout> layouts() {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  std::vector<Layout> all = layouts();
+  int only = -1;
+  if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
+    for (size_t i = 0; i < all.size(); ++i)
+      std::printf("candidate %zu %s [%s]\n", i, all[i].family.c_str(),
+                  all[i].reading.c_str());
+    return 0;
+  }
+  if (argc == 2 && std::strcmp(argv[1], "--check-data") == 0) {
+    bool ok = true;
+    for (const Layout &l : all) {
+      bool aOk = distinct(operand(kM, l.depth, 1), kM, l.depth);
+      bool bOk = distinct(operand(l.depth, kN, 2), l.depth, kN);
+      if (!aOk || !bOk)
+        std::printf("candidate %s [%s]: %s has equal rows or columns\n",
+                    l.family.c_str(), l.reading.c_str(), aOk ? "B" : "A");
+      ok = ok && aOk && bOk;
+    }
+    std::printf(ok ? "data ok\n" : "data cannot tell layouts apart\n");
+    return ok ? 0 : 1;
+  }
+  if (argc == 3 && std::strcmp(argv[1], "--only") == 0) {
+    char *end = nullptr;
+    long i = std::strtol(argv[2], &end, 10);
+    if (*argv[2] == '\0' || *end != '\0' || i < 0 || i >= long(all.size())) {
+      std::fprintf(stderr, "wgmma-layouts: error: --only takes 0 to %zu\n",
+                   all.size() - 1);
+      return 1;
+    }
+    only = int(i);
+  } else if (argc != 1) {
+    std::fprintf(stderr,
+                 "usage: wgmma-layouts [--list | --only I | --check-data]\n");
+    return 1;
+  }
   int device = 0;
   cudaDeviceProp properties;
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -365,11 +470,22 @@ int main() {
   }
   std::printf("wgmma-layouts on %s\n", properties.name);
   int matched = 0, count = 0;
-  for (const Layout &l : layouts()) {
-    int differing = 0;
+  bool contextLost = false;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Layout &l = all[i];
+    if (only >= 0 && int(i) != only)
+      continue;
     ++count;
-    if (runLayout(l, differing) != 0) {
-      cudaDeviceReset();
+    if (contextLost) {
+      std::printf("layout %s [%s]: not run (an earlier candidate's fault "
+                  "ended this process's CUDA context)\n",
+                  l.family.c_str(), l.reading.c_str());
+      continue;
+    }
+    int differing = 0;
+    std::string firstDifferences;
+    if (runLayout(l, differing, firstDifferences) != 0) {
+      contextLost = true;
       continue;
     }
     if (differing == 0) {
@@ -377,8 +493,9 @@ int main() {
       std::printf("layout %s [%s]: match\n", l.family.c_str(),
                   l.reading.c_str());
     } else {
-      std::printf("layout %s [%s]: mismatch (%d of %d elements differ)\n",
-                  l.family.c_str(), l.reading.c_str(), differing, kM * kN);
+      std::printf("layout %s [%s]: mismatch (%d of %d elements differ)\n%s",
+                  l.family.c_str(), l.reading.c_str(), differing, kM * kN,
+                  firstDifferences.c_str());
     }
   }
   std::printf("%d of %d layouts matched\n", matched, count);
