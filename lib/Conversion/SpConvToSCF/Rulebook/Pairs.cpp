@@ -69,11 +69,8 @@ struct RulebookPairsLowering : SpConvOpLowering<RulebookPairsOp> {
                  op.getInRows().getType()),
         toTensor(rewriter, loc, prefix(rewriter, loc, rulebook.pairOut, pairs),
                  op.getOutRows().getType()),
-        toTensor(rewriter, loc,
-                 castTo(rewriter, loc, offsets,
-                        MemRefType::get(op.getOffsets().getType().getShape(),
-                                        rewriter.getI64Type())),
-                 op.getOffsets().getType())};
+        // convertOffsets made it memref<K+1xi64>, the result's shape.
+        toTensor(rewriter, loc, offsets, op.getOffsets().getType())};
     rewriter.replaceOp(op, results);
     return success();
   }
@@ -170,26 +167,19 @@ struct RulebookFromPairsLowering : SpConvOpLowering<RulebookFromPairsOp> {
         zero);
     for (auto [rows, bound] : {std::pair{inRows, numIn}, {outRows, numOut}}) {
       Value rowsOf = rows, boundOf = bound;
-      Value bad = findFirst(
-          b, loc, zero, pairs, [&](OpBuilder &fb, Location floc, Value i) {
-            Value row = convertScalar(
-                fb, floc, memref::LoadOp::create(fb, floc, rowsOf, i),
-                fb.getIndexType());
+      auto rowAt = [&](OpBuilder &fb, Location floc, Value i) -> Value {
+        return convertScalar(fb, floc,
+                             memref::LoadOp::create(fb, floc, rowsOf, i),
+                             fb.getIndexType());
+      };
+      Value none = reportFirstBad(
+          ctx, b, loc, pairs, boundOf,
+          [&](OpBuilder &fb, Location floc, Value i) -> Value {
             return arith::XOrIOp::create(
-                fb, floc, inRange(fb, floc, row, boundOf),
+                fb, floc, inRange(fb, floc, rowAt(fb, floc, i), boundOf),
                 arith::ConstantIntOp::create(fb, floc, 1, 1));
-          });
-      Value none =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, bad, zero);
-      scf::IfOp::create(
-          b, loc, none,
-          [&](OpBuilder &tb, Location tloc) { scf::YieldOp::create(tb, tloc); },
-          [&](OpBuilder &eb, Location eloc) {
-            reportBadIndex(ctx, eb, eloc, bad,
-                           memref::LoadOp::create(eb, eloc, rowsOf, bad),
-                           boundOf);
-            scf::YieldOp::create(eb, eloc);
-          });
+          },
+          rowAt);
       ok = arith::AndIOp::create(b, loc, ok, none);
     }
     // A rulebook whose pairs failed a check is empty.

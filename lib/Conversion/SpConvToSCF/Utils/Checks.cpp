@@ -58,7 +58,7 @@ forEachOnDevice(OpBuilder &b, Location loc, Value count, StringRef role,
 
 /// reportFirstBad on the GPU: the search's state lives in a two-word buffer
 /// of device memory, [first bad position (INT64_MAX: none), its index].
-static void reportFirstBadOnDevice(
+static Value reportFirstBadOnDevice(
     LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
     function_ref<Value(OpBuilder &, Location, Value)> isBad,
     function_ref<Value(OpBuilder &, Location, Value)> indexAt) {
@@ -122,9 +122,11 @@ static void reportFirstBadOnDevice(
     reportBadIndex(ctx, tb, tloc, position, index, bound);
     scf::YieldOp::create(tb, tloc);
   });
+  return arith::XOrIOp::create(b, loc, found,
+                               arith::ConstantIntOp::create(b, loc, 1, 1));
 }
 
-void lowering::reportFirstBad(
+Value lowering::reportFirstBad(
     LoweringContext &ctx, OpBuilder &b, Location loc, Value count, Value bound,
     function_ref<Value(OpBuilder &, Location, Value)> isBad,
     function_ref<Value(OpBuilder &, Location, Value)> indexAt) {
@@ -138,6 +140,7 @@ void lowering::reportFirstBad(
     reportBadIndex(ctx, tb, tloc, first, indexAt(tb, tloc, first), bound);
     scf::YieldOp::create(tb, tloc);
   });
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, first, zero);
 }
 
 void lowering::reportFirstBadIndex(

@@ -28,11 +28,12 @@ void reportBadIndex(LoweringContext &ctx, OpBuilder &b, Location loc,
 /// count: on the CPU a sequential scan; on the GPU, where the indices are
 /// device memory the host cannot read, a kernel keeps the smallest such
 /// position (an atomic minimum) and, only when there is one, another
-/// fetches its index; the host reads back two words.
-void reportFirstBad(LoweringContext &ctx, OpBuilder &b, Location loc,
-                    Value count, Value bound,
-                    function_ref<Value(OpBuilder &, Location, Value)> isBad,
-                    function_ref<Value(OpBuilder &, Location, Value)> indexAt);
+/// fetches its index; the host reads back two words. Returns whether no
+/// position was bad (i1, a host value).
+Value reportFirstBad(LoweringContext &ctx, OpBuilder &b, Location loc,
+                     Value count, Value bound,
+                     function_ref<Value(OpBuilder &, Location, Value)> isBad,
+                     function_ref<Value(OpBuilder &, Location, Value)> indexAt);
 
 /// reportFirstBad for an index operand checked before a loop that skips
 /// what it cannot read: an index is bad if it is neither -1 (no
