@@ -139,24 +139,35 @@
 // With TF32, f32 runs on tensor cores: 256 rows x 32 channels (eight warps
 // of 2 x 2 fragments, each warp 32 rows), 16 input channels per slice, two
 // k = 8
-// fragment steps; staged values rounded to TF32 (add half an ulp, clear 13
-// bits, infinities and NaNs kept); the rows of each buffer padded (the
+// fragment steps. The features and weights are rounded to TF32 (add half an
+// ulp, clear 13 bits, infinities and NaNs kept) into buffers of their own,
+// one kernel each before the launch, so that the staging copies slices as
+// they are (cp.async, 4 floats a copy); the rows of each buffer padded (the
 // inputs and sums by 16 bytes, the weights by 32: a B fragment's four rows
 // then start 8 banks apart) and 32-byte aligned, as WMMA wants (16 bytes
 // would do for ldmatrix).
 // TF32-LABEL: func.func @conv
+// TF32: %[[XR:.*]] = memref.alloc(%{{.*}}) : memref<?x16xf32>
+// TF32: scf.parallel
+// TF32: arith.bitcast %{{.*}} : f32 to i32
+// TF32: arith.addi %{{.*}}, %c4096_i32 : i32
+// TF32: arith.andi %{{.*}}, %c-8192_i32 : i32
+// TF32: arith.select
+// TF32: memref.store %{{.*}}, %[[XR]]
+// TF32: } {spconv.kernel = "round_tf32_features"}
+// TF32: %[[WR:.*]] = memref.alloc() : memref<27x16x32xf32>
+// TF32: memref.store %{{.*}}, %[[WR]]
+// TF32: } {spconv.kernel = "round_tf32_weights"}
 // TF32: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256
 // TF32: %[[IN:.*]] = memref.alloca() {alignment = 32 : i64} : memref<256x20xf32, #gpu.address_space<workgroup>>
 // TF32: %[[W:.*]] = memref.alloca() {alignment = 32 : i64} : memref<16x40xf32, #gpu.address_space<workgroup>>
 // TF32: %[[SUM:.*]] = memref.alloca() {alignment = 32 : i64} : memref<128x36xf32, #gpu.address_space<workgroup>>
 // TF32: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<2x2xf32>
 // TF32: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
-// TF32: arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
-// TF32: arith.addi %{{.*}}, %cst{{.*}} : vector<4xi32>
-// TF32: arith.andi %{{.*}}, %cst{{.*}} : vector<4xi32>
-// TF32: arith.select
-// TF32: vector.store %{{.*}}, %[[IN]]{{.*}} {alignment = 16 : i64}
-// TF32: vector.store %{{.*}}, %[[W]]{{.*}} {alignment = 16 : i64}
+// TF32-NOT: arith.bitcast
+// TF32: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 4, %{{.*}} {bypassL1} : memref<?x4xf32, {{.*}}> to memref<256x20xf32, {{.*}}#gpu.address_space<workgroup>>
+// TF32: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 4, %{{.*}} {bypassL1} : memref<?x4xf32, {{.*}}> to memref<16x40xf32, {{.*}}#gpu.address_space<workgroup>>
+// TF32: nvgpu.device_async_wait
 // TF32: gpu.barrier
 // tf32 fragments multiply with nvgpu.mma.sync (gpu-mma-ops=auto), 16 x 8
 // each: per k = 8 step the warp's four B fragments of 8 columns, two

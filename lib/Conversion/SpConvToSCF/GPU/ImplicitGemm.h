@@ -132,6 +132,9 @@ struct ImplicitGemmOperands {
   Value result;             ///< memref<rows x Cout x T>, written whole
   int64_t volume, channelsIn, channelsOut;
   Type accType;
+  /// f32 features and weights already rounded to TF32 values
+  /// (roundInputsToTF32): tensor cores may then read them as they are.
+  bool inputsRoundedToTF32 = false;
 };
 
 /// The output-major neighbour table of a rulebook: `rows x volume` i32, for
@@ -147,6 +150,16 @@ Value buildNeighbourTable(OpBuilder &b, Location loc,
 /// the `pinnedStages` of a tile table (checked there: GPUTileTable), and
 /// `offsets` the conv's volume. Others keep one stage.
 void choosePipeline(GemmTiles &tiles, const ImplicitGemmOperands &operands);
+
+/// Replaces the f32 features and weights of `operands` by copies rounded to
+/// the nearest TF32 value, ties away from zero (one kernel each, before the
+/// conv's launch), and marks them so. The TF32 conv then copies its slices
+/// as they are (cp.async) instead of rounding each staged element in
+/// registers, and the tensor cores' truncation of the 13 low mantissa bits
+/// drops only zeros. Costs a buffer the size of the features (and one of
+/// the weights) for the conv's duration.
+void roundInputsToTF32(OpBuilder &b, Location loc,
+                       ImplicitGemmOperands &operands);
 
 /// One `gpu.launch` computing the whole convolution: result[o, :] = bias +
 /// sum over offsets k with table[o, k] = i >= 0 of features[i, :] @

@@ -17,7 +17,9 @@
 // exactly, since every bf16 value is a tf32 value; f32 (only
 // when TF32 is asked for) as tf32 fragments of its inputs rounded to the
 // nearest tf32 value, ties away from zero (PTX cvt.rna.tf32.f32), so the
-// rounding is the kernel's, not the hardware's truncation.
+// rounding is ours, not the hardware's truncation: once per input element
+// before the launch (roundInputsToTF32), or, where the caller did not,
+// per staged element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,14 +35,19 @@ using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 using namespace mlir::spconv::lowering::gemm;
 
-/// `values` (a vector of f32) rounded to the nearest tf32 value (10
+/// `values` (f32, or a vector of f32) rounded to the nearest tf32 value (10
 /// mantissa bits), ties away from zero; infinities and NaNs pass unchanged.
 static Value roundToTF32(OpBuilder &b, Location loc, Value values) {
-  auto type = cast<VectorType>(values.getType());
-  auto bitsType = type.clone(b.getI32Type());
+  Type type = values.getType();
+  auto vectorType = dyn_cast<VectorType>(type);
+  Type bitsType = vectorType ? Type(vectorType.clone(b.getI32Type()))
+                             : Type(b.getI32Type());
   auto splat = [&](uint32_t word) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(bitsType, APInt(32, word)));
+    TypedAttr value = vectorType
+                          ? TypedAttr(DenseElementsAttr::get(
+                                cast<ShapedType>(bitsType), APInt(32, word)))
+                          : TypedAttr(b.getI32IntegerAttr(int32_t(word)));
+    return arith::ConstantOp::create(b, loc, value);
   };
   Value bits = arith::BitcastOp::create(b, loc, bitsType, values);
   Value exponent = arith::AndIOp::create(b, loc, bits, splat(0x7f800000));
@@ -56,6 +63,42 @@ static Value roundToTF32(OpBuilder &b, Location loc, Value values) {
   return arith::SelectOp::create(b, loc, finite, result, values);
 }
 
+void lowering::roundInputsToTF32(OpBuilder &b, Location loc,
+                                 ImplicitGemmOperands &operands) {
+  auto roundedCopy = [&](Value source, StringRef what, StringRef role) {
+    auto type = cast<MemRefType>(source.getType());
+    SmallVector<Value> sizes, dynamicSizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        sizes.push_back(indexConst(b, loc, type.getDimSize(d)));
+        continue;
+      }
+      sizes.push_back(memref::DimOp::create(b, loc, source, d));
+      dynamicSizes.push_back(sizes.back());
+    }
+    Value copy = memref::AllocOp::create(
+        b, bufferLoc(loc, what),
+        MemRefType::get(type.getShape(), type.getElementType()), dynamicSizes);
+    SmallVector<Value> zeros(sizes.size(), indexConst(b, loc, 0));
+    SmallVector<Value> ones(sizes.size(), indexConst(b, loc, 1));
+    markKernel(scf::ParallelOp::create(
+                   b, loc, zeros, sizes, ones,
+                   [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+                     Value value =
+                         memref::LoadOp::create(pb, ploc, source, ivs);
+                     memref::StoreOp::create(
+                         pb, ploc, roundToTF32(pb, ploc, value), copy, ivs);
+                   }),
+               role);
+    return copy;
+  };
+  operands.features = roundedCopy(
+      operands.features, "the features rounded to TF32", "round_tf32_features");
+  operands.weight = roundedCopy(operands.weight, "the weights rounded to TF32",
+                                "round_tf32_weights");
+  operands.inputsRoundedToTF32 = true;
+}
+
 void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                                   const ImplicitGemmOperands &operands,
                                   const GemmTiles &tiles, GPUMmaOps ops,
@@ -68,7 +111,10 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                                                        : f32;
   Type featureElement =
       cast<MemRefType>(operands.features.getType()).getElementType();
-  bool rounds = tiles.math == GemmMath::TF32MMA && featureElement.isF32();
+  // f32 inputs not rounded before the launch are rounded as they are staged
+  // (through registers: a cp.async copy cannot round).
+  bool rounds = tiles.math == GemmMath::TF32MMA && featureElement.isF32() &&
+                !operands.inputsRoundedToTF32;
   Type weightElement =
       cast<MemRefType>(operands.weight.getType()).getElementType();
   bool copies =
