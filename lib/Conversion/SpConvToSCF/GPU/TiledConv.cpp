@@ -109,8 +109,8 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
   std::string role =
       computeRole(inverse ? "inverse_conv" : "conv", elementType, weightType);
   // TF32 tiles read their f32 inputs rounded once, before the launch: the
-  // staging then copies them as they are (1.4-1.5x at 64 and 128 channels
-  // on an H200 against rounding each staged element, docs/GPU.md).
+  // staging then copies them as they are (docs/GPU.md, "TF32: rounded
+  // before the launch").
   if (tiles.math == GemmMath::TF32MMA &&
       cast<MemRefType>(features.getType()).getElementType().isF32() &&
       elementType.isF32())
