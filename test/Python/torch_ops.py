@@ -113,8 +113,9 @@ def run_case(name, make, grid, batch=2, count=12, cin=3, seed=0, inverse_of=None
         want_sites = active(reach)
     else:  # inverse: back onto the strided conv's input sites
         record = x.indice_dict[layer.indice_key]
-        s, p, d = list(record.stride), list(record.padding), list(record.dilation)
-        fine = list(record.in_grid)
+        s = list(record.spec.stride)
+        p, d = list(record.spec.padding), list(record.spec.dilation)
+        fine = list(record.spec.grid)
         base = [(o - 1) * s_ - 2 * p_ + d_ * (k_ - 1) + 1 for o, s_, p_, d_, k_ in
                 zip(x.spatial_shape, s, p, d, layer.kernel_size)]
         op = [f - b for f, b in zip(fine, base)]

@@ -116,44 +116,16 @@ class SparseSequential(SparseModule):
 
 
 class _IndiceRecord:
-    """A rulebook under its indice_key: the build's spec, the sites it was
-    built on (the tensor object, and as int32) and its output sites, its
-    pairs, and the layer that built it. Layers with the same key and window
-    on the same sites read it instead of building their own; an inverse
-    conv reads a strided conv's backwards."""
+    """A rulebook under its indice_key: the build's spec (its window and
+    grids), the sites it was built on (the tensor object, and as int32) and
+    its output sites, its pairs, and the layer that built it. Layers with
+    the same key and window on the same sites read it instead of building
+    their own; an inverse conv reads a strided conv's backwards."""
 
     def __init__(self, spec, sites, in_indices, out_indices, pairs, layer):
         self.spec, self.sites = spec, sites
         self.in_indices, self.out_indices = in_indices, out_indices
         self.pairs, self.layer = pairs, layer
-
-    @property
-    def kind(self):
-        return self.spec.kind
-
-    @property
-    def kernel(self):
-        return self.spec.kernel
-
-    @property
-    def stride(self):
-        return self.spec.stride
-
-    @property
-    def padding(self):
-        return self.spec.padding
-
-    @property
-    def dilation(self):
-        return self.spec.dilation
-
-    @property
-    def in_grid(self):
-        return self.spec.grid
-
-    @property
-    def out_grid(self):
-        return self.spec.out_grid
 
 
 def _rulebook(x, indices, spec, key, layer, indice_dict):
@@ -224,9 +196,6 @@ class SparseConvolution(SparseModule):
         return w.reshape(self.out_channels, volume, self.in_channels // self.groups) \
             .permute(1, 2, 0)
 
-    def _indices(self, x, layer):
-        return _check_indices(x, self.ndim, layer)
-
     def _features(self, x, layer):
         features = x.features
         if not isinstance(features, torch.Tensor) or features.dim() != 2:
@@ -259,7 +228,7 @@ class SparseConvolution(SparseModule):
         if len(x.spatial_shape) != self.ndim:
             raise InputError("%s: a %d-D layer applied to a %d-D sparse tensor (spatial_shape "
                              "%s)" % (layer, self.ndim, len(x.spatial_shape), x.spatial_shape))
-        indices, features = self._indices(x, layer), self._features(x, layer)
+        indices, features = _check_indices(x, self.ndim, layer), self._features(x, layer)
         if features.shape[0] != indices.shape[0]:
             raise InputError("%s: %d indices but %d feature rows" % (
                 layer, indices.shape[0], features.shape[0]))
@@ -272,7 +241,7 @@ class SparseConvolution(SparseModule):
                 record = self._record(x, layer)
                 spec = ConvSpec(*record.spec, "inverse_conv", self.in_channels,
                                 self.out_channels, self.groups, bias is not None, dtype)
-                sites, out_grid = record.in_indices, list(record.in_grid)
+                sites, out_grid = record.in_indices, list(record.spec.grid)
                 out_indices = record.sites
             else:
                 out_grid = list(grid) if self.kind == "subm" else \
@@ -297,17 +266,17 @@ class SparseConvolution(SparseModule):
 
     def _record(self, x, layer):
         record = x.indice_dict.get(self.indice_key)
-        if record is None or record.kind != "regular":
-            known = sorted(k for k, r in x.indice_dict.items() if r.kind == "regular")
+        if record is None or record.spec.kind != "regular":
+            known = sorted(k for k, r in x.indice_dict.items() if r.spec.kind == "regular")
             raise ModelError("%s: no SparseConv with indice_key=%r before it on this "
                              "tensor's path (keys of strided convs: %s)"
                              % (layer, self.indice_key, ", ".join(map(repr, known)) or "none"))
-        if tuple(record.kernel) != tuple(self.kernel_size):
+        if tuple(record.spec.kernel) != tuple(self.kernel_size):
             raise ModelError("%s: kernel_size %s differs from kernel_size %s of %s, the conv "
                              "it inverts (indice_key=%r)" % (
-                                 layer, list(self.kernel_size), list(record.kernel),
+                                 layer, list(self.kernel_size), list(record.spec.kernel),
                                  record.layer, self.indice_key))
-        if list(x.spatial_shape) != list(record.out_grid) or \
+        if list(x.spatial_shape) != list(record.spec.out_grid) or \
                 x.indices is not record.out_indices:
             raise ModelError("%s: its input is not on the output sites of %s (indice_key=%r), "
                              "the conv it inverts" % (layer, record.layer, self.indice_key))
