@@ -135,11 +135,9 @@ void mlir::spconv::buildSpConvToCPUPipeline(
   // the runner library's element-by-element memrefCopy.
   pm.addNestedPass<func::FuncOp>(createSpConvGPUStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
-  // One level of parallel loops per nest on threads (the outermost
-  // parallel one); those inside stay loops, which LLVM vectorizes.
-  affine::AffineParallelizeOptions parallelize;
-  parallelize.maxNested = 1;
-  pm.addNestedPass<func::FuncOp>(affine::createAffineParallelize(parallelize));
+  // One level of parallel loops per nest on threads (the outermost loop,
+  // if parallel); those inside stay loops, which LLVM vectorizes.
+  pm.addNestedPass<func::FuncOp>(createSpConvParallelizeOuterLoopsPass());
   pm.addPass(createCanonicalizerPass());
   addCPUToLLVM(pm, options.openmp);
   addCheckLowered(pm, "spconv-to-cpu");

@@ -211,6 +211,28 @@ def SpConvProfilePass : Pass<"spconv-profile", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpConvParallelizeOuterLoopsPass
+    : Pass<"spconv-parallelize-outer-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run the outermost affine loop of each nest on threads, if "
+                "it is parallel";
+  let description = [{
+    The CPU pipeline's element-wise ops and reductions (what a conv's
+    epilogue did not take: a bias gradient, a standalone activation) are
+    affine loop nests from `convert-linalg-to-affine-loops`. Each nest's
+    outermost `affine.for` becomes an `affine.parallel` (then OpenMP
+    threads) when it carries no dependence; inner loops stay loops, which
+    LLVM vectorizes. Unlike upstream's `affine-parallelize{max-nested=1}`,
+    a loop under a sequential loop is never made parallel: a column sum
+    (`linalg.reduce` over rows, rows outermost) would otherwise open a
+    parallel region for its channels once per row, tens of thousands of
+    fork-joins a call, which made a bias gradient three times slower on two
+    threads than on one. Such a nest runs on the calling thread. Loops
+    nested in any other loop (`scf.for`, `scf.parallel`) are left alone
+    for the same reason.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
+}
+
 def SpConvMatmulToRowLoopsPass
     : Pass<"spconv-matmul-to-row-loops", "::mlir::func::FuncOp"> {
   let summary = "Lower f32 linalg.matmul on buffers to vectorized row loops";
