@@ -153,10 +153,10 @@ void choosePipeline(GemmTiles &tiles, const ImplicitGemmOperands &operands);
 
 /// Replaces the f32 features and weights of `operands` by copies rounded to
 /// the nearest TF32 value, ties away from zero (one kernel each, before the
-/// conv's launch), and marks them so. The TF32 conv then copies its slices
-/// as they are (cp.async) instead of rounding each staged element in
-/// registers, and the tensor cores' truncation of the 13 low mantissa bits
-/// drops only zeros. Costs a buffer the size of the features (and one of
+/// conv's launch), and marks them so, as emitTensorCoreConv requires of
+/// TF32 f32 inputs. The conv then copies its slices as they are (cp.async),
+/// and the tensor cores' truncation of the 13 low mantissa bits drops only
+/// zeros. Costs a buffer the size of the features (and one of
 /// the weights) for the conv's duration.
 void roundInputsToTF32(OpBuilder &b, Location loc,
                        ImplicitGemmOperands &operands);

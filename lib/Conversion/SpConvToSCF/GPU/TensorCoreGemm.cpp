@@ -17,9 +17,8 @@
 // exactly, since every bf16 value is a tf32 value; f32 (only
 // when TF32 is asked for) as tf32 fragments of its inputs rounded to the
 // nearest tf32 value, ties away from zero (PTX cvt.rna.tf32.f32), so the
-// rounding is ours, not the hardware's truncation: once per input element
-// before the launch (roundInputsToTF32), or, where the caller did not,
-// per staged element.
+// rounding is ours, not the hardware's truncation: once per input element,
+// before the launch (roundInputsToTF32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,21 +34,15 @@ using namespace mlir::spconv;
 using namespace mlir::spconv::lowering;
 using namespace mlir::spconv::lowering::gemm;
 
-/// `values` (f32, or a vector of f32) rounded to the nearest tf32 value (10
-/// mantissa bits), ties away from zero; infinities and NaNs pass unchanged.
-static Value roundToTF32(OpBuilder &b, Location loc, Value values) {
-  Type type = values.getType();
-  auto vectorType = dyn_cast<VectorType>(type);
-  Type bitsType = vectorType ? Type(vectorType.clone(b.getI32Type()))
-                             : Type(b.getI32Type());
+/// `value` (f32) rounded to the nearest tf32 value (10 mantissa bits), ties
+/// away from zero; infinities and NaNs pass unchanged.
+static Value roundToTF32(OpBuilder &b, Location loc, Value value) {
+  Type bitsType = b.getI32Type();
   auto splat = [&](uint32_t word) -> Value {
-    TypedAttr value = vectorType
-                          ? TypedAttr(DenseElementsAttr::get(
-                                cast<ShapedType>(bitsType), APInt(32, word)))
-                          : TypedAttr(b.getI32IntegerAttr(int32_t(word)));
-    return arith::ConstantOp::create(b, loc, value);
+    return arith::ConstantOp::create(b, loc,
+                                     b.getI32IntegerAttr(int32_t(word)));
   };
-  Value bits = arith::BitcastOp::create(b, loc, bitsType, values);
+  Value bits = arith::BitcastOp::create(b, loc, bitsType, value);
   Value exponent = arith::AndIOp::create(b, loc, bits, splat(0x7f800000));
   Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                        exponent, splat(0x7f800000));
@@ -59,8 +52,8 @@ static Value roundToTF32(OpBuilder &b, Location loc, Value values) {
   Value rounded = arith::AndIOp::create(
       b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)),
       splat(0xffffe000u));
-  Value result = arith::BitcastOp::create(b, loc, type, rounded);
-  return arith::SelectOp::create(b, loc, finite, result, values);
+  Value result = arith::BitcastOp::create(b, loc, value.getType(), rounded);
+  return arith::SelectOp::create(b, loc, finite, result, value);
 }
 
 void lowering::roundInputsToTF32(OpBuilder &b, Location loc,
@@ -111,17 +104,14 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                                                        : f32;
   Type featureElement =
       cast<MemRefType>(operands.features.getType()).getElementType();
-  // f32 inputs not rounded before the launch are rounded as they are staged
-  // (through registers: a cp.async copy cannot round).
-  bool rounds = tiles.math == GemmMath::TF32MMA && featureElement.isF32() &&
-                !operands.inputsRoundedToTF32;
+  // TF32 multiplies f32 inputs rounded before the launch: the tensor cores'
+  // truncation of them is exact.
+  assert((tiles.math != GemmMath::TF32MMA || !featureElement.isF32() ||
+          operands.inputsRoundedToTF32) &&
+         "TF32 inputs not rounded (roundInputsToTF32)");
   Type weightElement =
       cast<MemRefType>(operands.weight.getType()).getElementType();
-  bool copies =
-      !rounds && featureElement == fragElement && weightElement == fragElement;
-  auto stage = [&](OpBuilder &sb, Location sloc, Value value) {
-    return rounds ? roundToTF32(sb, sloc, value) : value;
-  };
+  bool copies = featureElement == fragElement && weightElement == fragElement;
   int64_t threads = tiles.threads();
   // Rows padded by 16 bytes: fragments start 32-byte aligned (WMMA's
   // requirement, with the 32-byte aligned buffers) and consecutive rows of a
@@ -182,12 +172,10 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
   SmallVector<Value> sums = forEachSlice(
       loc, operands, tiles, tile, mma->zeroAccumulators(kb, loc), fragElement,
       [&](OpBuilder &ib, Location iloc, Value m, Value kk, Value values) {
-        storeStaged(ib, iloc, stage(ib, iloc, values), inputTile,
-                    ValueRange{m, kk});
+        storeStaged(ib, iloc, values, inputTile, ValueRange{m, kk});
       },
       [&](OpBuilder &ib, Location iloc, Value kk, Value n, Value values) {
-        storeStaged(ib, iloc, stage(ib, iloc, values), weightTile,
-                    ValueRange{kk, n});
+        storeStaged(ib, iloc, values, weightTile, ValueRange{kk, n});
       },
       [&](OpBuilder &sb, Location sloc, ValueRange acc, Value stage) {
         return mma->multiply(sb, sloc, acc, stage);

@@ -111,9 +111,8 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
   // TF32 tiles read their f32 inputs rounded once, before the launch: the
   // staging then copies them as they are (docs/GPU.md, "TF32: rounded
   // before the launch").
-  if (tiles.math == GemmMath::TF32MMA &&
-      cast<MemRefType>(features.getType()).getElementType().isF32() &&
-      elementType.isF32())
+  // (Features and weights share their element type: the op's verifier.)
+  if (tiles.math == GemmMath::TF32MMA && elementType.isF32())
     roundInputsToTF32(tb, loc, operands);
   if (tiles.usesTensorCores())
     emitTensorCoreConv(tb, loc, operands, tiles, options.mmaOps, role);
