@@ -115,12 +115,16 @@ def one_config(args):
     net = getattr(models, args.one_model)().to(dtype)
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
 
-    def step():
+    def step(split=None):
+        start = time.perf_counter()
         opt.zero_grad()
         out = net(sp.SparseConvTensor(features, indices, GRID, 1))
         loss = out.features.square().mean()
+        middle = time.perf_counter()
         loss.backward()
         opt.step()
+        if split is not None:
+            split.append(((middle - start) * 1000, (time.perf_counter() - middle) * 1000))
         return out, loss
 
     if args.one_check:
@@ -130,12 +134,14 @@ def one_config(args):
                     "grads": {n: p.grad for n, p in net.named_parameters()}}, args.one_check)
         return
     step()  # compiles, warms the caches
-    times = []
+    times, split = [], []
     for _ in range(args.steps):
         start = time.perf_counter()
-        step()
+        step(split)
         times.append((time.perf_counter() - start) * 1000)
-    print(json.dumps({"ms": statistics.median(times)}))
+    print(json.dumps({"ms": statistics.median(times),
+                      "forward_ms": statistics.median(f for f, _ in split),
+                      "backward_ms": statistics.median(b for _, b in split)}))
 
 
 def run_config(args, model, path, threads, coords, check=None):
@@ -149,7 +155,7 @@ def run_config(args, model, path, threads, coords, check=None):
     result = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit("%s / %s failed:\n%s" % (model, path, result.stderr[-3000:]))
-    return None if check else json.loads(result.stdout.strip().splitlines()[-1])["ms"]
+    return None if check else json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def compare(work, model):
@@ -197,12 +203,15 @@ def main():
           "median of %d warm steps, f32; outputs and gradients of both paths agree "
           "first (f64; agreement: the largest difference over their scale).\n"
           % (n, args.steps))
-    print("| model | threads | spconv_mlir.torch ms | torch ops over our rulebooks ms | "
-          "speedup | agreement |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("Forward: the model and the loss; backward: loss.backward() and the SGD step.\n")
+    print("| model | threads | spconv_mlir.torch ms | forward ms | backward ms | "
+          "backward / forward | torch ops over our rulebooks ms | speedup | agreement |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for model, threads, ours, theirs, worst in rows:
-        print("| %s | %d | %.1f | %.1f | %.2fx | %.0e |" % (model, threads, ours, theirs,
-                                                          theirs / ours, worst))
+        print("| %s | %d | %.1f | %.1f | %.1f | %.2f | %.1f | %.2fx | %.0e |" % (
+            model, threads, ours["ms"], ours["forward_ms"], ours["backward_ms"],
+            ours["backward_ms"] / ours["forward_ms"], theirs["ms"],
+            theirs["ms"] / ours["ms"], worst))
 
 
 if __name__ == "__main__":

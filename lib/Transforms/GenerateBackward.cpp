@@ -8,7 +8,9 @@
 // adjoint of every op in reverse order (a vector-Jacobian product). The
 // adjoint rules reuse the forward ops' operands, so a conv's gradients read
 // the rulebook the forward pass built (no second build) and CSE merges the
-// forward part of @g with @f's where both are called.
+// forward part of @g with @f's where both are called. A @g declared without
+// f's results returns the gradients only, and f's ops they do not read are
+// left out (a conv's output, for one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::spconv {
@@ -632,15 +635,24 @@ static LogicalResult generateBackward(func::FuncOp forward,
                                "spconv-generate-backward does not "
                                "differentiate");
   FunctionType type = backwardType(forward.getFunctionType());
+  // A declaration without the forward results asks for the gradients only:
+  // then nothing the gradients do not read is computed.
+  unsigned numForwardResults = forward.getNumResults();
+  FunctionType gradientsOnlyType =
+      FunctionType::get(forward.getContext(), type.getInputs(),
+                        type.getResults().drop_front(numForwardResults));
+  bool returnsForwardResults = true;
   auto backward = module.lookupSymbol<func::FuncOp>(name.getAttr());
   if (backward) {
     if (!backward.isExternal())
       return forward.emitOpError("names ")
              << name << " as its backward function, which already has a body";
-    if (backward.getFunctionType() != type)
+    returnsForwardResults = backward.getFunctionType() != gradientsOnlyType;
+    if (returnsForwardResults && backward.getFunctionType() != type)
       return backward.emitOpError("is declared with type ")
              << backward.getFunctionType() << ", but the backward function of "
-             << forward.getSymName() << " has type " << type;
+             << forward.getSymName() << " has type " << type << " (or "
+             << gradientsOnlyType << ", the gradients only)";
   } else if (module.lookupSymbol(name.getAttr())) {
     return forward.emitOpError("names ")
            << name << " as its backward function, but that symbol is not a "
@@ -699,7 +711,9 @@ static LogicalResult generateBackward(func::FuncOp forward,
     if (failed(adjoints.propagate(op)))
       return failure();
 
-  SmallVector<Value> results(ret.getOperands());
+  SmallVector<Value> results;
+  if (returnsForwardResults)
+    llvm::append_range(results, ret.getOperands());
   for (unsigned i = 0; i < numArgs; ++i) {
     Value arg = entry->getArgument(i);
     if (!isFloatTensor(arg.getType()))
@@ -709,6 +723,10 @@ static LogicalResult generateBackward(func::FuncOp forward,
   }
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
+  // Users before producers, so that a dead chain goes whole.
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
   return success();
 }
 

@@ -123,3 +123,28 @@ func.func @dynamic_bias(%c: !g, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %b:
       : !subm, tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<?xf32> -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
+
+// -----
+
+// Declared without the forward results, the backward function returns the
+// gradients only and does not compute the conv's output, which they do not
+// read; the rulebook, which they do, stays.
+// CHECK-LABEL: func.func private @grads_only(
+// CHECK-SAME: -> (tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<8xf32>)
+// CHECK: %[[RB:.*]], %{{.*}} = spconv.build_rulebook
+// CHECK-NOT: spconv.rulebook_conv %[[RB]]
+// CHECK: %[[DX:.*]] = spconv.rulebook_conv inverse %[[RB]]
+// CHECK: %[[DW:.*]] = spconv.rulebook_weight_grad %[[RB]]
+// CHECK: %[[DB:.*]] = linalg.reduce
+// CHECK: return %[[DX]], %[[DW]], %[[DB]] : tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<8xf32>
+!g = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
+!subm = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
+func.func @conv(%c: !g, %x: tensor<?x4xf32>, %w: tensor<27x4x8xf32>, %b: tensor<8xf32>)
+    -> tensor<?x8xf32> attributes {spconv.backward = @grads_only} {
+  %rb, %oc = spconv.build_rulebook %c : !g -> !subm, !g
+  %y = spconv.rulebook_conv %rb, %x, %w bias %b
+      : !subm, tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<8xf32> -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+func.func private @grads_only(!g, tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<8xf32>, tensor<?x8xf32>)
+    -> (tensor<?x4xf32>, tensor<27x4x8xf32>, tensor<8xf32>)

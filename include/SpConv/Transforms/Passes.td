@@ -64,8 +64,11 @@ def SpConvGenerateBackwardPass
     scalar loss (`tensor<f32>`) called with cotangent 1 gives the loss and
     its gradients: one training step's backward. `@g` may be declared
     beforehand (`func.func private @g(...) -> (...)`, so that other functions
-    can call it); its type must then be the one above. Arguments nothing
-    depends on get zero gradients.
+    can call it); its type must then be the one above, or the one above
+    without `@f`'s results: `@g` then returns the gradients only and leaves
+    out the forward ops they do not read (a conv's output is not read by its
+    gradients, so a layer's backward does not run its forward again).
+    Arguments nothing depends on get zero gradients.
 
     `@g` is `@f`'s ops followed by the adjoint of each, in reverse order.
     The rules reuse the forward operands, so every conv's gradients read the

@@ -179,7 +179,9 @@ def compute_module(spec):
     signature = ", ".join("%s: %s" % a for a in args)
     all_types = [t for _, t in args]
     grads = [t for n, t in args if n in ("%features", "%weight", "%bias")]
-    vjp_results = [out_features] + grads
+    # @..._vjp is declared with the gradients only, so the backward does not
+    # run the forward conv again; declarations are private, hence the public
+    # wrapper that exports it.
     return "\n".join([
         "// spconv_mlir.torch compute: %s" % spec.to_json(),
         "func.func @%s(%s)\n    -> %s attributes {spconv.backward = @%s_vjp} {"
@@ -187,13 +189,13 @@ def compute_module(spec):
         "  return %%y : %s" % out_features,
         "}",
         "func.func private @%s_vjp(%s) -> (%s)" % (
-            name, ", ".join(all_types + [out_features]), ", ".join(vjp_results)),
+            name, ", ".join(all_types + [out_features]), ", ".join(grads)),
         "func.func @%s_backward(%s, %%cot: %s)\n    -> (%s) {" % (
             name, signature, out_features, ", ".join(grads)),
         "  %%r:%d = func.call @%s_vjp(%s, %%cot) : (%s) -> (%s)" % (
-            len(vjp_results), name, ", ".join(n for n, _ in args),
-            ", ".join(all_types + [out_features]), ", ".join(vjp_results)),
-        "  return %s : %s" % (", ".join("%%r#%d" % (1 + i) for i in range(len(grads))),
+            len(grads), name, ", ".join(n for n, _ in args),
+            ", ".join(all_types + [out_features]), ", ".join(grads)),
+        "  return %s : %s" % (", ".join("%%r#%d" % i for i in range(len(grads))),
                               ", ".join(grads)),
         "}", ""])
 
