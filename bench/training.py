@@ -14,11 +14,20 @@ loss and every gradient) with spconv-run --time --repeat, taking the last
 (warm) run of each process and the median over --processes processes.
 Backward alone is their difference.
 
+With --torch-python (a Python with torch 2.4 or later, such as
+build/venv-torch/bin/python), the same network, parameters and loss written
+with spconv_mlir.torch (bench/training_torch.py: one custom op per sparse
+op, autograd by torch) run beside them at the same thread count, in a
+process of their own per --processes: the loss and every parameter gradient
+are checked against @minkunet_loss_and_gradients' first, then forward + loss
+and backward are timed (the median of --repeat steps after a first).
+
 usage: bench/training.py [--bin build/bin] [--sites N] [--width-divisor D]
-           [--threads T] [--repeat R] [--processes P]
+           [--threads T] [--repeat R] [--processes P] [--torch-python PY]
 Prints a Markdown table.
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -28,7 +37,15 @@ import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "examples", "training"))
+import gen_minkunet_train  # noqa: E402
 import train_minkunet  # noqa: E402
+
+
+def gen_minkunet_train_params(divisor):
+    """(name, shape) of every parameter, in @minkunet_loss's order."""
+    net = gen_minkunet_train.Net(divisor)
+    net.forward()
+    return net.params
 
 
 def run_ms(args, model, entry, inputs):
@@ -43,6 +60,33 @@ def run_ms(args, model, entry, inputs):
     return float(re.search(r"spconv-run: run\s+([\d.]+) ms", result.stderr).group(1))
 
 
+def run_torch(args):
+    """bench/training_torch.py's forward and backward times (ms)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
+                                           os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run(
+        [args.torch_python, os.path.join(ROOT, "bench", "training_torch.py"), "--work",
+         args.work, "--width-divisor", str(args.width_divisor), "--threads", str(args.threads),
+         "--repeat", str(args.repeat)], capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        sys.exit("training_torch.py failed:\n%s" % result.stderr[-3000:])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def torch_agreement(args, names):
+    """The largest difference, over its scale, between spconv_mlir.torch's
+    loss or a parameter gradient and @minkunet_loss_and_gradients'."""
+    import numpy as np
+
+    theirs = np.load(os.path.join(args.work, "torch-gradients.npz"))
+    out = os.path.join(args.work, "out-minkunet_loss_and_gradients")
+    # Results: the loss, the features' and labels' gradients, then the parameters'.
+    ours = [np.load(os.path.join(out, "out%d.npy" % i)) for i in range(3 + len(names))]
+    pairs = [(ours[0], theirs["loss"])] + [(ours[3 + i], theirs[n]) for i, n in enumerate(names)]
+    return max(float(np.abs(a - b).max() / max(np.abs(a).max(), 1e-30)) for a, b in pairs)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
@@ -51,6 +95,8 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeat", type=int, default=3, help="runs per process (the last is timed)")
     p.add_argument("--processes", type=int, default=3)
+    p.add_argument("--torch-python",
+                   help="a Python with torch >= 2.4: times spconv_mlir.torch beside")
     args = p.parse_args()
     args.work = tempfile.mkdtemp(prefix="bench-training-")
     model = os.path.join(args.work, "minkunet_train.mlir")
@@ -60,16 +106,28 @@ def main():
     arrays = train_minkunet.prepare(args.work, model, args.sites, 3, 1.0)
     # Without the learning rate: the loss functions' arguments.
     inputs = train_minkunet.save_inputs(args.work, arrays[:3] + arrays[4:])
-    forward, both = [], []
+    forward, both, torch_runs = [], [], []
     for _ in range(args.processes):
         forward.append(run_ms(args, model, "minkunet_loss", inputs))
         both.append(run_ms(args, model, "minkunet_loss_and_gradients", inputs))
+        if args.torch_python:
+            torch_runs.append(run_torch(args))
     f, fb = statistics.median(forward), statistics.median(both)
     print("MinkUNet (width divisor %d), %d voxels, %d thread(s), median of %d processes:\n"
           % (args.width_divisor, len(arrays[0]), args.threads, args.processes))
-    print("| forward + loss (ms) | forward + loss + backward (ms) | backward (ms) | backward / forward |")
-    print("|---:|---:|---:|---:|")
-    print("| %.1f | %.1f | %.1f | %.2fx |" % (f, fb, fb - f, (fb - f) / f))
+    print("| path | forward + loss (ms) | forward + loss + backward (ms) | backward (ms) "
+          "| backward / forward |")
+    print("|---|---:|---:|---:|---:|")
+    print("| whole network, spconv-run | %.1f | %.1f | %.1f | %.2fx |"
+          % (f, fb, fb - f, (fb - f) / f))
+    if torch_runs:
+        names = [name for name, _ in gen_minkunet_train_params(args.width_divisor)]
+        worst = torch_agreement(args, names)
+        tf = statistics.median(r["forward_ms"] for r in torch_runs)
+        tb = statistics.median(r["backward_ms"] for r in torch_runs)
+        print("| spconv_mlir.torch | %.1f | %.1f | %.1f | %.2fx |" % (tf, tf + tb, tb, tb / tf))
+        print("\nspconv_mlir.torch / whole network: %.2fx (forward + loss + backward); loss "
+              "and parameter gradients agree to %.1e of their scale (f32)." % ((tf + tb) / fb, worst))
 
 
 if __name__ == "__main__":

@@ -9,11 +9,13 @@ training steps, and bad input as users hit it.
 Run with torch 2.4 or later (build/venv-torch): lit's `torch2` feature.
 """
 import math
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
 
+import spconv_mlir
 import spconv_mlir.torch as spconv
 from spconv_mlir.errors import InputError, ModelError
 
@@ -354,6 +356,27 @@ def rulebooks_are_shared():
         modules.ops = spconv.ops
 
 
+def backward_runs_no_forward():
+    """A conv's backward kernel computes the gradients only: its generated
+    vjp holds the data gradient's conv (the rulebook read backwards) and no
+    forward conv."""
+    import subprocess
+
+    from spconv_mlir.torch import kernels
+
+    spec = next(kernels.ConvSpec.from_json(js) for (kind, js), _ in kernels._loaded.items()
+                if kind == "ConvSpec" and '"op":"conv"' in js and '"kind":"subm"' in js)
+    opt = os.path.join(spconv_mlir.find_toolchain().prefix, "bin", "spconv-opt")
+    text = subprocess.run([opt, "-spconv-generate-backward", "-canonicalize"],
+                          input=kernels.compute_module(spec), capture_output=True, text=True,
+                          check=True).stdout
+    vjp = text[text.index("@compute_%s_vjp(" % spec.key()):]
+    vjp = vjp[:vjp.index("\n  }\n")]
+    convs = [line.strip() for line in vjp.splitlines() if "spconv.rulebook_conv" in line]
+    check("backward: the data gradient's conv and no forward conv",
+          len(convs) == 1 and "rulebook_conv inverse" in convs[0], "\n".join(convs))
+
+
 def tampered_pairs():
     """Pairs handed to the conv op from outside are checked."""
     torch.manual_seed(6)
@@ -433,6 +456,7 @@ gradchecks()
 compiled_against_eager()
 training_is_deterministic()
 rulebooks_are_shared()
+backward_runs_no_forward()
 tampered_pairs()
 bad_input()
 print("%d failed" % len(failures))

@@ -188,13 +188,15 @@ class SparseConvolution(SparseModule):
 
     def kernel_matrix(self, weight=None):
         """The weight (default: the parameter) as the compiler takes it, `K x
-        Cin/groups x Cout`, by torch ops (so its gradient flows back)."""
+        Cin/groups x Cout`, by torch ops (so its gradient flows back), in
+        memory in that order: the conv saves this copy for its backward,
+        which would otherwise copy the permuted view a second time."""
         w = self.weight if weight is None else weight
         if self.reads_weight_as_matrix():
             return w.reshape(1, self.in_channels, self.out_channels)
         volume = math.prod(self.kernel_size)
         return w.reshape(self.out_channels, volume, self.in_channels // self.groups) \
-            .permute(1, 2, 0)
+            .permute(1, 2, 0).contiguous()
 
     def _features(self, x, layer):
         features = x.features
