@@ -71,8 +71,21 @@ static std::string describe(Operation *op) {
     os << " " << stringifyPoolKind(pool.getKind()) << " "
        << rulebookOf(pool.getRulebook()).getGeometry();
   } else if (auto matmul = dyn_cast<linalg::MatmulOp>(op)) {
-    os << " " << channels(matmul.getInputs()[0]) << "->"
-       << channels(matmul.getResult(0));
+    // M x K x N: a pointwise conv is "?x32x64", the weight gradient of one
+    // (a reduction over the rows) "32x?x64".
+    auto extent = [&](Value value, unsigned dim) {
+      int64_t size = cast<ShapedType>(value.getType()).getDimSize(dim);
+      if (ShapedType::isDynamic(size))
+        os << "?";
+      else
+        os << size;
+    };
+    os << " ";
+    extent(matmul.getInputs()[0], 0);
+    os << "x";
+    extent(matmul.getInputs()[0], 1);
+    os << "x";
+    extent(matmul.getInputs()[1], 1);
   }
   if (auto fileLoc = dyn_cast<FileLineColLoc>(op->getLoc()))
     os << " at line " << fileLoc.getLine();

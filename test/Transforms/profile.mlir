@@ -1,4 +1,4 @@
-// RUN: spconv-opt %s -spconv-decompose -spconv-share-rulebooks -spconv-profile | FileCheck %s
+// RUN: spconv-opt %s -spconv-decompose -spconv-share-rulebooks -spconv-profile -split-input-file | FileCheck %s
 
 // Every rulebook op is bracketed by begin(id) / end(id, rows); a shared
 // rulebook is built (and timed) once. The labels name op, geometry,
@@ -32,4 +32,19 @@ func.func @net(%c: tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, %f: tensor<?x4xf32>
       : tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>, tensor<27x4x4xf32>
       -> tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>, tensor<?x4xf32>
   return %b#1 : tensor<?x4xf32>
+}
+
+// -----
+
+// A matmul's label is M x K x N, `?` where dynamic: a pointwise conv, and
+// its weight gradient (a reduction over the rows).
+// CHECK: module attributes {spconv.profile_labels = ["matmul ?x4x8 at line {{[0-9]+}}", "matmul 4x?x8 at line {{[0-9]+}}"]}
+func.func @matmuls(%x: tensor<?x4xf32>, %w: tensor<4x8xf32>, %xt: tensor<4x?xf32>,
+                   %dy: tensor<?x8xf32>, %y0: tensor<?x8xf32>, %dw0: tensor<4x8xf32>)
+    -> (tensor<?x8xf32>, tensor<4x8xf32>) {
+  %y = linalg.matmul ins(%x, %w : tensor<?x4xf32>, tensor<4x8xf32>)
+      outs(%y0 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %dw = linalg.matmul ins(%xt, %dy : tensor<4x?xf32>, tensor<?x8xf32>)
+      outs(%dw0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %dw : tensor<?x8xf32>, tensor<4x8xf32>
 }
