@@ -52,7 +52,7 @@ def run_ms(args, model, entry, inputs):
     """The warm run's wall time (ms) that spconv-run --time prints."""
     result = subprocess.run(
         [os.path.join(args.bin, "spconv-run"), model, "--entry", entry, "--time",
-         "--repeat", str(args.repeat), "--threads", str(args.threads),
+         "--repeat", str(args.repeat), "--num-threads", str(args.threads),
          "--output-dir", os.path.join(args.work, "out-" + entry)] + inputs,
         capture_output=True, text=True)
     if result.returncode != 0:
