@@ -19,6 +19,7 @@ step compiles), the median of --steps steps. Needs torch 2.4 or later
 
 usage: build/venv-torch/bin/python bench/torch_training.py [--sites N]
            [--threads 1,2] [--steps S] [--models VoxelBackBone8x,MinkUNet]
+           [--torch-openmp libomp|libgomp]
 Prints a Markdown table.
 """
 import argparse
@@ -145,9 +146,15 @@ def one_config(args):
 
 
 def run_config(args, model, path, threads, coords, check=None):
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from spconv_mlir.toolchain import find_libomp
+
+    # Both paths' torch ops run on the OpenMP runtime --torch-openmp names.
+    preload = {"LD_PRELOAD": find_libomp()} \
+        if args.torch_openmp == "libomp" else {}
     env = dict(os.environ, OMP_NUM_THREADS=str(threads),
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
-                                           os.environ.get("PYTHONPATH", "")]))
+                                           os.environ.get("PYTHONPATH", "")]), **preload)
     cmd = [sys.executable, os.path.abspath(__file__), "--one-model", model, "--one-path", path,
            "--one-threads", str(threads), "--one-coords", coords, "--steps", str(args.steps)]
     if check:
@@ -180,6 +187,9 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--models", default="VoxelBackBone8x,MinkUNet")
+    p.add_argument("--torch-openmp", choices=["libomp", "libgomp"], default="libomp",
+                   help="the OpenMP runtime of torch's own threads: libomp (preloaded, "
+                        "the kernels' runtime; default) or libgomp (the wheel's)")
     for name in ("model", "path", "threads", "coords", "check"):
         p.add_argument("--one-" + name, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -203,7 +213,8 @@ def main():
           "median of %d warm steps, f32; outputs and gradients of both paths agree "
           "first (f64; agreement: the largest difference over their scale).\n"
           % (n, args.steps))
-    print("Forward: the model and the loss; backward: loss.backward() and the SGD step.\n")
+    print("Forward: the model and the loss; backward: loss.backward() and the SGD step. "
+          "torch's own threads on %s.\n" % args.torch_openmp)
     print("| model | threads | spconv_mlir.torch ms | forward ms | backward ms | "
           "backward / forward | torch ops over our rulebooks ms | speedup | agreement |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")

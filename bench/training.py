@@ -24,6 +24,7 @@ and backward are timed (the median of --repeat steps after a first).
 
 usage: bench/training.py [--bin build/bin] [--sites N] [--width-divisor D]
            [--threads T] [--repeat R] [--processes P] [--torch-python PY]
+           [--torch-openmp libomp|libgomp]
 Prints a Markdown table.
 """
 import argparse
@@ -60,11 +61,23 @@ def run_ms(args, model, entry, inputs):
     return float(re.search(r"spconv-run: run\s+([\d.]+) ms", result.stderr).group(1))
 
 
+def torch_openmp_env(choice):
+    """LD_PRELOAD for --torch-openmp libomp: torch's parallel loops on the
+    compiled kernels' OpenMP runtime (spconv_mlir/torch/openmp.py)."""
+    if choice != "libomp":
+        return {}
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from spconv_mlir.toolchain import find_libomp
+
+    return {"LD_PRELOAD": find_libomp()}
+
+
 def run_torch(args):
     """bench/training_torch.py's forward and backward times (ms)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
-                                           os.environ.get("PYTHONPATH", "")]))
+                                           os.environ.get("PYTHONPATH", "")]),
+               **torch_openmp_env(args.torch_openmp))
     result = subprocess.run(
         [args.torch_python, os.path.join(ROOT, "bench", "training_torch.py"), "--work",
          args.work, "--width-divisor", str(args.width_divisor), "--threads", str(args.threads),
@@ -97,6 +110,9 @@ def main():
     p.add_argument("--processes", type=int, default=3)
     p.add_argument("--torch-python",
                    help="a Python with torch >= 2.4: times spconv_mlir.torch beside")
+    p.add_argument("--torch-openmp", choices=["libomp", "libgomp"], default="libomp",
+                   help="the OpenMP runtime of torch's own threads: libomp (preloaded, "
+                        "the kernels' runtime; default) or libgomp (the wheel's)")
     args = p.parse_args()
     args.work = tempfile.mkdtemp(prefix="bench-training-")
     model = os.path.join(args.work, "minkunet_train.mlir")
@@ -125,7 +141,8 @@ def main():
         worst = torch_agreement(args, names)
         tf = statistics.median(r["forward_ms"] for r in torch_runs)
         tb = statistics.median(r["backward_ms"] for r in torch_runs)
-        print("| spconv_mlir.torch | %.1f | %.1f | %.1f | %.2fx |" % (tf, tf + tb, tb, tb / tf))
+        print("| spconv_mlir.torch (torch on %s) | %.1f | %.1f | %.1f | %.2fx |"
+              % (args.torch_openmp, tf, tf + tb, tb, tb / tf))
         print("\nspconv_mlir.torch / whole network: %.2fx (forward + loss + backward); loss "
               "and parameter gradients agree to %.1e of their scale (f32)." % ((tf + tb) / fb, worst))
 

@@ -110,6 +110,12 @@ def _find_shared(name, candidates, env):
                          "does) or set %s to its path" % (name, ", ".join(candidates), env))
 
 
+def find_libomp():
+    """The LLVM OpenMP runtime compiled networks link ($SPCONV_MLIR_LIBOMP
+    first)."""
+    return _find_shared("omp", LIBOMP_CANDIDATES, "SPCONV_MLIR_LIBOMP")
+
+
 def cache_root():
     root = os.environ.get("SPCONV_MLIR_CACHE_DIR")
     if root:
@@ -145,7 +151,7 @@ def _link_libraries(header_text, toolchain, target):
                                      % (target, RUNTIME_CUDA))
             args.append("-lspconv_runtime_cuda")
         elif name == "libomp":
-            libomp = _find_shared("omp", LIBOMP_CANDIDATES, "SPCONV_MLIR_LIBOMP")
+            libomp = find_libomp()
             args += [libomp, "-Wl,-rpath," + os.path.dirname(libomp)]
         elif name == "mlir_c_runner_utils":
             utils = _find_shared("mlir_c_runner_utils", RUNNER_UTILS_CANDIDATES,

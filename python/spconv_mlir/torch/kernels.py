@@ -28,6 +28,7 @@ from .. import abi
 from ..emit import ELEMENT_TYPES, geometry_attr
 from ..errors import UnsupportedError
 from ..toolchain import build_library, find_toolchain
+from . import openmp
 
 RULEBOOK_KINDS = ("subm", "regular", "transposed")
 OPS = ("conv", "inverse_conv", "maxpool", "avgpool")
@@ -204,7 +205,9 @@ def _call(entry, tensors):
     import torch
 
     # torch.set_num_threads governs these kernels too.
-    entry.set_threads(torch.get_num_threads())
+    threads = torch.get_num_threads()
+    openmp.check(threads)
+    entry.set_threads(threads)
     descs = [abi.describe(t.data_ptr(), tuple(t.shape), t.element_size()) for t in tensors]
     arrays = entry.numpy_results(entry.call(descs, entry.runtime.free))
     return [torch.from_numpy(a) for a in arrays]
