@@ -8,7 +8,6 @@ training steps, and bad input as users hit it.
 
 Run with torch 2.4 or later (build/venv-torch): lit's `torch2` feature.
 """
-import math
 import os
 import sys
 
@@ -19,8 +18,8 @@ import spconv_mlir
 import spconv_mlir.torch as spconv
 from spconv_mlir.errors import InputError, ModelError
 
-DENSE = {1: (F.conv1d, F.conv_transpose1d), 2: (F.conv2d, F.conv_transpose2d),
-         3: (F.conv3d, F.conv_transpose3d)}
+from dense_reference import DENSE, active, dense, dense_conv, sample, sites
+
 failures = []
 
 
@@ -31,59 +30,9 @@ def check(name, ok, detail=""):
         failures.append(name)
 
 
-def sites(grid, batch, count, seed):
-    """`count` distinct random sites per batch element, sorted by key."""
-    g = torch.Generator().manual_seed(seed)
-    rows = []
-    for b in range(batch):
-        volume = math.prod(grid)
-        keys = torch.randperm(volume, generator=g)[:count].sort().values
-        coords = []
-        for size in reversed(grid):
-            coords.insert(0, keys % size)
-            keys = keys // size
-        rows.append(torch.stack([torch.full_like(coords[0], b)] + coords, 1))
-    return torch.cat(rows).int()
-
-
-def dense(indices, features, batch, grid):
-    """`batch x C x grid`, the features at their sites, zeros elsewhere."""
-    out = features.new_zeros([batch] + list(grid) + [features.shape[1]])
-    index = tuple(indices[:, i].long() for i in range(indices.shape[1]))
-    out = out.index_put(index, features)
-    return out.permute(0, len(grid) + 1, *range(1, len(grid) + 1))
-
-
-def sample(volume, indices):
-    """The columns of `volume` (`batch x C x grid`) at `indices`, N x C."""
-    n = indices.shape[1] - 1
-    index = tuple(indices[:, i].long() for i in range(n + 1))
-    return volume.permute(0, *range(2, n + 2), 1)[index]
-
-
-def active(volume):
-    """The sites where channel 0 of `volume` is positive, sorted by key."""
-    found = torch.nonzero(volume[:, 0] > 0.5)
-    return found.int()
-
-
-def torch_weight(layer, transposed):
-    """The layer's weight as dense PyTorch takes it, from the compiler's
-    `K x Cin/g x Cout` (a function of the parameter, so that gradients
-    reach it)."""
-    k = list(layer.kernel_size)
-    m = layer.kernel_matrix().reshape(k + [layer.in_channels // layer.groups,
-                                           layer.out_channels])
-    n = len(k)
-    order = (n, n + 1) if transposed else (n + 1, n)
-    return m.permute(*order, *range(n))
-
-
 def run_case(name, make, grid, batch=2, count=12, cin=3, seed=0, inverse_of=None):
     torch.manual_seed(seed)
     layer = make().double()
-    n = layer.ndim
-    conv, conv_t = DENSE[n]
     indices = sites(grid, batch, count, seed)
     features = torch.randn(indices.shape[0], cin, dtype=torch.float64, requires_grad=True)
     x = spconv.SparseConvTensor(features, indices, grid, batch)
@@ -97,37 +46,16 @@ def run_case(name, make, grid, batch=2, count=12, cin=3, seed=0, inverse_of=None
     params = [layer.weight] + ([layer.bias] if layer.bias is not None else [])
     ours = torch.autograd.grad((y.features * cot).sum(), [features] + params)
 
-    s, p, d = list(layer.stride), list(layer.padding), list(layer.dilation)
-    if layer.kind == "subm":
-        p = [k_ // 2 * d_ for k_, d_ in zip(layer.kernel_size, d)]
-    xin = dense(x.indices, features, batch, x.spatial_shape)
-    ones = dense(x.indices, torch.ones(x.indices.shape[0], 1, dtype=torch.float64), batch,
-                 x.spatial_shape)
-    kernel_ones = torch.ones([1, 1] + list(layer.kernel_size), dtype=torch.float64)
-    if layer.kind in ("subm", "regular"):
-        out = conv(xin, torch_weight(layer, False), layer.bias, s, p, d, layer.groups)
-        reach = conv(ones, kernel_ones, None, s, p, d)
-        want_sites = x.indices if layer.kind == "subm" else active(reach)
-    elif layer.kind == "transposed":
-        op = list(layer.output_padding)
-        out = conv_t(xin, torch_weight(layer, True), layer.bias, s, p, op, layer.groups, d)
-        reach = conv_t(ones, kernel_ones, None, s, p, op, 1, d)
-        want_sites = active(reach)
-    else:  # inverse: back onto the strided conv's input sites
+    fine = None
+    if layer.kind == "inverse":
         record = x.indice_dict[layer.indice_key]
-        s = list(record.spec.stride)
-        p, d = list(record.spec.padding), list(record.spec.dilation)
-        fine = list(record.spec.grid)
-        base = [(o - 1) * s_ - 2 * p_ + d_ * (k_ - 1) + 1 for o, s_, p_, d_, k_ in
-                zip(x.spatial_shape, s, p, d, layer.kernel_size)]
-        op = [f - b for f, b in zip(fine, base)]
-        out = conv_t(xin, torch_weight(layer, True), layer.bias, s, p, op, layer.groups, d)
-        want_sites = record.in_indices
+        fine = (record.in_indices, list(record.spec.grid), list(record.spec.stride),
+                list(record.spec.padding), list(record.spec.dilation))
+    want_sites, ref, _ = dense_conv(layer, x.indices, features, batch, x.spatial_shape, fine)
     check(name + " sites", torch.equal(y.indices, want_sites.int()),
           "%d sites, expected %d" % (y.indices.shape[0], want_sites.shape[0]))
     if not torch.equal(y.indices, want_sites.int()):
         return
-    ref = sample(out, y.indices)
     theirs = torch.autograd.grad((ref * cot).sum(), [features] + params)
     check(name + " output", torch.allclose(y.features, ref, rtol=1e-10, atol=1e-10),
           "max diff %g" % (y.features - ref).abs().max().item())

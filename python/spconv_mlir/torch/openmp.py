@@ -13,8 +13,11 @@ pool of threads for both, and the second thread pays.
 import ctypes
 import ctypes.util
 import os
+import sys
 import threading
 import warnings
+
+import torch
 
 from ..errors import ToolchainError
 from ..toolchain import find_libomp
@@ -47,6 +50,10 @@ def gomp_provider():
 
 _checked = False
 _lock = threading.Lock()
+# Where the frames between the model code and check() come from: this
+# package's and torch's.
+_LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                      for m in (sys.modules[__name__.split(".")[0]], torch))
 
 
 def check(threads):
@@ -66,9 +73,16 @@ def check(threads):
             libomp = find_libomp()
         except ToolchainError:
             libomp = "libomp.so"
-        warnings.warn(
-            "spconv_mlir.torch: torch's threads run on libgomp (%s) and the compiled "
-            "kernels' on libomp; on more than one thread the two runtimes' waiting threads "
-            "take each other's cores. Start Python with LD_PRELOAD=%s so that torch runs on "
-            "libomp too (docs/Python.md, \"Threads\")." % (provider, libomp),
-            OpenMPWarning, stacklevel=4)
+        message = ("spconv_mlir.torch: torch's threads run on libgomp (%s) and the compiled "
+                   "kernels' on libomp; on more than one thread the two runtimes' waiting "
+                   "threads take each other's cores. Start Python with LD_PRELOAD=%s so that "
+                   "torch runs on libomp too (docs/Python.md, \"Threads\")." % (provider, libomp))
+        # Attributed to the first caller outside this package and torch:
+        # the model code whose layer ran first.
+        frame = sys._getframe(1)
+        while frame.f_back is not None and \
+                os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARY_DIRS):
+            frame = frame.f_back
+        warnings.warn_explicit(message, OpenMPWarning, frame.f_code.co_filename, frame.f_lineno,
+                               module=frame.f_globals.get("__name__"),
+                               registry=frame.f_globals.setdefault("__warningregistry__", {}))
