@@ -25,17 +25,10 @@ import spconv_mlir.torch as spconv  # noqa: E402
 from spconv_mlir.torch import modules  # noqa: E402
 
 from dense_reference import dense_conv, sites  # noqa: E402
+from report import check, finish  # noqa: E402
 
 STEPS = 3
 TOLERANCE = 1e-9
-failures = []
-
-
-def check(name, ok, detail=""):
-    print("%s %s%s" % ("PASS" if ok else "FAIL", name, (": " + detail) if detail and not ok
-                       else ""))
-    if not ok:
-        failures.append(name)
 
 
 def dense_apply_weights(self, x, weight, bias):
@@ -113,5 +106,4 @@ models = train.models(train.TORCH_IMPORTS)
 compare("VoxelBackBone8x + head", lambda: train.Detector(models.VoxelBackBone8x()),
         input_tensor([41, 24, 24], 2, 150), detector_loss)
 compare("MinkUNet", models.MinkUNet, input_tensor([16, 16, 16], 2, 150), minkunet_loss)
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+finish()

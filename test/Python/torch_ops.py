@@ -9,7 +9,6 @@ training steps, and bad input as users hit it.
 Run with torch 2.4 or later (build/venv-torch): lit's `torch2` feature.
 """
 import os
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -19,15 +18,7 @@ import spconv_mlir.torch as spconv
 from spconv_mlir.errors import InputError, ModelError
 
 from dense_reference import DENSE, active, dense, dense_conv, sample, sites
-
-failures = []
-
-
-def check(name, ok, detail=""):
-    print("%s %s%s" % ("PASS" if ok else "FAIL", name, (": " + detail) if detail and not ok
-                       else ""))
-    if not ok:
-        failures.append(name)
+from report import check, finish
 
 
 def run_case(name, make, grid, batch=2, count=12, cin=3, seed=0, inverse_of=None):
@@ -387,5 +378,4 @@ rulebooks_are_shared()
 backward_runs_no_forward()
 tampered_pairs()
 bad_input()
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+finish()
