@@ -399,6 +399,12 @@ int main(int argc, char **argv) {
       argc, argv,
       "spconv-run: compile a .mlir file for the CPU and run one function on "
       ".npy inputs\n");
+  // LLVM registers a `--threads` of its own, which would take the value
+  // and leave this tool's threads alone (bench/training.py fell for it).
+  if (auto *llvmThreads = llvm::cl::getRegisteredOptions().lookup("threads");
+      llvmThreads && llvmThreads->getNumOccurrences())
+    return fail("--threads is not spconv-run's option (it is one of LLVM's, "
+                "and does nothing here): use --num-threads");
   if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
     return fail("--target must be cpu, cuda or gpu-emulator, got '" + target +
                 "'");
