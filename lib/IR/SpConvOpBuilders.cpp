@@ -15,6 +15,7 @@
 #include "SpConv/IR/SpConvOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::spconv;

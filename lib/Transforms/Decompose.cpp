@@ -4,9 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::spconv {

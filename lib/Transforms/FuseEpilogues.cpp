@@ -8,9 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"

@@ -12,14 +12,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
 #include "SpConv/Transforms/RuntimeDeclarations.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringMap.h"

@@ -8,6 +8,8 @@
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
 #include "SpConv/Transforms/RuntimeDeclarations.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "spconv-rt/CompilerContract.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

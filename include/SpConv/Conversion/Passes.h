@@ -10,18 +10,9 @@
 #include "SpConv/Conversion/LoweringOptions.h"
 #include "SpConv/IR/SpConvDialect.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/DLTI/DLTI.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
+// Declarations only: each pass's .cpp includes the dialects it loads, so a
+// file that includes this header does not parse every dialect's ops (that
+// took half of the compiler's build time).
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::spconv {

@@ -7,9 +7,8 @@
 #ifndef SPCONV_IR_SPCONVDIALECT_H
 #define SPCONV_IR_SPCONVDIALECT_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
+// The dependent dialects (arith, linalg, tensor) are loaded by
+// SpConvDialect.cpp; users of this header include what they use.
 #include "mlir/IR/Dialect.h"
 
 #include "SpConv/IR/SpConvOpsDialect.h.inc"
