@@ -20,6 +20,7 @@
 #include "ObjectEmitter.h"
 #include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/InitAll.h"
+#include "SpConv/Pipelines/KeepEntries.h"
 #include "SpConv/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -401,6 +402,9 @@ int main(int argc, char **argv) {
   if (failed(collectEntryPoints(*module, entryNames, symbolPrefix, entries,
                                 error)))
     return fail(inputFile + ": " + error);
+  // With --entry, only what the named functions reach is compiled.
+  if (!entryNames.empty())
+    mlir::spconv::keepOnlyEntries(*module, entryNames);
   prepareEntries(*module, entries);
 
   if (failed(pm.run(*module)))

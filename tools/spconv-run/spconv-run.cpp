@@ -20,6 +20,7 @@
 #include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/HoistStaticAllocas.h"
+#include "SpConv/Pipelines/KeepEntries.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
 #include "SpConv/Support/TargetCPU.h"
@@ -43,6 +44,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/IPO/Internalize.h"
 
 #include <chrono>
 #include <functional>
@@ -559,6 +561,8 @@ int main(int argc, char **argv) {
 
   if (!packedEntry) {
     timer.start();
+    // Only what the entry reaches is lowered and compiled.
+    mlir::spconv::keepOnlyEntries(*module, {entryName});
     entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
     PassManager pm(&context);
     if (printIR) {
@@ -586,6 +590,13 @@ int main(int argc, char **argv) {
         [&, optimizeForHost = makeOptimizingTransformer(3, 0, nullptr)](
             llvm::Module *llvmModule) {
           mlir::spconv::hoistStaticAllocas(*llvmModule);
+          // Only the entry's packed wrapper is called by name: every other
+          // function may be inlined and dropped, as spconv-compile's are.
+          std::string packed = "_mlir_" + symbol;
+          llvm::internalizeModule(*llvmModule,
+                                  [&](const llvm::GlobalValue &value) {
+                                    return value.getName() == packed;
+                                  });
           // Another CPU than this one: every function is compiled for it
           // alone (its own features, not this machine's).
           if (!cpu->host)
