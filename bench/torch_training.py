@@ -32,6 +32,8 @@ import tempfile
 import time
 import types
 
+import torch_env  # bench/, the script's directory
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 GRID = [41, 1600, 1408]
 TORCH_IMPORTS = """import spconv_mlir.torch as spconv
@@ -146,15 +148,8 @@ def one_config(args):
 
 
 def run_config(args, model, path, threads, coords, check=None):
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from spconv_mlir.toolchain import find_libomp
-
     # Both paths' torch ops run on the OpenMP runtime --torch-openmp names.
-    preload = {"LD_PRELOAD": find_libomp()} \
-        if args.torch_openmp == "libomp" else {}
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads),
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
-                                           os.environ.get("PYTHONPATH", "")]), **preload)
+    env = torch_env.child_env(threads, args.torch_openmp)
     cmd = [sys.executable, os.path.abspath(__file__), "--one-model", model, "--one-path", path,
            "--one-threads", str(threads), "--one-coords", coords, "--steps", str(args.steps)]
     if check:
@@ -187,9 +182,7 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--models", default="VoxelBackBone8x,MinkUNet")
-    p.add_argument("--torch-openmp", choices=["libomp", "libgomp"], default="libomp",
-                   help="the OpenMP runtime of torch's own threads: libomp (preloaded, "
-                        "the kernels' runtime; default) or libgomp (the wheel's)")
+    torch_env.add_torch_openmp_option(p)
     for name in ("model", "path", "threads", "coords", "check"):
         p.add_argument("--one-" + name, help=argparse.SUPPRESS)
     args = p.parse_args()

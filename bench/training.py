@@ -41,6 +41,8 @@ sys.path.insert(0, os.path.join(ROOT, "examples", "training"))
 import gen_minkunet_train  # noqa: E402
 import train_minkunet  # noqa: E402
 
+import torch_env  # noqa: E402  (bench/, the script's directory)
+
 
 def gen_minkunet_train_params(divisor):
     """(name, shape) of every parameter, in @minkunet_loss's order."""
@@ -61,23 +63,9 @@ def run_ms(args, model, entry, inputs):
     return float(re.search(r"spconv-run: run\s+([\d.]+) ms", result.stderr).group(1))
 
 
-def torch_openmp_env(choice):
-    """LD_PRELOAD for --torch-openmp libomp: torch's parallel loops on the
-    compiled kernels' OpenMP runtime (spconv_mlir/torch/openmp.py)."""
-    if choice != "libomp":
-        return {}
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from spconv_mlir.toolchain import find_libomp
-
-    return {"LD_PRELOAD": find_libomp()}
-
-
 def run_torch(args):
     """bench/training_torch.py's forward and backward times (ms)."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
-                                           os.environ.get("PYTHONPATH", "")]),
-               **torch_openmp_env(args.torch_openmp))
+    env = torch_env.child_env(args.threads, args.torch_openmp)
     result = subprocess.run(
         [args.torch_python, os.path.join(ROOT, "bench", "training_torch.py"), "--work",
          args.work, "--width-divisor", str(args.width_divisor), "--threads", str(args.threads),
@@ -110,9 +98,7 @@ def main():
     p.add_argument("--processes", type=int, default=3)
     p.add_argument("--torch-python",
                    help="a Python with torch >= 2.4: times spconv_mlir.torch beside")
-    p.add_argument("--torch-openmp", choices=["libomp", "libgomp"], default="libomp",
-                   help="the OpenMP runtime of torch's own threads: libomp (preloaded, "
-                        "the kernels' runtime; default) or libgomp (the wheel's)")
+    torch_env.add_torch_openmp_option(p)
     args = p.parse_args()
     args.work = tempfile.mkdtemp(prefix="bench-training-")
     model = os.path.join(args.work, "minkunet_train.mlir")
