@@ -44,13 +44,6 @@ import train_minkunet  # noqa: E402
 import torch_env  # noqa: E402  (bench/, the script's directory)
 
 
-def gen_minkunet_train_params(divisor):
-    """(name, shape) of every parameter, in @minkunet_loss's order."""
-    net = gen_minkunet_train.Net(divisor)
-    net.forward()
-    return net.params
-
-
 def run_ms(args, model, entry, inputs):
     """The warm run's wall time (ms) that spconv-run --time prints."""
     result = subprocess.run(
@@ -123,7 +116,7 @@ def main():
     print("| whole network, spconv-run | %.1f | %.1f | %.1f | %.2fx |"
           % (f, fb, fb - f, (fb - f) / f))
     if torch_runs:
-        names = [name for name, _ in gen_minkunet_train_params(args.width_divisor)]
+        names = [name for name, _ in gen_minkunet_train.params(args.width_divisor)]
         worst = torch_agreement(args, names)
         tf = statistics.median(r["forward_ms"] for r in torch_runs)
         tb = statistics.median(r["backward_ms"] for r in torch_runs)

@@ -128,9 +128,7 @@ def main():
     args = p.parse_args()
     torch.set_num_threads(args.threads)
 
-    net_text = gen.Net(args.width_divisor)
-    net_text.forward()
-    names = [name for name, _ in net_text.params]
+    names = [name for name, _ in gen.params(args.width_divisor)]
     paths = sorted(glob.glob(os.path.join(args.work, "arg*.npy")),
                    key=lambda f: int(os.path.basename(f)[3:-4]))
     arrays = [np.load(f) for f in paths]

@@ -204,6 +204,13 @@ def tensor_type(shape):
     return "tensor<%sxf32>" % "x".join(str(s) for s in shape)
 
 
+def params(divisor):
+    """(name, shape) of every parameter, in @minkunet_loss's argument order."""
+    net = Net(divisor)
+    net.forward()
+    return net.params
+
+
 def generate(divisor, steps):
     net = Net(divisor)
     logits = net.forward()
