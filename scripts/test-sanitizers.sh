@@ -13,7 +13,7 @@
 #   (default: the whole suite; e.g. `scripts/test-sanitizers.sh -v
 #    build-sanitize/test/Dialect` runs one directory)
 #        scripts/test-sanitizers.sh --slice
-#   (what scripts/test.sh runs, about 11 minutes from scratch here: builds
+#   (what scripts/test.sh runs, about 9 minutes from scratch here: builds
 #    every tool the lit suite calls, so that the full run cannot rot, and
 #    runs the tests that exercise the most code: the CPU execution matrix,
 #    both example networks, the allocation-failure sweeps, the error paths,

@@ -57,7 +57,7 @@ if [[ -x "$root/scripts/test-runtime-sanitizers.sh" ]]; then
   "$root/scripts/test-runtime-sanitizers.sh" "$build-asan"
 fi
 # The compiler itself under ASan + UBSan (scripts/test-sanitizers.sh, in
-# build-sanitize/): by default a slice, about 11 minutes from scratch (its
+# build-sanitize/): by default a slice, about 9 minutes from scratch (its
 # build makes every tool the lit suite calls, so the full run cannot rot);
 # SPCONV_SANITIZE=full runs the whole lit suite instead (about 25 minutes),
 # SPCONV_SANITIZE=off only checks that the configuration builds every tool.
