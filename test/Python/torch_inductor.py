@@ -6,8 +6,7 @@ loss and gradients against eager; then scans with other numbers of
 sites. torch compiles a second graph at the first new size, with the
 site counts symbolic (its automatic dynamic shapes): from then on a new
 size compiles nothing (our ops' fake implementations take symbolic site
-counts). Not yet: dynamic=True, under which the grid's ints in the input
-dict become symbols too and spconv_mlir.torch needs them as constants. Inductor generates and compiles C++ for the torch ops
+counts; torch_ops.py checks dynamic=True, one graph from the start). Inductor generates and compiles C++ for the torch ops
 around ours.
 
 Run with torch 2.4 or later (build/venv-torch): lit's `torch2` feature.

@@ -3,7 +3,7 @@ names: regular and subm convs equal `conv` (cross-correlation), transposed
 and inverse convs `conv_transpose`, sampled at the active output sites, on
 small grids; outputs and the gradients of features, weight and bias, in
 f64. Then torch.autograd.gradcheck, a network under torch.compile
-(fullgraph, aot_eager) against eager, forward and backward, two identical
+(fullgraph, aot_eager; also dynamic=True) against eager, forward and backward, two identical
 training steps, and bad input as users hit it.
 
 Run with torch 2.4 or later (build/venv-torch): lit's `torch2` feature.
@@ -186,8 +186,8 @@ class Backbone(torch.nn.Module):
         return batch_dict
 
 
-def backbone_inputs(seed):
-    indices = sites([10, 12, 8], 2, 40, seed)
+def backbone_inputs(seed, count=40):
+    indices = sites([10, 12, 8], 2, count, seed)
     g = torch.Generator().manual_seed(seed)
     return {"voxel_features": torch.randn(indices.shape[0], 4, generator=g),
             "voxel_coords": indices.long(), "spatial_shape": [10, 12, 8], "batch_size": 2}
@@ -208,6 +208,25 @@ def compiled_against_eager():
     same = all(torch.equal(p.grad, q.grad) for p, q in
                zip(eager.parameters(), compiled_model.parameters()))
     check("torch.compile(fullgraph, aot_eager) gradients equal eager", same)
+
+    # dynamic=True: the input dict's ints (the grid, the batch size) arrive
+    # as symbols; the grid is specialised (the kernels need it constant),
+    # the site counts stay symbols: one graph for two scans.
+    graphs = []
+
+    def counting(graph, example_inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    dynamic = torch.compile(compiled_model, fullgraph=True, dynamic=True, backend=counting)
+    for seed, count in ((5, 40), (7, 55)):
+        want = compiled_model(backbone_inputs(seed, count))["loss"]
+        got = dynamic(backbone_inputs(seed, count))["loss"]
+        check("torch.compile(fullgraph, dynamic=True) loss equals eager (%d sites)"
+              % (2 * count), torch.equal(want, got),
+              "%r vs %r" % (want.item(), got.item()))
+    check("torch.compile(fullgraph, dynamic=True): one graph", len(graphs) == 1,
+          "%d graphs" % len(graphs))
 
 
 def training_is_deterministic():

@@ -7,6 +7,7 @@ checks, output grids and the 1 x ... x 1 weight quirk are the traced front
 end's (`spconv_mlir.nn`), shared, not copied.
 """
 import math
+import operator
 
 import torch
 
@@ -16,6 +17,18 @@ from . import ops
 from .kernels import ConvSpec, RulebookSpec
 
 _DTYPES = {torch.float32: "float32", torch.float64: "float64"}
+
+
+def _static_int(value):
+    """A grid or batch size as a Python int. The kernels are compiled for
+    the grid, so it must be a constant: under torch.compile(dynamic=True)
+    the ints of a model's inputs arrive as symbols, and operator.index makes
+    dynamo specialise one (a guard on its value) where int() would keep a
+    symbol that the kernel's spec cannot be written with."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return int(value)
 
 
 class SparseConvTensor:
@@ -29,8 +42,8 @@ class SparseConvTensor:
                  voxel_num=None, indice_dict=None, benchmark=False, **unused):
         self._features = features
         self.indices = indices
-        self.spatial_shape = [int(s) for s in spatial_shape]
-        self.batch_size = int(batch_size)
+        self.spatial_shape = [_static_int(s) for s in spatial_shape]
+        self.batch_size = _static_int(batch_size)
         self.indice_dict = dict(indice_dict or {})
         self.grid = grid
         self.voxel_num = voxel_num
