@@ -28,9 +28,12 @@ void mlir::spconv::keepOnlyEntries(ModuleOp module,
       if (Operation *target = symbols.lookup(backward.getValue()))
         forwardsOf[target].push_back(function);
 
+  auto isEntry = [&](func::FuncOp function) {
+    return llvm::is_contained(entries, function.getSymName());
+  };
   SetVector<Operation *> reached;
   for (auto function : module.getOps<func::FuncOp>())
-    if (llvm::is_contained(entries, function.getSymName()))
+    if (isEntry(function))
       reached.insert(function);
   for (size_t i = 0; i < reached.size(); ++i) {
     Operation *op = reached[i];
@@ -47,8 +50,7 @@ void mlir::spconv::keepOnlyEntries(ModuleOp module,
        llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
     if (!reached.contains(function))
       function.erase();
-    else if (!llvm::is_contained(entries, function.getSymName()) &&
-             !function.isExternal() &&
+    else if (!isEntry(function) && !function.isExternal() &&
              !function->hasAttr(SpConvDialect::kBackwardAttrName))
       // Not exported: the inliner drops it once inlined. (A forward must
       // outlive the inliner: its backward is generated after it.)
