@@ -25,7 +25,7 @@ import spconv_mlir.torch as spconv  # noqa: E402
 from spconv_mlir.torch import modules  # noqa: E402
 
 from dense_reference import dense_conv, sites  # noqa: E402
-from report import check, finish  # noqa: E402
+from report import check, finish, relative_difference  # noqa: E402
 
 STEPS = 3
 TOLERANCE = 1e-9
@@ -78,8 +78,7 @@ def compare(name, make, x, loss_of):
     check("%s: the losses of %d steps equal the dense model's" % (name, STEPS),
           ((losses - theirs[0]).abs().max() <= TOLERANCE * scale).item(),
           "%s against %s" % (losses.tolist(), theirs[0].tolist()))
-    worst = max(((a - b).abs().max() / b.abs().max().clamp(min=1e-30)).item()
-                for a, b in zip(params, theirs[2]))
+    worst = max(relative_difference(a, b) for a, b in zip(params, theirs[2]))
     check("%s: the parameters after %d steps equal the dense model's" % (name, STEPS),
           worst <= TOLERANCE, "largest difference %.1e of a parameter's scale" % worst)
     check("%s: the loss falls" % name, (losses[-1] < losses[0]).item(), str(losses.tolist()))

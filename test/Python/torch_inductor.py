@@ -14,8 +14,7 @@ Run with torch 2.4 or later (build/venv-torch): lit's `torch2` feature.
 import torch
 from torch._inductor.compile_fx import compile_fx
 
-from dense_reference import sites
-from report import check, finish
+from report import check, finish, relative_difference as relative
 from torch_ops import Backbone, backbone_inputs
 
 graphs = []
@@ -24,10 +23,6 @@ graphs = []
 def inductor(graph, example_inputs):
     graphs.append(graph)
     return compile_fx(graph, example_inputs)
-
-
-def relative(a, b):
-    return ((a - b).abs().max() / b.abs().max().clamp(min=1e-30)).item()
 
 
 torch.manual_seed(1)
@@ -50,19 +45,12 @@ check("inductor: gradients equal eager to f32 rounding", worst < 1e-4,
       "largest difference %.1e of the gradient's scale" % worst)
 
 # Other scans: other numbers of sites.
-def scan(count, seed):
-    indices = sites([10, 12, 8], 2, count, seed)
-    features = torch.randn(indices.shape[0], 4, generator=torch.Generator().manual_seed(seed))
-    return {"voxel_features": features, "voxel_coords": indices.long(),
-            "spatial_shape": [10, 12, 8], "batch_size": 2}
-
-
-compiled(scan(55, 6))
+compiled(backbone_inputs(6, 55))
 dynamic_graphs = len(graphs)
 for count, seed in ((30, 7), (70, 8)):
     # A dict each: the model adds its outputs to the one it is given.
-    a = eager(scan(count, seed))
-    b = compiled(scan(count, seed))
+    a = eager(backbone_inputs(seed, count))
+    b = compiled(backbone_inputs(seed, count))
     check("inductor: %d sites compile nothing new" % b["voxel_coords"].shape[0],
           len(graphs) == dynamic_graphs, "%d graphs, then %d" % (dynamic_graphs, len(graphs)))
     check("inductor: their loss equals eager to f32 rounding",
