@@ -14,8 +14,11 @@ of their scale); the timed steps run in f32.
 
 Each configuration runs in a process of its own (threads: OMP_NUM_THREADS
 for the compiled code, torch.set_num_threads for torch), warm (the first
-step compiles), the median of --steps steps. Needs torch 2.4 or later
-(build/venv-torch: scripts/test-python.sh --install).
+step compiles), the median of --steps steps. The first step is reported
+too, with a cold kernel store (an empty one: every kernel set is compiled)
+and a warm one (a second process on the store the first filled: loaded).
+Needs torch 2.4 or later (build/venv-torch: scripts/test-python.sh
+--install).
 
 usage: build/venv-torch/bin/python bench/torch_training.py [--sites N]
            [--threads 1,2] [--steps S] [--models VoxelBackBone8x,MinkUNet]
@@ -136,22 +139,26 @@ def one_config(args):
         torch.save({"features": out.features.detach(), "loss": loss.detach(),
                     "grads": {n: p.grad for n, p in net.named_parameters()}}, args.one_check)
         return
-    step()  # compiles, warms the caches
+    start = time.perf_counter()
+    step()  # compiles (or loads from the store), warms the caches
+    first_ms = (time.perf_counter() - start) * 1000
     times, split = [], []
     for _ in range(args.steps):
         start = time.perf_counter()
         step(split)
         times.append((time.perf_counter() - start) * 1000)
-    print(json.dumps({"ms": statistics.median(times),
+    print(json.dumps({"first_ms": first_ms, "ms": statistics.median(times),
                       "forward_ms": statistics.median(f for f, _ in split),
                       "backward_ms": statistics.median(b for _, b in split)}))
 
 
-def run_config(args, model, path, threads, coords, check=None):
+def run_config(args, model, path, threads, coords, store, check=None, steps=None):
     # Both paths' torch ops run on the OpenMP runtime --torch-openmp names.
     env = torch_env.child_env(threads, args.torch_openmp)
+    env["SPCONV_MLIR_CACHE_DIR"] = store
     cmd = [sys.executable, os.path.abspath(__file__), "--one-model", model, "--one-path", path,
-           "--one-threads", str(threads), "--one-coords", coords, "--steps", str(args.steps)]
+           "--one-threads", str(threads), "--one-coords", coords,
+           "--steps", str(steps or args.steps)]
     if check:
         cmd += ["--one-check", check]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -192,16 +199,24 @@ def main():
     work = tempfile.mkdtemp(prefix="bench-torch-training-")
     coords = os.path.join(work, "scan_coords.npy")
     n = len(scan(args.sites, work))
-    rows = []
+    rows, first_steps = [], []
+    thread_counts = [int(t) for t in args.threads.split(",")]
     for model in args.models.split(","):
+        # The checks (f64 kernels) compile into a store of their own, so
+        # that the first timed process starts from an empty one.
         for path in ("custom-ops", "torch-ops"):
-            run_config(args, model, path, 1, coords,
+            run_config(args, model, path, 1, coords, os.path.join(work, "store-check"),
                        check=os.path.join(work, "%s-%s.pt" % (model, path)))
         worst = compare(work, model)
-        for threads in [int(t) for t in args.threads.split(",")]:
-            ours = run_config(args, model, "custom-ops", threads, coords)
-            theirs = run_config(args, model, "torch-ops", threads, coords)
+        store = os.path.join(work, "store-" + model)
+        for threads in thread_counts:
+            ours = run_config(args, model, "custom-ops", threads, coords, store)
+            theirs = run_config(args, model, "torch-ops", threads, coords, store)
             rows.append((model, threads, ours, theirs, worst))
+            if threads == thread_counts[0]:
+                cold = ours
+        warm = run_config(args, model, "custom-ops", thread_counts[0], coords, store, steps=1)
+        first_steps.append((model, thread_counts[0], cold, warm))
     print("One training step (forward, loss, backward, SGD), %d sites (LiDAR scan, seed 5), "
           "median of %d warm steps, f32; outputs and gradients of both paths agree "
           "first (f64; agreement: the largest difference over their scale).\n"
@@ -216,6 +231,15 @@ def main():
             model, threads, ours["ms"], ours["forward_ms"], ours["backward_ms"],
             ours["backward_ms"] / ours["forward_ms"], theirs["ms"],
             theirs["ms"] / ours["ms"], worst))
+    print("\nThe first step of a process, spconv_mlir.torch: with a cold kernel store (empty: "
+          "it compiles every kernel set) and a warm one (the store the cold process filled: "
+          "it loads them), beside a later step.\n")
+    print("| model | threads | first step, cold store s | first step, warm store ms | "
+          "later step ms |")
+    print("|---|---:|---:|---:|---:|")
+    for model, threads, cold, warm in first_steps:
+        print("| %s | %d | %.1f | %.1f | %.1f |" % (
+            model, threads, cold["first_ms"] / 1000, warm["first_ms"], cold["ms"]))
 
 
 if __name__ == "__main__":

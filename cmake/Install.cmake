@@ -48,6 +48,9 @@ endif()
 if(TARGET spconv_runtime_cuda)
   add_library(SpConv::RuntimeCUDA ALIAS spconv_runtime_cuda)
 endif()
+if(TARGET spconv_store)
+  add_library(SpConv::Store ALIAS spconv_store)
+endif()
 
 # Usage requirements of the compiler libraries: our headers (sources and
 # generated .inc), MLIR's and LLVM's, C++17. Installed, MLIR's come from
@@ -68,7 +71,7 @@ target_include_directories(SpConvCAPI INTERFACE
 # The tools, as imported executables of the package.
 set(SPCONV_TOOLS spconv-opt spconv-compile)
 if(TARGET spconv-run)
-  list(APPEND SPCONV_TOOLS spconv-run)
+  list(APPEND SPCONV_TOOLS spconv-run spconv-store)
 endif()
 foreach(tool ${SPCONV_TOOLS})
   add_executable(SpConv::${tool} ALIAS ${tool})

@@ -23,9 +23,10 @@ config.substitutions.append(("%spconv_obj_root", config.spconv_obj_root))
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
-# spconv-run's compile cache stays out of the tests (and the user's home);
-# Tools/spconv-run-cache.test turns it on where it tests it.
-config.environment["SPCONV_CACHE_DIR"] = "off"
+# The kernel store stays out of the tests (and the user's home): tests that
+# compile through it name their own (Tools/spconv-run-cache.test, the Python
+# tests).
+config.environment["SPCONV_MLIR_CACHE_DIR"] = "off"
 llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%spconv_tools_dir", config.spconv_tools_dir))
@@ -80,7 +81,8 @@ if os.path.exists(numpy2):
 tool_dirs = [config.spconv_tools_dir, config.llvm_tools_dir]
 tools = ["spconv-opt", "spconv-compile", "spconv-capi-test"]
 if config.spconv_enable_runtime:
-    tools += ["spconv-run", "spconv-ref", "spconv-npy-compare", "spconv-aot-example"]
+    tools += ["spconv-run", "spconv-store", "spconv-ref", "spconv-npy-compare",
+              "spconv-aot-example"]
     # Built when the CUDA toolkit was found (with the runtime's CUDA library).
     if os.path.exists(os.path.join(config.spconv_tools_dir, "spconv-aot-example-cuda")):
         tools += ["spconv-aot-example-cuda"]

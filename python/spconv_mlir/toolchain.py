@@ -1,8 +1,8 @@
 """Finds spconv-compile and the runtime, and turns MLIR into a loadable
 library: `spconv-compile` makes an object and its C header, the system C
 compiler links them with the runtime into a shared library. Libraries are
-cached on disk by a hash of the MLIR, the options and the compiler's
-identity.
+kept in the kernel store (store.py) under a hash of the MLIR, the options
+and the compiler's identity.
 
 Where the tools are, first found wins:
   1. `compile(..., prefix=DIR)` or the environment's `SPCONV_MLIR_PREFIX`:
@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 
 from .errors import ToolchainError
+from .store import KernelStore
 
 RUNTIME = "libspconv_runtime.so"
 RUNTIME_CUDA = "libspconv_runtime_cuda.so"
@@ -116,14 +117,6 @@ def find_libomp():
     return _find_shared("omp", LIBOMP_CANDIDATES, "SPCONV_MLIR_LIBOMP")
 
 
-def cache_root():
-    root = os.environ.get("SPCONV_MLIR_CACHE_DIR")
-    if root:
-        return root
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "spconv-mlir", "python")
-
-
 def _run(cmd, what):
     try:
         result = subprocess.run(cmd, capture_output=True, text=True)
@@ -160,24 +153,12 @@ def _link_libraries(header_text, toolchain, target):
     return args
 
 
-def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True,
-                  entries=("forward",)):
-    """The path of a shared library of `mlir_text` compiled for `target`,
-    exporting the public functions `entries`, from the cache when there."""
-    options = list(options)
-    entries = list(entries)
-    key = hashlib.sha256("\0".join(
-        [mlir_text, target] + entries + options + [toolchain.identity()]).encode()
-    ).hexdigest()[:32]
-    final = os.path.join(cache_root(), key) if cache else None
-    library = "libnet.so"
-    if final and os.path.exists(os.path.join(final, library)):
-        return os.path.join(final, library), os.path.join(final, "net.h")
-    work = tempfile.mkdtemp(prefix="spconv-mlir-")
-    with open(os.path.join(work, "net.mlir"), "w") as f:
+def _compile_into(work, mlir_text, toolchain, target, options, entries, library):
+    """Compiles `mlir_text` into `work`/`library` and `work`/net.h."""
+    source, obj = os.path.join(work, "net.mlir"), os.path.join(work, "net.o")
+    with open(source, "w") as f:
         f.write(mlir_text)
-    _run([toolchain.compiler, os.path.join(work, "net.mlir"), "-o",
-          os.path.join(work, "net.o"), "--header", os.path.join(work, "net.h"),
+    _run([toolchain.compiler, source, "-o", obj, "--header", os.path.join(work, "net.h"),
           "--target", target] + ["--entry=" + e for e in entries] + options, "spconv-compile")
     with open(os.path.join(work, "net.h")) as f:
         header = f.read()
@@ -185,14 +166,40 @@ def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True,
     if not cc:
         raise ToolchainError("no C compiler (cc) to link the compiled network; "
                              "install build-essential or set CC")
-    _run([cc, "-shared", "-o", os.path.join(work, library), os.path.join(work, "net.o")]
+    _run([cc, "-shared", "-o", os.path.join(work, library), obj]
          + _link_libraries(header, toolchain, target) + ["-lm"], "linking the network")
-    if not final:
+    # The entry keeps what is loaded: the library and its header.
+    os.remove(source)
+    os.remove(obj)
+
+
+def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True,
+                  entries=("forward",)):
+    """The path of a shared library of `mlir_text` compiled for `target`,
+    exporting the public functions `entries`, and of its C header: from the
+    kernel store when there (unless `cache` is false or the store is off),
+    else compiled and published there."""
+    options = list(options)
+    entries = list(entries)
+    library = "libnet.so"
+    store = KernelStore(toolchain.libdir) if cache else None
+    if not (store and store.enabled):
+        work = tempfile.mkdtemp(prefix="spconv-mlir-")
+        _compile_into(work, mlir_text, toolchain, target, options, entries, library)
         return os.path.join(work, library), os.path.join(work, "net.h")
-    os.makedirs(os.path.dirname(final), exist_ok=True)
-    try:
-        os.replace(work, final)
-    except OSError:
-        # Another process cached the same key first: use its copy.
-        shutil.rmtree(work, ignore_errors=True)
-    return os.path.join(final, library), os.path.join(final, "net.h")
+    # "lib-": the Python front end's entries, among spconv-run's ("jit-").
+    key = "lib-" + hashlib.sha256("\0".join(
+        [mlir_text, target] + entries + options + [toolchain.identity()]).encode()
+    ).hexdigest()[:32]
+    # A damaged entry (files not as its MANIFEST lists them) is a miss.
+    entry = store.lookup(key)
+    if not entry:
+        size_limit = store.size_limit()  # a malformed one fails before compiling
+        work = store.begin()
+        try:
+            _compile_into(work, mlir_text, toolchain, target, options, entries, library)
+            entry = store.publish(key, work, size_limit)
+        except BaseException:
+            store.abandon(work)
+            raise
+    return os.path.join(entry, library), os.path.join(entry, "net.h")

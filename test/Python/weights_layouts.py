@@ -7,13 +7,13 @@ compiled network takes new weights without a recompile, and the compile
 cache."""
 import itertools
 import math
-import os
 import sys
 
 import numpy as np
 
 import spconv_mlir
 import spconv_mlir.nn as spconv
+from spconv_mlir.store import KernelStore
 from sites import random_sites
 
 
@@ -144,11 +144,11 @@ def main():
             sys.exit("%s: the compiled network's outputs differ" % layout)
         print("layout %s: same weights, same outputs" % layout)
 
-    cache = os.environ["SPCONV_MLIR_CACHE_DIR"]
-    print("cached libraries: %d" % len(os.listdir(cache)))
+    store = KernelStore(spconv_mlir.find_toolchain().libdir)
+    print("cached libraries: %d" % len(store.entries()))
     other = spconv_mlir.compile(target, grid=grid, options=["--block-size=128"])
     print("other options, other library: %s" % (other.library_path != net.library_path))
-    print("cached libraries: %d" % len(os.listdir(cache)))
+    print("cached libraries: %d" % len(store.entries()))
 
 
 if __name__ == "__main__":

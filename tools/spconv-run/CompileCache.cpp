@@ -6,6 +6,7 @@
 
 #include "CompileCache.h"
 
+#include "spconv-rt/KernelStore.h"
 #include "spconv-rt/SpConvRuntime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -13,7 +14,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
@@ -22,20 +22,14 @@
 using namespace llvm;
 using namespace spconv::run;
 
+/// The store's buffers for paths: ample for any path the system opens.
+constexpr size_t kPathSize = 4096;
+
 std::string CompileCache::defaultDirectory() {
-  if (std::optional<std::string> dir = sys::Process::GetEnv("SPCONV_CACHE_DIR"))
-    return *dir == "off" ? std::string() : *dir;
-  SmallString<256> path;
-  if (std::optional<std::string> xdg = sys::Process::GetEnv("XDG_CACHE_HOME");
-      xdg && !xdg->empty())
-    path = *xdg;
-  else if (std::optional<std::string> home = sys::Process::GetEnv("HOME");
-           home && !home->empty())
-    sys::path::append(path, *home, ".cache");
-  else
+  char root[kPathSize];
+  if (spconv_store_default_root(root, kPathSize) != SPCONV_STORE_OK)
     return std::string();
-  sys::path::append(path, "spconv-mlir");
-  return std::string(path);
+  return root;
 }
 
 /// Identifies the code this binary generates: its own bytes (the compiler
@@ -69,86 +63,88 @@ std::string CompileCache::key(ArrayRef<StringRef> parts) {
     material.append(part.data(), part.size());
   }
   XXH128_hash_t hash = xxh3_128bits(arrayRefFromStringRef(material));
-  return utohexstr(hash.high64, /*LowerCase=*/true, /*Width=*/16) +
+  // "jit-": spconv-run's entries, among the other producers' in the store.
+  return "jit-" + utohexstr(hash.high64, /*LowerCase=*/true, /*Width=*/16) +
          utohexstr(hash.low64, /*LowerCase=*/true, /*Width=*/16);
 }
 
-std::string CompileCache::path(StringRef key, StringRef extension) const {
+static constexpr const char *kObjectFile = "module.o";
+static constexpr const char *kLabelsFile = "labels";
+
+static std::string pathIn(StringRef directory, StringRef file) {
   SmallString<256> result(directory);
-  sys::path::append(result, key + extension);
+  sys::path::append(result, file);
   return std::string(result);
 }
 
 std::optional<CachedModule> CompileCache::lookup(StringRef key) const {
   if (!enabled())
     return std::nullopt;
-  // The labels go in first and the object last: an object means a whole
-  // entry.
-  auto object = MemoryBuffer::getFile(path(key, ".o"), /*IsText=*/false,
+  char entry[kPathSize];
+  if (spconv_store_lookup(directory.c_str(), key.str().c_str(), entry,
+                          kPathSize) != SPCONV_STORE_OK)
+    return std::nullopt;
+  // Evicted by another process since the lookup: a miss.
+  auto object = MemoryBuffer::getFile(pathIn(entry, kObjectFile),
+                                      /*IsText=*/false,
                                       /*RequiresNullTerminator=*/false);
-  auto labels = MemoryBuffer::getFile(path(key, ".labels"));
+  auto labels = MemoryBuffer::getFile(pathIn(entry, kLabelsFile));
   if (!object || !labels)
     return std::nullopt;
-  CachedModule entry;
-  entry.object = std::move(*object);
+  CachedModule cached;
+  cached.object = std::move(*object);
   SmallVector<StringRef> split;
   StringRef text = (*labels)->getBuffer();
   if (!text.empty())
     text.drop_back().split(split, '\0');
   for (StringRef label : split)
-    entry.profileLabels.push_back(label.str());
-  return entry;
-}
-
-Expected<std::string> CompileCache::temporaryPath() const {
-  if (std::error_code ec = sys::fs::create_directories(directory))
-    return createStringError(ec, "cannot create the cache directory " +
-                                     directory + ": " + ec.message());
-  SmallString<256> model(directory);
-  sys::path::append(model, "tmp-%%%%%%%%%%%%");
-  int fd;
-  SmallString<256> result;
-  if (std::error_code ec = sys::fs::createUniqueFile(model, fd, result))
-    return createStringError(ec, "cannot write to the cache directory " +
-                                     directory + ": " + ec.message());
-  sys::fs::closeFile(fd);
-  return std::string(result);
+    cached.profileLabels.push_back(label.str());
+  return cached;
 }
 
 Error CompileCache::store(StringRef key,
                           function_ref<void(StringRef)> writeObject,
                           ArrayRef<std::string> profileLabels) const {
-  Expected<std::string> objectFile = temporaryPath();
-  if (!objectFile)
-    return objectFile.takeError();
-  Expected<std::string> labelsFile = temporaryPath();
-  if (!labelsFile) {
-    sys::fs::remove(*objectFile);
-    return labelsFile.takeError();
-  }
-  auto fail = [&](std::error_code ec, const Twine &what) {
-    sys::fs::remove(*objectFile);
-    sys::fs::remove(*labelsFile);
-    return createStringError(ec, what);
+  auto storeError = [] {
+    return createStringError(std::make_error_code(std::errc::io_error),
+                             spconv_store_last_error());
   };
-  writeObject(*objectFile);
+  uint64_t maxBytes;
+  if (spconv_store_size_limit(&maxBytes) != SPCONV_STORE_OK)
+    return storeError();
+  char staging[kPathSize];
+  if (spconv_store_begin(directory.c_str(), staging, kPathSize) !=
+      SPCONV_STORE_OK)
+    return storeError();
+  auto fail = [&](const Twine &what) {
+    spconv_store_abandon(staging);
+    return createStringError(std::make_error_code(std::errc::io_error), what);
+  };
+  std::string objectFile = pathIn(staging, kObjectFile);
+  writeObject(objectFile);
   uint64_t size = 0;
-  if (sys::fs::file_size(*objectFile, size) || size == 0)
-    return fail(std::make_error_code(std::errc::io_error),
-                "the object was not written to " + *objectFile);
+  if (sys::fs::file_size(objectFile, size) || size == 0)
+    return fail("the object was not written to " + objectFile);
   {
     std::error_code ec;
-    raw_fd_ostream os(*labelsFile, ec);
+    std::string labelsFile = pathIn(staging, kLabelsFile);
+    raw_fd_ostream os(labelsFile, ec);
     if (ec)
-      return fail(ec, "cannot write " + *labelsFile);
+      return fail("cannot write " + labelsFile + ": " + ec.message());
     for (const std::string &label : profileLabels)
       os << label << '\0';
   }
-  // Labels first, the object last (lookup wants both); renames replace
-  // atomically: a reader sees the old entry or the new.
-  if (std::error_code ec = sys::fs::rename(*labelsFile, path(key, ".labels")))
-    return fail(ec, "cannot store a cache entry: " + ec.message());
-  if (std::error_code ec = sys::fs::rename(*objectFile, path(key, ".o")))
-    return fail(ec, "cannot store a cache entry: " + ec.message());
+  char entry[kPathSize];
+  if (spconv_store_publish(directory.c_str(), key.str().c_str(), staging,
+                           maxBytes, entry, kPathSize) != SPCONV_STORE_OK) {
+    Error error = storeError();
+    spconv_store_abandon(staging);
+    return error;
+  }
   return Error::success();
+}
+
+void CompileCache::remove(StringRef key) const {
+  if (enabled())
+    spconv_store_remove(directory.c_str(), key.str().c_str());
 }

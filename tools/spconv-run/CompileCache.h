@@ -2,15 +2,15 @@
 //
 // Part of the spconv-mlir project.
 //
-// A directory of object files, one per compiled module, keyed by a hash of
+// spconv-run's entries in the kernel store (spconv-rt/KernelStore.h): one
+// per compiled module, its object code and profile labels, keyed by a hash of
 // everything the code depends on: the module's text, the entry function, the
 // target and its pipeline options, the CPU compiled for and its features
 // (the caller's parts), and this spconv-run binary itself (so a rebuilt
 // compiler never loads code of an older one). A second run of the same module
-// loads the object instead of lowering and JIT-compiling again. Entries are
-// written to a temporary file and renamed into place, so concurrent processes
-// see a whole entry or none; an entry that does not load is recompiled and
-// replaced.
+// loads the object instead of lowering and JIT-compiling again. The store
+// publishes whole entries only and bounds its size; an entry that does not
+// load is removed, recompiled and stored again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,17 +42,17 @@ struct CachedModule {
 
 class CompileCache {
 public:
-  /// The cache in `directory`, which is created when the first entry is
-  /// stored. An empty directory disables the cache.
+  /// The store rooted at `directory`, which is created when the first entry
+  /// is stored. An empty directory disables the cache.
   explicit CompileCache(std::string directory)
       : directory(std::move(directory)) {}
 
   bool enabled() const { return !directory.empty(); }
   llvm::StringRef getDirectory() const { return directory; }
 
-  /// The directory spconv-run uses unless told otherwise: $SPCONV_CACHE_DIR
-  /// ("off" or empty: none), else $XDG_CACHE_HOME/spconv-mlir, else
-  /// $HOME/.cache/spconv-mlir.
+  /// The store's default root (spconv_store_default_root):
+  /// $SPCONV_MLIR_CACHE_DIR ("off" or empty: none), else
+  /// $XDG_CACHE_HOME/spconv-mlir, else $HOME/.cache/spconv-mlir.
   static std::string defaultDirectory();
 
   /// The key of a module compiled from `parts` (the module text, the
@@ -63,16 +63,16 @@ public:
   std::optional<CachedModule> lookup(llvm::StringRef key) const;
 
   /// Stores under `key` the object `writeObject` writes to the path it is
-  /// given, and `profileLabels`.
+  /// given, and `profileLabels`, within the store's size limit
+  /// ($SPCONV_MLIR_CACHE_SIZE).
   llvm::Error store(llvm::StringRef key,
                     llvm::function_ref<void(llvm::StringRef)> writeObject,
                     llvm::ArrayRef<std::string> profileLabels) const;
 
-private:
-  /// A fresh file in the cache directory, renamed into place once written.
-  llvm::Expected<std::string> temporaryPath() const;
-  std::string path(llvm::StringRef key, llvm::StringRef extension) const;
+  /// Removes the entry under `key`: its code did not load.
+  void remove(llvm::StringRef key) const;
 
+private:
   std::string directory;
 };
 

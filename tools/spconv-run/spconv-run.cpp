@@ -190,11 +190,13 @@ static llvm::cl::opt<std::string> mcpu(
     llvm::cl::init("host"));
 static llvm::cl::opt<std::string> cacheDir(
     "cache-dir",
-    llvm::cl::desc("Where compiled code is kept, so that a second run of the "
-                   "same module, entry, options and host loads it instead of "
-                   "compiling (default: $SPCONV_CACHE_DIR, 'off' for none; "
-                   "else $XDG_CACHE_HOME/spconv-mlir or "
-                   "~/.cache/spconv-mlir). Targets cpu and gpu-emulator"));
+    llvm::cl::desc("The kernel store that keeps compiled code, so that a "
+                   "second run of the same module, entry, options and host "
+                   "loads it instead of compiling (default: "
+                   "$SPCONV_MLIR_CACHE_DIR, 'off' for none; else "
+                   "$XDG_CACHE_HOME/spconv-mlir or ~/.cache/spconv-mlir; "
+                   "bounded by $SPCONV_MLIR_CACHE_SIZE). Targets cpu and "
+                   "gpu-emulator"));
 static llvm::cl::opt<bool>
     noCache("no-cache",
             llvm::cl::desc("Compile from scratch, neither reading nor "
@@ -556,6 +558,7 @@ int main(int argc, char **argv) {
                    << cache.getDirectory() << " did not load ("
                    << llvm::toString(object.takeError())
                    << "); compiling it again\n";
+      cache.remove(cacheKey);
     }
   }
 

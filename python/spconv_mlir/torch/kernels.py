@@ -1,10 +1,10 @@
 """The compiled kernels behind spconv_mlir.torch's ops.
 
 Two kinds of kernel sets, each one shared library compiled by spconv-compile
-through the Python front end's content-addressed store on disk
-(`toolchain.build_library`: keyed by the MLIR, the options and the
-compiler's identity; safe under concurrent processes) and loaded once per
-process:
+and kept in the kernel store that every tool shares (`store.py`, through
+`toolchain.build_library`: keyed by the MLIR, the options and the
+compiler's identity; safe under concurrent processes, bounded in size) and
+loaded once per process:
 
 * a rulebook build (`RulebookSpec`: kind, window, grids): the coordinates
   in, the output coordinates (strided kinds) and the rulebook's pairs out,

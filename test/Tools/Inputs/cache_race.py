@@ -29,8 +29,11 @@ for i in range(1, int(processes)):
         other = path.replace("/0/", "/%d/" % i)
         if not np.array_equal(np.load(path), np.load(other)):
             sys.exit("process %d: %s differs" % (i, os.path.basename(path)))
-entries = sorted(os.listdir(cache))
-if [e.rsplit(".", 1)[1] for e in entries] != ["labels", "o"] or \
-        entries[0].rsplit(".", 1)[0] != entries[1].rsplit(".", 1)[0]:
-    sys.exit("the cache holds %s, not one whole entry" % entries)
+entries = os.listdir(os.path.join(cache, "kernels-v1"))
+if len(entries) != 1 or sorted(os.listdir(os.path.join(cache, "kernels-v1", entries[0]))) != \
+        ["MANIFEST", "labels", "module.o"]:
+    sys.exit("the store holds %s, not one whole entry" % entries)
+if os.listdir(os.path.join(cache, "staging")):
+    sys.exit("the losers' staging directories are left: %s"
+             % os.listdir(os.path.join(cache, "staging")))
 print("%s processes, one entry, equal outputs" % processes)
