@@ -103,6 +103,9 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
   pm.addPass(createSpConvLowerNDVectorOpsPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // The translation's outlining of each region walks its whole function.
+  if (openmp)
+    pm.addPass(createSpConvOutlineOpenMPParallelPass());
 }
 
 void mlir::spconv::buildSpConvToCPUPipeline(

@@ -8,24 +8,32 @@
 // once: keys from a parallel loop, the runtime's sort, the count, the
 // deferred scan, and the build's status read back by a plain copy (the
 // same code the GPU runs, where that copy is the device-to-host read-back).
+// Each parallel loop is in a function of its own
+// (spconv-outline-omp-parallel), called in order.
 // CHECK-NOT: spconv.
 // CHECK-NOT: memref.
 // CHECK-NOT: scf.
 // CHECK-LABEL: llvm.func @net(
-// CHECK: omp.wsloop
+// CHECK-NOT: omp.
+// CHECK: llvm.call @net.omp_parallel.2(
 // CHECK: llvm.call @spconv_rt_memref_sort_pairs_bits(
 // CHECK-NOT: llvm.call @spconv_rt_memref_sort_pairs_bits(
-// CHECK: omp.wsloop
+// CHECK: llvm.call @net.omp_parallel.4(
 // CHECK: llvm.call @spconv_rt_memref_exclusive_scan_i64_deferred(
 // CHECK: "llvm.intr.memcpy"
 // CHECK: llvm.call @spconv_rt_memref_report_build_error(
 // CHECK-NOT: llvm.call @spconv_rt_memref_sort_pairs_bits(
+// CHECK-LABEL: llvm.func internal @net.omp_parallel.0(
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
 // CHECK-LABEL: llvm.func private @spconv_rt_memref_sort_pairs_bits(
 // CHECK: llvm.call @_mlir_ciface_spconv_rt_memref_sort_pairs_bits(
 // SERIAL-NOT: omp.
 // SERIAL: llvm.func @net(
 // HASH-LABEL: llvm.func @net(
 // HASH: llvm.call @spconv_rt_memref_hash_build_deferred(
+// HASH: llvm.call @net.omp_parallel.2(
+// HASH-LABEL: llvm.func internal @net.omp_parallel.2(
 // HASH: omp.wsloop
 // HASH: llvm.intr.prefetch
 func.func @net(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x16xf32>, %w: tensor<27x16x16xf32>)
