@@ -7,9 +7,9 @@
 #include "ObjectEmitter.h"
 
 #include "SpConv/Pipelines/HoistStaticAllocas.h"
+#include "SpConv/Pipelines/OptimizeLLVM.h"
 #include "SpConv/Support/TargetCPU.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LLVMContext.h"
@@ -161,8 +161,17 @@ LogicalResult compile::emitCode(ModuleOp module, ArrayRef<EntryPoint> entries,
   if (failed(exportEntries(*llvmModule, entries, error)))
     return failure();
 
-  auto optimize = makeOptimizingTransformer(options.optLevel, 0, machine.get());
-  if (llvm::Error optError = optimize(llvmModule.get())) {
+  mlir::spconv::OptimizeLLVMOptions optimize;
+  optimize.optLevel = options.optLevel;
+  optimize.parts = options.llvmParts;
+  optimize.threads = options.compileThreads;
+  // A target machine per thread: one is not safe to share.
+  auto makeMachine = [&] {
+    std::string ignored;
+    return createTargetMachine(options, ignored);
+  };
+  if (llvm::Error optError = mlir::spconv::optimizeLLVMModule(
+          *llvmModule, optimize, makeMachine)) {
     error = "LLVM optimisation failed: " + llvm::toString(std::move(optError));
     return failure();
   }

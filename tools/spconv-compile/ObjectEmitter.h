@@ -25,6 +25,10 @@ struct CodegenOptions {
   std::string cpu = "host";
   /// LLVM optimisation level, 0 to 3.
   unsigned optLevel = 3;
+  /// Parts the LLVM module is optimised in (0: by its size) and threads
+  /// that optimise them (0: one per hardware thread); OptimizeLLVM.h.
+  unsigned llvmParts = 0;
+  unsigned compileThreads = 0;
 };
 
 /// The vector register file of the CPU `options` names (what the CPU

@@ -150,6 +150,18 @@ static cl::opt<std::string> cpuName(
 static cl::opt<unsigned>
     optLevel("opt-level", cl::desc("LLVM optimisation level, 0-3 (default 3)"),
              cl::init(3), cl::cat(category));
+static cl::opt<unsigned> compileThreads(
+    "compile-threads",
+    cl::desc("Threads that run LLVM's optimiser over the parts of the "
+             "module at once (default 0: one per hardware thread); the code "
+             "does not depend on it"),
+    cl::init(0), cl::cat(category));
+static cl::opt<unsigned> llvmParts(
+    "llvm-parts",
+    cl::desc("Parts the LLVM module is split into for optimisation, 1 to 64 "
+             "(default 0: by its size, one part below about 20k "
+             "instructions, at most 8); 1 optimises it whole"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> blockSize(
     "block-size",
     cl::desc("Sites per block when rulebook builders count and write pairs "
@@ -362,6 +374,9 @@ int main(int argc, char **argv) {
     return fail("--block-size must be positive");
   if (optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
+  if (llvmParts > 64)
+    return fail("--llvm-parts must be 0 (by size) or 1 to 64, got " +
+                std::to_string(llvmParts));
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -427,6 +442,8 @@ int main(int argc, char **argv) {
   codegen.kind = emitKind;
   codegen.cpu = cpuName;
   codegen.optLevel = optLevel;
+  codegen.llvmParts = llvmParts;
+  codegen.compileThreads = compileThreads;
   LinkRequirements needs;
   if (failed(emitCode(*module, entries, codegen, output->os(), needs, error)))
     return fail(error);

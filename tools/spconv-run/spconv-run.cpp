@@ -21,6 +21,7 @@
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/HoistStaticAllocas.h"
 #include "SpConv/Pipelines/KeepEntries.h"
+#include "SpConv/Pipelines/OptimizeLLVM.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
 #include "SpConv/Support/TargetCPU.h"
@@ -28,7 +29,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -197,6 +197,18 @@ static llvm::cl::opt<std::string> cacheDir(
                    "$XDG_CACHE_HOME/spconv-mlir or ~/.cache/spconv-mlir; "
                    "bounded by $SPCONV_MLIR_CACHE_SIZE). Targets cpu and "
                    "gpu-emulator"));
+static llvm::cl::opt<unsigned> compileThreads(
+    "compile-threads",
+    llvm::cl::desc("Threads that run LLVM's optimiser over the parts of the "
+                   "module at once (default 0: one per hardware thread); the "
+                   "code does not depend on it"),
+    llvm::cl::init(0));
+static llvm::cl::opt<unsigned> llvmParts(
+    "llvm-parts",
+    llvm::cl::desc("Parts the LLVM module is split into for optimisation, 1 "
+                   "to 64 (default 0: by its size, one part below about 20k "
+                   "instructions, at most 8); 1 optimises it whole"),
+    llvm::cl::init(0));
 static llvm::cl::opt<bool>
     noCache("no-cache",
             llvm::cl::desc("Compile from scratch, neither reading nor "
@@ -372,7 +384,7 @@ std::string codegenOptions() {
      << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks
      << " gpu-conv=" << gpuConv << " gpu-matmul=" << gpuMatmul
      << " gpu-mma-ops=" << gpuMmaOps << " gpu-race-check=" << gpuRaceCheck
-     << " gpu-chip=" << gpuChip;
+     << " gpu-chip=" << gpuChip << " llvm-parts=" << llvmParts;
   // The table's contents, not its name: the file may change between runs.
   if (!gpuTiles.empty()) {
     os << " gpu-tiles=";
@@ -409,6 +421,9 @@ int main(int argc, char **argv) {
       llvmThreads && llvmThreads->getNumOccurrences())
     return fail("--threads is not spconv-run's option (it is one of LLVM's, "
                 "and does nothing here): use --num-threads");
+  if (llvmParts > 64)
+    return fail("--llvm-parts must be 0 (by size) or 1 to 64, got " +
+                std::to_string(llvmParts));
   if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
     return fail("--target must be cpu, cuda or gpu-emulator, got '" + target +
                 "'");
@@ -590,8 +605,7 @@ int main(int argc, char **argv) {
     // std::function it refers to must outlive ExecutionEngine::create (a
     // temporary did not; ASan: stack-use-after-scope).
     std::function<llvm::Error(llvm::Module *)> optimize =
-        [&, optimizeForHost = makeOptimizingTransformer(3, 0, nullptr)](
-            llvm::Module *llvmModule) {
+        [&](llvm::Module *llvmModule) {
           mlir::spconv::hoistStaticAllocas(*llvmModule);
           // Only the entry's packed wrapper is called by name: every other
           // function may be inlined and dropped, as spconv-compile's are.
@@ -607,7 +621,14 @@ int main(int argc, char **argv) {
               function.addFnAttr("target-cpu", cpu->name);
               function.addFnAttr("target-features", "");
             }
-          return optimizeForHost(llvmModule);
+          // Without a target machine, as ExecutionEngine's own
+          // transformer runs it.
+          mlir::spconv::OptimizeLLVMOptions options;
+          options.parts = llvmParts;
+          options.threads = compileThreads;
+          return mlir::spconv::optimizeLLVMModule(*llvmModule, options, [] {
+            return std::unique_ptr<llvm::TargetMachine>();
+          });
         };
     ExecutionEngineOptions engineOptions;
     engineOptions.transformer = optimize;
