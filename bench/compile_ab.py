@@ -22,7 +22,6 @@ usage: build/venv-torch/bin/python bench/compile_ab.py --bin-a OLD/bin
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -34,10 +33,8 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 sys.path.insert(0, os.path.join(ROOT, "examples", "training"))
 import train_minkunet  # noqa: E402
 
-
-def phase_ms(stderr, phase):
-    match = re.search(r"spconv-run: %s\s+([\d.]+) ms" % phase, stderr)
-    return float(match.group(1)) if match else float("nan")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from run import phase_ms  # noqa: E402  (bench/run.py)
 
 
 def spconv_run(args, binary, model, entry, inputs, out):

@@ -42,17 +42,6 @@ namespace {
 constexpr size_t kInstructionsPerPart = 20000;
 constexpr unsigned kMaxParts = 8;
 
-size_t instructionCount(const Function &function) {
-  return function.getInstructionCount();
-}
-
-size_t definedInstructions(const Module &module) {
-  size_t count = 0;
-  for (const Function &function : module)
-    count += instructionCount(function);
-  return count;
-}
-
 /// Calls `visit` for every global value `root`'s operands reach, through
 /// constant expressions and aggregates.
 void forEachGlobalIn(const User *root,
@@ -108,7 +97,7 @@ Partition splitIntoParts(const Module &module, unsigned parts) {
     for (auto member = clusters.member_begin(**it);
          member != clusters.member_end(); ++member) {
       cluster.functions.push_back(*member);
-      cluster.size += instructionCount(**member);
+      cluster.size += (*member)->getInstructionCount();
     }
     // Members in module order, so that a cluster's name is its first.
     llvm::sort(cluster.functions, [&](const Function *a, const Function *b) {
@@ -295,7 +284,7 @@ mlir::spconv::llvmOptimizationParts(const Module &module,
       options.parts
           ? options.parts
           : static_cast<unsigned>(std::min<size_t>(
-                kMaxParts, std::max<size_t>(1, definedInstructions(module) /
+                kMaxParts, std::max<size_t>(1, module.getInstructionCount() /
                                                    kInstructionsPerPart)));
   return std::max<unsigned>(1, std::min<size_t>(parts, defined));
 }

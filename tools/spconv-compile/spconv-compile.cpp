@@ -21,6 +21,7 @@
 #include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/KeepEntries.h"
+#include "SpConv/Pipelines/OptimizeLLVM.h"
 #include "SpConv/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -374,9 +375,10 @@ int main(int argc, char **argv) {
     return fail("--block-size must be positive");
   if (optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
-  if (llvmParts > 64)
-    return fail("--llvm-parts must be 0 (by size) or 1 to 64, got " +
-                std::to_string(llvmParts));
+  if (llvmParts > mlir::spconv::kMaxLLVMOptimizationParts)
+    return fail("--llvm-parts must be 0 (by size) or 1 to " +
+                std::to_string(mlir::spconv::kMaxLLVMOptimizationParts) +
+                ", got " + std::to_string(llvmParts));
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

@@ -421,9 +421,10 @@ int main(int argc, char **argv) {
       llvmThreads && llvmThreads->getNumOccurrences())
     return fail("--threads is not spconv-run's option (it is one of LLVM's, "
                 "and does nothing here): use --num-threads");
-  if (llvmParts > 64)
-    return fail("--llvm-parts must be 0 (by size) or 1 to 64, got " +
-                std::to_string(llvmParts));
+  if (llvmParts > mlir::spconv::kMaxLLVMOptimizationParts)
+    return fail("--llvm-parts must be 0 (by size) or 1 to " +
+                std::to_string(mlir::spconv::kMaxLLVMOptimizationParts) +
+                ", got " + std::to_string(llvmParts));
   if (target != "cpu" && target != "cuda" && target != "gpu-emulator")
     return fail("--target must be cpu, cuda or gpu-emulator, got '" + target +
                 "'");

@@ -14,14 +14,12 @@
 #include "spconv-rt/KernelStore.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <ctime>
 #include <string>
-#include <vector>
 
 namespace cl = llvm::cl;
 

@@ -19,12 +19,16 @@ class TargetMachine;
 
 namespace mlir::spconv {
 
+/// The most parts a module may be split into (OptimizeLLVMOptions::parts).
+constexpr unsigned kMaxLLVMOptimizationParts = 64;
+
 struct OptimizeLLVMOptions {
   /// LLVM's -O level (0 to 3).
   unsigned optLevel = 3;
   /// How many parts the module is optimized in: 0 picks by its size (one
-  /// part below about 20k instructions, at most 8), 1 optimizes it whole.
-  /// The parts, and so the code, never depend on `threads`.
+  /// part below about 20k instructions, at most 8), 1 optimizes it whole,
+  /// at most kMaxLLVMOptimizationParts. The parts, and so the code, never
+  /// depend on `threads`.
   unsigned parts = 0;
   /// Threads that optimize parts at once; 0: one per hardware thread.
   unsigned threads = 0;
