@@ -138,3 +138,29 @@ LogicalResult SpConvDialect::verifyOperationAttribute(Operation *op,
          << name << "' (known: " << kKernelAttrName << ", " << kTileAttrName
          << ", " << kBackwardAttrName << ", " << kProfileLabelsAttrName << ")";
 }
+
+LogicalResult SpConvDialect::verifyRegionArgAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned argIndex,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name != kSourceLineAttrName)
+    return op->emitOpError("has an unknown spconv argument attribute '")
+           << name << "' (known: " << kSourceLineAttrName << ")";
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function || regionIndex != 0)
+    return op->emitOpError()
+           << name << " applies to a function's arguments only";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError()
+           << name << " must be a unit attribute, got " << attr.getValue();
+  if (!function.getArgumentTypes()[argIndex].isSignlessInteger(64))
+    return op->emitOpError()
+           << name << " must mark an i64 argument, argument " << argIndex
+           << " is " << function.getArgumentTypes()[argIndex];
+  for (unsigned other = 0; other < argIndex; ++other)
+    if (function.getArgAttr(other, kSourceLineAttrName))
+      return op->emitOpError() << name << " marks more than one argument ("
+                               << other << " and " << argIndex << ")";
+  return success();
+}

@@ -110,7 +110,21 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
 
 void mlir::spconv::buildSpConvToCPUPipeline(
     OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
+  buildSpConvToCPUFrontEnd(pm, options);
+  buildSpConvToCPUBackEnd(pm, options);
+}
+
+void mlir::spconv::buildSpConvToCPUFrontEnd(
+    OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
   addFrontEnd(pm, options.fuseEpilogues, options.profile);
+  // Equal layers share one kernel function; the inliner of the back end
+  // leaves the calls (no_inline).
+  if (options.outlineKernels)
+    pm.addPass(createSpConvOutlineKernelsPass());
+}
+
+void mlir::spconv::buildSpConvToCPUBackEnd(
+    OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
   // Loops specialised per geometry, then buffers.
   ConvertSpConvToSCFPassOptions lowering;
   lowering.blockSize = options.blockSize;

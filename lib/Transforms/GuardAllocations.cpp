@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SpConv/IR/SourceLines.h"
 #include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/IR/SpConvOps.h"
 #include "SpConv/Transforms/Passes.h"
@@ -97,7 +98,11 @@ bool Guard::allocates(Operation *op) {
     result = true;
   } else if (auto call = dyn_cast<func::CallOp>(op)) {
     auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-    if (callee && !callee.isExternal()) {
+    if (callee && callee.isExternal() && takesSourceLine(callee)) {
+      // A kernel compiled on its own (KernelModules.h) allocates its
+      // results.
+      result = true;
+    } else if (callee && !callee.isExternal()) {
       // Its body decides (a recursive call is taken not to allocate until
       // the body says otherwise).
       if (calleeAllocates.try_emplace(callee, false).second) {
@@ -208,7 +213,7 @@ void Guard::report(OpBuilder &b, memref::AllocOp alloc) {
   auto function = alloc->getParentOfType<func::FuncOp>();
   if (names.size() > 1)
     os << " in " << names[1].getValue();
-  else if (function && function.isPrivate())
+  else if (function && function.isPrivate() && !sourceLineArgument(function))
     os << " in " << function.getSymName();
   MemRefType describedType =
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
@@ -216,12 +221,14 @@ void Guard::report(OpBuilder &b, memref::AllocOp alloc) {
       module, kReport,
       b.getFunctionType({describedType, b.getI64Type()}, {b.getI32Type()}),
       /*cInterface=*/true);
-  func::CallOp::create(
-      b, loc, reportFn,
-      ValueRange{text(b, loc, what),
-                 arith::ConstantOp::create(
-                     b, loc,
-                     b.getI64IntegerAttr(sourceLine(loc, module.getLoc())))});
+  Value described = text(b, loc, what);
+  // A kernel reports its caller's line (its argument), except for what
+  // an inlined builder allocated, which has no line.
+  Value line = loc == module.getLoc() ? Value() : sourceLineArgument(function);
+  if (!line)
+    line = arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(sourceLine(loc, module.getLoc())));
+  func::CallOp::create(b, loc, reportFn, ValueRange{described, line});
 }
 
 LogicalResult Guard::guardRegions(Operation *op) {
@@ -371,7 +378,15 @@ LogicalResult Guard::guardBlock(Block &block) {
       continue;
     if (op.getNumRegions() != 0 && failed(guardRegions(&op)))
       return failure();
-    heads.push_back(&op);
+    if (heads.empty() || heads.back() != &op)
+      heads.push_back(&op);
+    // A call (a kernel's) ends its segment: its results reach later code
+    // as results of the segment's scf.if, in the function's block, where
+    // the loops that read them may take their sizes as affine symbols.
+    // (An allocation's sizes are the operands it was given.)
+    Operation *next = op.getNextNode();
+    if (isa<func::CallOp>(op) && next != block.getTerminator())
+      heads.push_back(next);
   }
   // Segment i runs from head i to the op before head i + 1.
   SmallVector<SmallVector<Operation *>> segments;

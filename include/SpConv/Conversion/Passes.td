@@ -371,6 +371,10 @@ def ConvertSpConvNullBuffersToLLVMPass
     a dynamic size would fix are 0). Its users see it through an
     `unrealized_conversion_cast`, which the conversion of the memref ops to
     LLVM resolves. The pipelines run it right before that conversion.
+
+    It also drops the `spconv.source_line` marks of kernels' arguments
+    (spconv-outline-kernels): the lowering has read them, and the
+    translation to LLVM IR, which knows no spconv attribute, would warn.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

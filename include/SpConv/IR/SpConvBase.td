@@ -52,6 +52,7 @@ def SpConv_Dialect : Dialect {
   // dialect verifies each where it appears (verifyOperationAttribute), and
   // any other `spconv.` attribute is an error.
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();
@@ -80,6 +81,12 @@ def SpConv_Dialect : Dialect {
     /// On the module: spconv-profile's label (a string) of each entry id.
     static constexpr ::llvm::StringLiteral kProfileLabelsAttrName =
         "spconv.profile_labels";
+    /// On a function's i64 argument (a unit attribute): the source line of
+    /// the call, which the function's runtime errors report in place of a
+    /// line of its own. spconv-outline-kernels gives each kernel one, so
+    /// that one kernel serves layers on different lines.
+    static constexpr ::llvm::StringLiteral kSourceLineAttrName =
+        "spconv.source_line";
   }];
 }
 

@@ -69,12 +69,31 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("Time every rulebook build and compute at run time "
                      "(spconv-profile)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> outlineKernels{
+      *this, "outline-kernels",
+      llvm::cl::desc("Lower each distinct layer once, as a function of its "
+                     "own that its layers call (spconv-outline-kernels)"),
+      llvm::cl::init(true)};
 };
 
 /// spconv ops on tensors -> the LLVM dialect: decompose, share rulebooks,
 /// lower to specialised loops, bufferize, free buffers, OpenMP, LLVM.
+/// The front end followed by the back end below.
 void buildSpConvToCPUPipeline(OpPassManager &pm,
                               const SpConvToCPUPipelineOptions &options);
+
+/// spconv-to-cpu's first half, on spconv ops: decompose, share rulebooks,
+/// fuse epilogues, and (outline-kernels) each distinct layer into a kernel
+/// function (spconv-outline-kernels). A tool that compiles kernels on their
+/// own splits the module here (KernelModules.h).
+void buildSpConvToCPUFrontEnd(OpPassManager &pm,
+                              const SpConvToCPUPipelineOptions &options);
+
+/// spconv-to-cpu's second half: what the front end left (a whole module,
+/// a kernel alone, or a module whose kernels are declarations), to the
+/// LLVM dialect.
+void buildSpConvToCPUBackEnd(OpPassManager &pm,
+                             const SpConvToCPUPipelineOptions &options);
 
 /// Options the GPU pipelines share (spconv-to-cuda, spconv-to-gpu-emulator):
 /// how kernels are launched and how the lowering shapes them. `Derived` is

@@ -339,6 +339,60 @@ def SpConvCheckLoweredPass : Pass<"spconv-check-lowered", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpConvOutlineKernelsPass
+    : Pass<"spconv-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Move each layer's rulebook op into a kernel function, "
+                "one per distinct layer";
+  let description = [{
+    Each `spconv.build_rulebook`, `spconv.rulebook_conv`,
+    `spconv.rulebook_pool`, `spconv.rulebook_pool_grad` and
+    `spconv.rulebook_weight_grad` of the module's functions moves into a
+    private function of its own, a *kernel*, called where the op was
+    (`func.call` with `no_inline`, so that it stays a function when the
+    lowered code is inlined). Ops that are the same but for their location
+    (same attributes, operand and result types, epilogue; the same results
+    used) share one kernel: a network that repeats a layer lowers and
+    compiles its code once. A kernel's name is
+    `spconv_kernel_<op>_<hash>`, the hash (xxh3, 64 bits) of its text, so
+    equal layers of different modules get equal kernels.
+
+    What differs between the layers a kernel serves is passed in, not baked
+    in: its first argument (an `i64` marked `spconv.source_line`) is the
+    calling op's source line, which the kernel's run-time errors (size
+    checks, a failed allocation) report. Its tensor arguments are marked
+    `bufferization.access = "read"`: a kernel never writes them, which its
+    callers' bufferization needs to know when the kernel is a declaration
+    (compiled on its own). Results that are not used are not returned (a
+    submanifold build's output coordinates are its input's).
+
+    `spconv-to-cpu` runs it after the front end (`outline-kernels=true`,
+    the default). The GPU pipelines do not: where a CUDA buffer lives is
+    decided over the inlined host code.
+
+    Example:
+
+    ```mlir
+    %y = spconv.rulebook_conv %rb, %x, %w : ... loc("net.mlir":12:8)
+    // becomes
+    %line = arith.constant 12 : i64
+    %y = call @spconv_kernel_rulebook_conv_1f0c3b5e9d2a4c77(%line, %rb, %x, %w)
+        {no_inline} : (i64, !spconv.rulebook<...>, tensor<?x16xf32>,
+                       tensor<27x16x16xf32>) -> tensor<?x16xf32>
+    func.func private @spconv_kernel_rulebook_conv_1f0c3b5e9d2a4c77(
+        %line: i64 {spconv.source_line}, %rb: !spconv.rulebook<...>,
+        %x: tensor<?x16xf32>, %w: tensor<27x16x16xf32>) -> tensor<?x16xf32> {
+      %y = spconv.rulebook_conv %rb, %x, %w : ...
+      return %y : tensor<?x16xf32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
 def SpConvOutlineOpenMPParallelPass
     : Pass<"spconv-outline-omp-parallel", "::mlir::ModuleOp"> {
   let summary = "Move each omp.parallel into a function of its own";

@@ -86,9 +86,58 @@ struct FuncSignatureLowering : OpConversionPattern<func::FuncOp> {
     if (!op.isExternal() && failed(rewriter.convertRegionTypes(
                                 &op.getBody(), *getTypeConverter(), &inputs)))
       return failure();
+    // Each argument's attributes (a kernel's spconv.source_line) go to the
+    // first of the values it becomes.
+    SmallVector<Attribute> argAttrs;
+    if (ArrayAttr old = op.getAllArgAttrs()) {
+      argAttrs.assign(inputs.getConvertedTypes().size(),
+                      rewriter.getDictionaryAttr({}));
+      for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i)
+        if (auto mapping = inputs.getInputMapping(i);
+            mapping && mapping->size > 0)
+          argAttrs[mapping->inputNo] = old[i];
+    }
     rewriter.modifyOpInPlace(op, [&] {
       op.setType(rewriter.getFunctionType(inputs.getConvertedTypes(), results));
+      if (!argAttrs.empty())
+        op.setAllArgAttrs(argAttrs);
     });
+    return success();
+  }
+};
+
+/// Converts a call's operands and results (a rulebook is several values),
+/// keeping what the call says beyond them: `no_inline` (a kernel's call,
+/// spconv-outline-kernels) and its attributes. (Upstream's call pattern
+/// makes a bare call.)
+struct CallLowering : OpConversionPattern<func::CallOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(func::CallOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Type> resultTypes;
+    SmallVector<size_t> resultCounts;
+    for (Type type : op.getResultTypes()) {
+      size_t before = resultTypes.size();
+      if (failed(getTypeConverter()->convertType(type, resultTypes)))
+        return failure();
+      resultCounts.push_back(resultTypes.size() - before);
+    }
+    SmallVector<Value> operands;
+    for (ValueRange values : adaptor.getOperands())
+      llvm::append_range(operands, values);
+    auto call = func::CallOp::create(rewriter, op.getLoc(), op.getCallee(),
+                                     resultTypes, operands);
+    call.setNoInline(op.getNoInline());
+    call->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    SmallVector<ValueRange> replacements;
+    size_t next = 0;
+    for (size_t count : resultCounts) {
+      replacements.push_back(call.getResults().slice(next, count));
+      next += count;
+    }
+    rewriter.replaceOpWithMultiple(op, replacements);
     return success();
   }
 };
@@ -97,9 +146,8 @@ struct FuncSignatureLowering : OpConversionPattern<func::FuncOp> {
 void lowering::populateStructuralTypeConversions(const TypeConverter &converter,
                                                  RewritePatternSet &patterns,
                                                  ConversionTarget &target) {
-  patterns.add<SelectLowering, FuncSignatureLowering>(converter,
-                                                      patterns.getContext());
-  populateCallOpTypeConversionPattern(patterns, converter);
+  patterns.add<SelectLowering, FuncSignatureLowering, CallLowering>(
+      converter, patterns.getContext());
   populateReturnOpTypeConversionPattern(patterns, converter);
   scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                        target);

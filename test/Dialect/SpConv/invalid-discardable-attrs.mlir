@@ -91,3 +91,39 @@ module attributes {spconv.profile_labels = [1, 2]} {
 
 // expected-error @+1 {{has an unknown spconv attribute 'spconv.kernal' (known: spconv.kernel, spconv.tile, spconv.backward, spconv.profile_labels)}}
 "test.op"() {spconv.kernal = "count_pairs"} : () -> ()
+
+// -----
+
+// A kernel's source-line argument (spconv-outline-kernels) is a unit
+// attribute on one i64 argument of a function.
+func.func private @kernel(%line: i64 {spconv.source_line}, %x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{spconv.source_line must mark an i64 argument, argument 0 is 'i32'}}
+func.func private @kernel(%line: i32 {spconv.source_line}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{spconv.source_line must be a unit attribute, got 3 : i64}}
+func.func private @kernel(%line: i64 {spconv.source_line = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{spconv.source_line marks more than one argument (0 and 1)}}
+func.func private @kernel(%a: i64 {spconv.source_line}, %b: i64 {spconv.source_line}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{has an unknown spconv argument attribute 'spconv.source_lines' (known: spconv.source_line)}}
+func.func private @kernel(%line: i64 {spconv.source_lines}) {
+  return
+}

@@ -14,6 +14,8 @@
 #include "Utils/LoweringContext.h"
 #include "Utils/RulebookAccess.h"
 
+#include "SpConv/IR/SourceLines.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -111,9 +113,10 @@ static Value checkWindowFits(LoweringContext &ctx, OpBuilder &b, Location loc,
                  .getResult();
     scf::IfOp::create(b, loc, report, [&](OpBuilder &tb, Location tloc) {
       SmallVector<Value> arguments;
-      for (int64_t value : {static_cast<int64_t>(d), int64_t(0), padding,
-                            kernelExtent, sourceLine(loc)})
+      for (int64_t value :
+           {static_cast<int64_t>(d), int64_t(0), padding, kernelExtent})
         arguments.push_back(i64Const(tb, tloc, value));
+      arguments.push_back(sourceLineValue(tb, loc, ctx.getModule()));
       arguments[1] =
           arith::IndexCastOp::create(tb, tloc, tb.getI64Type(), spatial[d]);
       callRuntime(ctx, tb, tloc, "spconv_rt_report_empty_window", arguments);

@@ -8,6 +8,8 @@
 
 #include "Utils/Builders.h"
 
+#include "SpConv/IR/SourceLines.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -176,18 +178,6 @@ Value lowering::checkFeatureRows(LoweringContext &ctx, OpBuilder &b,
   return ok;
 }
 
-int64_t lowering::sourceLine(Location loc) {
-  int64_t line = 0;
-  loc->walk([&](Location inner) {
-    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner)) {
-      line = fileLoc.getLine();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return line;
-}
-
 Value lowering::checkSize(LoweringContext &ctx, OpBuilder &b, Location loc,
                           Value actual, Value expected, SizeCheck what) {
   Value ok =
@@ -204,7 +194,7 @@ Value lowering::checkCondition(LoweringContext &ctx, OpBuilder &b, Location loc,
       [&](OpBuilder &eb, Location eloc) {
         reportError(ctx, eb, eloc, "spconv_rt_report_size_mismatch",
                     {i64Const(eb, eloc, static_cast<int64_t>(what)), actual,
-                     expected, i64Const(eb, eloc, sourceLine(loc))});
+                     expected, sourceLineValue(eb, loc, ctx.getModule())});
         scf::YieldOp::create(eb, eloc);
       });
   return ok;

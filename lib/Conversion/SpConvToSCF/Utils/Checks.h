@@ -80,10 +80,6 @@ enum class SizeCheck : int64_t {
   PairRows = SPCONV_RT_SIZE_PAIR_ROWS,
 };
 
-/// The source line of `loc` (its first file location), or 0 when it has
-/// none; run-time reports name it.
-int64_t sourceLine(Location loc);
-
 /// Whether `actual` equals `expected` (both index; i1); reports the mismatch
 /// through the runtime (`what`, with the line of `loc`) when it does not.
 Value checkSize(LoweringContext &ctx, OpBuilder &b, Location loc, Value actual,
