@@ -51,7 +51,8 @@ static std::string compilerIdentity() {
   return identity;
 }
 
-std::string CompileCache::key(ArrayRef<StringRef> parts) {
+/// `prefix` and the hash of the compiler's identity and `parts`.
+static std::string hashedKey(StringRef prefix, ArrayRef<StringRef> parts) {
   static const std::string identity = compilerIdentity();
   SmallVector<StringRef> all = {identity};
   all.append(parts.begin(), parts.end());
@@ -63,13 +64,25 @@ std::string CompileCache::key(ArrayRef<StringRef> parts) {
     material.append(part.data(), part.size());
   }
   XXH128_hash_t hash = xxh3_128bits(arrayRefFromStringRef(material));
-  // "jit-": spconv-run's entries, among the other producers' in the store.
-  return "jit-" + utohexstr(hash.high64, /*LowerCase=*/true, /*Width=*/16) +
-         utohexstr(hash.low64, /*LowerCase=*/true, /*Width=*/16);
+  return (prefix + utohexstr(hash.high64, /*LowerCase=*/true, /*Width=*/16) +
+          utohexstr(hash.low64, /*LowerCase=*/true, /*Width=*/16))
+      .str();
+}
+
+// spconv-run's entries, among the other producers' in the store: "jit-"
+// for modules, "krn-" for kernels.
+std::string CompileCache::key(ArrayRef<StringRef> parts) {
+  return hashedKey("jit-", parts);
+}
+
+std::string CompileCache::kernelKey(ArrayRef<StringRef> parts) {
+  return hashedKey("krn-", parts);
 }
 
 static constexpr const char *kObjectFile = "module.o";
 static constexpr const char *kLabelsFile = "labels";
+static constexpr const char *kKernelsFile = "kernels";
+static constexpr const char *kKernelObjectFile = "kernel.o";
 
 static std::string pathIn(StringRef directory, StringRef file) {
   SmallString<256> result(directory);
@@ -89,7 +102,8 @@ std::optional<CachedModule> CompileCache::lookup(StringRef key) const {
                                       /*IsText=*/false,
                                       /*RequiresNullTerminator=*/false);
   auto labels = MemoryBuffer::getFile(pathIn(entry, kLabelsFile));
-  if (!object || !labels)
+  auto kernels = MemoryBuffer::getFile(pathIn(entry, kKernelsFile));
+  if (!object || !labels || !kernels)
     return std::nullopt;
   CachedModule cached;
   cached.object = std::move(*object);
@@ -99,49 +113,90 @@ std::optional<CachedModule> CompileCache::lookup(StringRef key) const {
     text.drop_back().split(split, '\0');
   for (StringRef label : split)
     cached.profileLabels.push_back(label.str());
+  split.clear();
+  (*kernels)->getBuffer().split(split, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef kernel : split)
+    cached.kernelKeys.push_back(kernel.str());
   return cached;
 }
 
-Error CompileCache::store(StringRef key,
-                          function_ref<void(StringRef)> writeObject,
-                          ArrayRef<std::string> profileLabels) const {
-  auto storeError = [] {
-    return createStringError(std::make_error_code(std::errc::io_error),
-                             spconv_store_last_error());
-  };
+std::unique_ptr<MemoryBuffer> CompileCache::lookupKernel(StringRef key) const {
+  if (!enabled())
+    return nullptr;
+  char entry[kPathSize];
+  if (spconv_store_lookup(directory.c_str(), key.str().c_str(), entry,
+                          kPathSize) != SPCONV_STORE_OK)
+    return nullptr;
+  auto object = MemoryBuffer::getFile(pathIn(entry, kKernelObjectFile),
+                                      /*IsText=*/false,
+                                      /*RequiresNullTerminator=*/false);
+  return object ? std::move(*object) : nullptr;
+}
+
+static Error ioError(const Twine &what) {
+  return createStringError(std::make_error_code(std::errc::io_error), what);
+}
+
+/// Writes `text` to `file`.
+static Error writeFile(StringRef file, StringRef text) {
+  std::error_code ec;
+  raw_fd_ostream os(file, ec);
+  if (ec)
+    return ioError("cannot write " + file + ": " + ec.message());
+  os << text;
+  return Error::success();
+}
+
+Error CompileCache::publish(StringRef key,
+                            function_ref<Error(StringRef)> write) const {
   uint64_t maxBytes;
   if (spconv_store_size_limit(&maxBytes) != SPCONV_STORE_OK)
-    return storeError();
+    return ioError(spconv_store_last_error());
   char staging[kPathSize];
   if (spconv_store_begin(directory.c_str(), staging, kPathSize) !=
       SPCONV_STORE_OK)
-    return storeError();
-  auto fail = [&](const Twine &what) {
+    return ioError(spconv_store_last_error());
+  if (Error error = write(staging)) {
     spconv_store_abandon(staging);
-    return createStringError(std::make_error_code(std::errc::io_error), what);
-  };
-  std::string objectFile = pathIn(staging, kObjectFile);
-  writeObject(objectFile);
-  uint64_t size = 0;
-  if (sys::fs::file_size(objectFile, size) || size == 0)
-    return fail("the object was not written to " + objectFile);
-  {
-    std::error_code ec;
-    std::string labelsFile = pathIn(staging, kLabelsFile);
-    raw_fd_ostream os(labelsFile, ec);
-    if (ec)
-      return fail("cannot write " + labelsFile + ": " + ec.message());
-    for (const std::string &label : profileLabels)
-      os << label << '\0';
+    return error;
   }
   char entry[kPathSize];
   if (spconv_store_publish(directory.c_str(), key.str().c_str(), staging,
                            maxBytes, entry, kPathSize) != SPCONV_STORE_OK) {
-    Error error = storeError();
+    Error error = ioError(spconv_store_last_error());
     spconv_store_abandon(staging);
     return error;
   }
   return Error::success();
+}
+
+Error CompileCache::store(StringRef key,
+                          function_ref<void(StringRef)> writeObject,
+                          ArrayRef<std::string> profileLabels,
+                          ArrayRef<std::string> kernelKeys) const {
+  return publish(key, [&](StringRef staging) -> Error {
+    std::string objectFile = pathIn(staging, kObjectFile);
+    writeObject(objectFile);
+    uint64_t size = 0;
+    if (sys::fs::file_size(objectFile, size) || size == 0)
+      return ioError("the object was not written to " + objectFile);
+    std::string labels, kernels;
+    for (const std::string &label : profileLabels)
+      (labels += label) += '\0';
+    for (const std::string &kernel : kernelKeys)
+      (kernels += kernel) += '\n';
+    if (Error error = writeFile(pathIn(staging, kLabelsFile), labels))
+      return error;
+    return writeFile(pathIn(staging, kKernelsFile), kernels);
+  });
+}
+
+Error CompileCache::storeKernel(StringRef key, StringRef object) const {
+  return publish(key, [&](StringRef staging) -> Error {
+    if (object.empty())
+      return ioError("an empty object for kernel entry " + key);
+    return writeFile(pathIn(staging, kKernelObjectFile), object);
+  });
 }
 
 void CompileCache::remove(StringRef key) const {

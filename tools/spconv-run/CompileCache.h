@@ -38,6 +38,8 @@ namespace spconv::run {
 struct CachedModule {
   std::unique_ptr<llvm::MemoryBuffer> object;
   std::vector<std::string> profileLabels;
+  /// The keys of the kernels (kernel entries) the object links against.
+  std::vector<std::string> kernelKeys;
 };
 
 class CompileCache {
@@ -56,23 +58,38 @@ public:
   static std::string defaultDirectory();
 
   /// The key of a module compiled from `parts` (the module text, the
-  /// options, the CPU, ...) by this binary.
+  /// options, the CPU, ...) by this binary ("jit-...").
   static std::string key(llvm::ArrayRef<llvm::StringRef> parts);
+  /// The key of one kernel compiled from `parts` (its text, the options,
+  /// the CPU, ...) by this binary ("krn-..."): kernels are shared by every
+  /// module that has their layers.
+  static std::string kernelKey(llvm::ArrayRef<llvm::StringRef> parts);
 
   /// The entry stored under `key`, if there is a whole one.
   std::optional<CachedModule> lookup(llvm::StringRef key) const;
+  /// The object of the kernel stored under `key`, if there is one.
+  std::unique_ptr<llvm::MemoryBuffer> lookupKernel(llvm::StringRef key) const;
 
   /// Stores under `key` the object `writeObject` writes to the path it is
-  /// given, and `profileLabels`, within the store's size limit
-  /// ($SPCONV_MLIR_CACHE_SIZE).
+  /// given, `profileLabels` and the keys of the kernels it links against,
+  /// within the store's size limit ($SPCONV_MLIR_CACHE_SIZE).
   llvm::Error store(llvm::StringRef key,
                     llvm::function_ref<void(llvm::StringRef)> writeObject,
-                    llvm::ArrayRef<std::string> profileLabels) const;
+                    llvm::ArrayRef<std::string> profileLabels,
+                    llvm::ArrayRef<std::string> kernelKeys = {}) const;
+  /// Stores a kernel's object under `key`.
+  llvm::Error storeKernel(llvm::StringRef key, llvm::StringRef object) const;
 
   /// Removes the entry under `key`: its code did not load.
   void remove(llvm::StringRef key) const;
 
 private:
+  /// Publishes under `key` the files that `write` writes into the staging
+  /// directory it is given (an error if one is missing or empty).
+  llvm::Error
+  publish(llvm::StringRef key,
+          llvm::function_ref<llvm::Error(llvm::StringRef)> write) const;
+
   std::string directory;
 };
 

@@ -20,11 +20,10 @@ LoadedObject::LoadedObject(LoadedObject &&) = default;
 LoadedObject &LoadedObject::operator=(LoadedObject &&) = default;
 LoadedObject::~LoadedObject() = default;
 
-Expected<LoadedObject>
-spconv::run::loadObject(std::unique_ptr<MemoryBuffer> object,
-                        StringRef function) {
-  // The linking layer the ExecutionEngine uses, so the object links the way
-  // it did when it was compiled.
+Expected<std::unique_ptr<orc::LLJIT>>
+spconv::run::linkObjects(std::vector<std::unique_ptr<MemoryBuffer>> objects) {
+  // The linking layer the ExecutionEngine uses, so the objects link the way
+  // its own do.
   auto jit = orc::LLJITBuilder()
                  .setObjectLinkingLayerCreator(
                      [](orc::ExecutionSession &session)
@@ -45,8 +44,18 @@ spconv::run::loadObject(std::unique_ptr<MemoryBuffer> object,
   if (!processSymbols)
     return processSymbols.takeError();
   library.addGenerator(std::move(*processSymbols));
-  if (Error error = (*jit)->addObjectFile(std::move(object)))
-    return std::move(error);
+  for (std::unique_ptr<MemoryBuffer> &object : objects)
+    if (Error error = (*jit)->addObjectFile(std::move(object)))
+      return std::move(error);
+  return std::move(*jit);
+}
+
+Expected<LoadedObject>
+spconv::run::loadObjects(std::vector<std::unique_ptr<MemoryBuffer>> objects,
+                         StringRef function) {
+  auto jit = linkObjects(std::move(objects));
+  if (!jit)
+    return jit.takeError();
   // ExecutionEngine's packed wrappers are named _mlir_<function>.
   auto address = (*jit)->lookup(("_mlir_" + function).str());
   if (!address)

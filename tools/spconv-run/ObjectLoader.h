@@ -2,10 +2,10 @@
 //
 // Part of the spconv-mlir project.
 //
-// Links an object file that MLIR's ExecutionEngine compiled earlier (kept
-// by the compile cache) into a fresh JIT, resolving the runtime, OpenMP and
-// the C runner utilities in this process the way the ExecutionEngine does,
-// and finds a function's packed entry point.
+// Links object files that MLIR's ExecutionEngine or spconv-run compiled
+// earlier (kept in the kernel store) into a fresh JIT, resolving the runtime,
+// OpenMP and the C runner utilities in this process the way the ExecutionEngine
+// does, and finds a function's packed entry point.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <vector>
 
 namespace llvm {
 class MemoryBuffer;
@@ -38,11 +39,16 @@ struct LoadedObject {
   ~LoadedObject();
 };
 
-/// Links `object` and looks up the packed wrapper of `function` (a C
-/// interface name such as _mlir_ciface_net).
+/// Links `objects` (a module's object and those of the kernels it calls)
+/// into one fresh JIT.
+llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>>
+linkObjects(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects);
+
+/// Links `objects` and looks up the packed wrapper of `function` (a C
+/// interface name such as _mlir_ciface_net), which the first one defines.
 llvm::Expected<LoadedObject>
-loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
-           llvm::StringRef function);
+loadObjects(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+            llvm::StringRef function);
 
 } // namespace spconv::run
 

@@ -15,12 +15,14 @@
 
 #include "CompileCache.h"
 #include "CudaMemory.h"
+#include "KernelCompiler.h"
 #include "MemRefArgs.h"
 #include "ObjectLoader.h"
 #include "SpConv/IR/SpConvDialect.h"
 #include "SpConv/InitAll.h"
 #include "SpConv/Pipelines/HoistStaticAllocas.h"
 #include "SpConv/Pipelines/KeepEntries.h"
+#include "SpConv/Pipelines/KernelModules.h"
 #include "SpConv/Pipelines/OptimizeLLVM.h"
 #include "SpConv/Pipelines/Pipelines.h"
 #include "SpConv/Support/Npy.h"
@@ -34,6 +36,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
@@ -123,6 +126,12 @@ static llvm::cl::opt<bool> fuseEpilogues(
                    "scale and shift, activations, residual adds) as it "
                    "writes its rows (default on; "
                    "--fuse-epilogues=false runs them as separate ops)"),
+    llvm::cl::init(true));
+static llvm::cl::opt<bool> outlineKernels(
+    "outline-kernels",
+    llvm::cl::desc("--target cpu: lower each distinct layer once, as a "
+                   "function that its layers call (default on; "
+                   "--outline-kernels=false lowers every layer inline)"),
     llvm::cl::init(true));
 static llvm::cl::opt<int64_t> maxUnrolledOffsets(
     "max-unrolled-offsets",
@@ -344,6 +353,30 @@ void setGPUKernelOptions(
   options.fuseEpilogues = fuseEpilogues;
 }
 
+/// spconv-to-cpu's options, for `cpu`.
+void setCPUPipelineOptions(mlir::spconv::SpConvToCPUPipelineOptions &options,
+                           const JITCPU &cpu) {
+  options.profile = profile;
+  options.submSearch =
+      *mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch);
+  // Row chunks sized by the registers of the CPU the JIT targets.
+  options.vectorBits = cpu.registers.bits;
+  options.vectorRegisters = cpu.registers.count;
+  options.chunkBytes = chunkBytes;
+  options.maxUnrolledOffsets = maxUnrolledOffsets;
+  options.fuseEpilogues = fuseEpilogues;
+  options.outlineKernels = outlineKernels;
+}
+
+run::JITCodegen jitCodegen(const JITCPU &cpu) {
+  run::JITCodegen codegen;
+  codegen.cpu = cpu.name;
+  codegen.host = cpu.host;
+  codegen.llvmParts = llvmParts;
+  codegen.compileThreads = compileThreads;
+  return codegen;
+}
+
 /// The pipeline of --target.
 void buildPipeline(PassManager &pm, const JITCPU &cpu) {
   if (target == "cuda") {
@@ -361,15 +394,7 @@ void buildPipeline(PassManager &pm, const JITCPU &cpu) {
     return;
   }
   mlir::spconv::SpConvToCPUPipelineOptions options;
-  options.profile = profile;
-  options.submSearch =
-      *mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch);
-  // Row chunks sized by the registers of the CPU the JIT targets.
-  options.vectorBits = cpu.registers.bits;
-  options.vectorRegisters = cpu.registers.count;
-  options.chunkBytes = chunkBytes;
-  options.maxUnrolledOffsets = maxUnrolledOffsets;
-  options.fuseEpilogues = fuseEpilogues;
+  setCPUPipelineOptions(options, cpu);
   mlir::spconv::buildSpConvToCPUPipeline(pm, options);
 }
 /// Every option that changes the compiled code, for the cache key.
@@ -379,6 +404,7 @@ std::string codegenOptions() {
   os << "target=" << target << " profile=" << profile
      << " subm-search=" << submSearch << " chunk-bytes=" << chunkBytes
      << " fuse-epilogues=" << fuseEpilogues
+     << " outline-kernels=" << outlineKernels
      << " max-unrolled-offsets=" << maxUnrolledOffsets << "/"
      << maxUnrolledOffsets.getNumOccurrences()
      << " gpu-block-size=" << gpuBlockSize << " gpu-max-blocks=" << gpuMaxBlocks
@@ -562,22 +588,38 @@ int main(int argc, char **argv) {
     cacheKey = run::CompileCache::key(
         {sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer(),
          entryName, codegenOptions(), cpu->name, cpu->features});
+  // --target cpu compiles each kernel (spconv-outline-kernels) on its own
+  // and keeps it in the store, where other modules with its layer find it.
+  bool storeKernels = cache.enabled() && target == "cpu" && outlineKernels;
   if (std::optional<run::CachedModule> cached = cache.lookup(cacheKey)) {
-    if (auto object = run::loadObject(std::move(cached->object), symbol)) {
-      loaded = std::move(*object);
-      packedEntry = loaded.packed;
-      profileLabels = std::move(cached->profileLabels);
-      timer.stop("load");
-    } else {
-      // A damaged entry: compile again and replace it.
-      llvm::errs() << "spconv-run: warning: the cached code in "
-                   << cache.getDirectory() << " did not load ("
-                   << llvm::toString(object.takeError())
-                   << "); compiling it again\n";
-      cache.remove(cacheKey);
+    std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+    objects.push_back(std::move(cached->object));
+    for (const std::string &kernelKey : cached->kernelKeys)
+      if (auto kernel = cache.lookupKernel(kernelKey))
+        objects.push_back(std::move(kernel));
+    // A kernel evicted since: compile the module again.
+    if (objects.size() == cached->kernelKeys.size() + 1) {
+      if (auto object = run::loadObjects(std::move(objects), symbol)) {
+        loaded = std::move(*object);
+        packedEntry = loaded.packed;
+        profileLabels = std::move(cached->profileLabels);
+        timer.stop("load");
+      } else {
+        // A damaged entry: compile again and replace it, and its kernels.
+        llvm::errs() << "spconv-run: warning: the cached code in "
+                     << cache.getDirectory() << " did not load ("
+                     << llvm::toString(object.takeError())
+                     << "); compiling it again\n";
+        cache.remove(cacheKey);
+        for (const std::string &kernelKey : cached->kernelKeys)
+          cache.remove(kernelKey);
+      }
     }
   }
 
+  // The kernels' code, linked into a JIT of its own that the module's
+  // resolves them from.
+  std::unique_ptr<llvm::orc::LLJIT> kernelJIT;
   if (!packedEntry) {
     timer.start();
     // Only what the entry reaches is lowered and compiled.
@@ -588,7 +630,48 @@ int main(int argc, char **argv) {
       context.disableMultithreading();
       pm.enableIRPrinting();
     }
-    buildPipeline(pm, *cpu);
+    std::vector<std::string> kernelKeys, kernelNames;
+    std::vector<std::unique_ptr<llvm::MemoryBuffer>> kernelObjects;
+    if (storeKernels) {
+      mlir::spconv::SpConvToCPUPipelineOptions options;
+      setCPUPipelineOptions(options, *cpu);
+      PassManager frontEnd(&context);
+      mlir::spconv::buildSpConvToCPUFrontEnd(frontEnd, options);
+      if (failed(frontEnd.run(*module)))
+        return fail("lowering " + inputFile + " failed");
+      timer.stop("front end");
+      timer.start();
+      unsigned compiled = 0;
+      for (mlir::func::FuncOp kernel : mlir::spconv::getKernels(*module)) {
+        std::string key = run::CompileCache::kernelKey(
+            {mlir::spconv::kernelText(kernel), codegenOptions(), cpu->name,
+             cpu->features});
+        std::unique_ptr<llvm::MemoryBuffer> object = cache.lookupKernel(key);
+        if (!object) {
+          auto code = run::compileKernel(kernel, options, jitCodegen(*cpu));
+          if (!code)
+            return fail(llvm::toString(code.takeError()));
+          ++compiled;
+          // Not fatal: the code runs; the next run compiles it again.
+          if (llvm::Error error = cache.storeKernel(key, *code))
+            llvm::errs() << "spconv-run: warning: kernel not cached: "
+                         << llvm::toString(std::move(error)) << "\n";
+          object = llvm::MemoryBuffer::getMemBufferCopy(*code, key);
+        }
+        kernelKeys.push_back(key);
+        kernelNames.push_back(kernel.getSymName().str());
+        kernelObjects.push_back(std::move(object));
+      }
+      mlir::spconv::declareKernels(*module);
+      timer.stop("kernels");
+      if (printTimes)
+        llvm::errs() << "spconv-run: kernels " << compiled << " compiled, "
+                     << kernelKeys.size() - compiled << " from the store\n";
+      timer.start();
+      mlir::spconv::buildSpConvToCPUBackEnd(pm, options);
+    } else {
+      buildPipeline(pm, *cpu);
+    }
     if (failed(pm.run(*module)))
       return fail("lowering " + inputFile + " failed");
     // The labels are for this tool, not for the LLVM translation.
@@ -607,29 +690,10 @@ int main(int argc, char **argv) {
     // temporary did not; ASan: stack-use-after-scope).
     std::function<llvm::Error(llvm::Module *)> optimize =
         [&](llvm::Module *llvmModule) {
-          mlir::spconv::hoistStaticAllocas(*llvmModule);
           // Only the entry's packed wrapper is called by name: every other
           // function may be inlined and dropped, as spconv-compile's are.
-          std::string packed = "_mlir_" + symbol;
-          llvm::internalizeModule(*llvmModule,
-                                  [&](const llvm::GlobalValue &value) {
-                                    return value.getName() == packed;
-                                  });
-          // Another CPU than this one: every function is compiled for it
-          // alone (its own features, not this machine's).
-          if (!cpu->host)
-            for (llvm::Function &function : *llvmModule) {
-              function.addFnAttr("target-cpu", cpu->name);
-              function.addFnAttr("target-features", "");
-            }
-          // Without a target machine, as ExecutionEngine's own
-          // transformer runs it.
-          mlir::spconv::OptimizeLLVMOptions options;
-          options.parts = llvmParts;
-          options.threads = compileThreads;
-          return mlir::spconv::optimizeLLVMModule(*llvmModule, options, [] {
-            return std::unique_ptr<llvm::TargetMachine>();
-          });
+          return run::optimizeForJIT(*llvmModule, "_mlir_" + symbol,
+                                     jitCodegen(*cpu));
         };
     ExecutionEngineOptions engineOptions;
     engineOptions.transformer = optimize;
@@ -640,6 +704,27 @@ int main(int argc, char **argv) {
       return fail("JIT compilation failed: " +
                   llvm::toString(created.takeError()));
     engine = std::move(*created);
+    if (!kernelObjects.empty()) {
+      auto linked = run::linkObjects(std::move(kernelObjects));
+      if (!linked)
+        return fail("linking the kernels failed: " +
+                    llvm::toString(linked.takeError()));
+      kernelJIT = std::move(*linked);
+      std::vector<std::pair<std::string, llvm::orc::ExecutorAddr>> addresses;
+      for (const std::string &name : kernelNames) {
+        auto address = kernelJIT->lookup(name);
+        if (!address)
+          return fail("linking the kernels failed: " +
+                      llvm::toString(address.takeError()));
+        addresses.emplace_back(name, *address);
+      }
+      engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+        llvm::orc::SymbolMap map;
+        for (auto &[name, address] : addresses)
+          map[interner(name)] = {address, llvm::JITSymbolFlags::Exported};
+        return map;
+      });
+    }
     // Code is generated on the first lookup: do it here, not in "run".
     auto compiled = engine->lookupPacked(symbol);
     if (!compiled)
@@ -653,7 +738,7 @@ int main(int argc, char **argv) {
       // Not fatal: the code runs; the next run compiles again.
       if (llvm::Error error = cache.store(
               cacheKey, [&](StringRef path) { engine->dumpToObjectFile(path); },
-              profileLabels))
+              profileLabels, kernelKeys))
         llvm::errs() << "spconv-run: warning: compiled code not cached: "
                      << llvm::toString(std::move(error)) << "\n";
       timer.stop("store");

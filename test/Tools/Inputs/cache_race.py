@@ -1,6 +1,7 @@
 """Starts several spconv-run processes at once on one empty cache directory
 and checks that each succeeds with the same outputs, and that the cache ends
-up with exactly one whole entry (spconv-run-cache.test).
+up with exactly one whole module entry and the whole entries of the kernels
+it lists (spconv-run-cache.test, spconv-run-kernels.test).
 
 usage: cache_race.py SPCONV_RUN CACHE_DIR OUT_DIR PROCESSES -- ARGS...
 """
@@ -30,10 +31,23 @@ for i in range(1, int(processes)):
         if not np.array_equal(np.load(path), np.load(other)):
             sys.exit("process %d: %s differs" % (i, os.path.basename(path)))
 entries = os.listdir(os.path.join(cache, "kernels-v1"))
-if len(entries) != 1 or sorted(os.listdir(os.path.join(cache, "kernels-v1", entries[0]))) != \
-        ["MANIFEST", "labels", "module.o"]:
-    sys.exit("the store holds %s, not one whole entry" % entries)
+modules = [e for e in entries if e.startswith("jit-")]
+if len(modules) != 1:
+    sys.exit("the store holds %s, not one module entry" % entries)
+module = os.path.join(cache, "kernels-v1", modules[0])
+if sorted(os.listdir(module)) != ["MANIFEST", "kernels", "labels", "module.o"]:
+    sys.exit("the module entry holds %s" % sorted(os.listdir(module)))
+with open(os.path.join(module, "kernels")) as listed:
+    kernels = listed.read().split()
+if sorted(kernels) != sorted(e for e in entries if e != modules[0]):
+    sys.exit("the store holds %s, the module lists the kernels %s"
+             % (entries, kernels))
+for kernel in kernels:
+    files = sorted(os.listdir(os.path.join(cache, "kernels-v1", kernel)))
+    if files != ["MANIFEST", "kernel.o"]:
+        sys.exit("kernel entry %s holds %s" % (kernel, files))
 if os.listdir(os.path.join(cache, "staging")):
     sys.exit("the losers' staging directories are left: %s"
              % os.listdir(os.path.join(cache, "staging")))
-print("%s processes, one entry, equal outputs" % processes)
+print("%s processes, one module entry and its %d kernels, equal outputs"
+      % (processes, len(kernels)))

@@ -1,0 +1,7 @@
+// Network A of spconv-run-kernels.test: subm 4->4, then subm 4->8.
+!c = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
+func.func @a(%c: !c, %f: tensor<?x4xf32>, %w: tensor<27x4x4xf32>, %w8: tensor<27x4x8xf32>) -> tensor<?x8xf32> {
+  %c1, %y = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w : !c, tensor<?x4xf32>, tensor<27x4x4xf32> -> !c, tensor<?x4xf32>
+  %c2, %z = spconv.conv <subm, kernel = [3, 3, 3]> %c1, %y, %w8 : !c, tensor<?x4xf32>, tensor<27x4x8xf32> -> !c, tensor<?x8xf32>
+  return %z : tensor<?x8xf32>
+}
