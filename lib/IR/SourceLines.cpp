@@ -13,11 +13,13 @@
 using namespace mlir;
 using namespace mlir::spconv;
 
-int64_t mlir::spconv::sourceLine(Location loc) {
+int64_t mlir::spconv::sourceLine(Location loc, LocationAttr noLine) {
+  if (noLine && LocationAttr(loc) == noLine)
+    return 0;
   int64_t line = 0;
   loc->walk([&](Location inner) {
     if (auto fileLoc = dyn_cast<FileLineColLoc>(inner)) {
-      line = fileLoc.getLine();
+      line = noLine && LocationAttr(inner) == noLine ? 0 : fileLoc.getLine();
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

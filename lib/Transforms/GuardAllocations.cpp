@@ -176,22 +176,6 @@ Value Guard::text(OpBuilder &b, Location loc, StringRef value) {
       b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()), read);
 }
 
-/// The first line a location names, 0 if none. Ops a builder function
-/// made carry the module's location: they have no line of their own.
-static int64_t sourceLine(Location loc, Location moduleLoc) {
-  int64_t line = 0;
-  if (loc == moduleLoc)
-    return 0;
-  loc->walk([&](Location inner) {
-    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner)) {
-      line = inner == moduleLoc ? 0 : fileLoc.getLine();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return line;
-}
-
 void Guard::report(OpBuilder &b, memref::AllocOp alloc) {
   Location loc = alloc.getLoc();
   std::string what;

@@ -154,7 +154,7 @@ void Outliner::outline(Operation *op) {
 
   OpBuilder builder(op);
   Location loc = op->getLoc();
-  int64_t line = loc == module.getLoc() ? 0 : sourceLine(loc);
+  int64_t line = sourceLine(loc, module.getLoc());
   SmallVector<Value> arguments{
       arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(line))};
   llvm::append_range(arguments, op->getOperands());

@@ -20,7 +20,10 @@
 namespace mlir::spconv {
 
 /// The line of the first file location in `loc`, or 0 when it has none.
-int64_t sourceLine(Location loc);
+/// With `noLine` (the module's location, which ops that a builder function
+/// made carry), 0 also where that is `loc` or its first file location:
+/// such ops have no line of their own.
+int64_t sourceLine(Location loc, LocationAttr noLine = {});
 
 /// The argument of `function` marked spconv.source_line, or null (also
 /// for a declaration).
