@@ -51,6 +51,12 @@ endif()
 if(TARGET spconv_store)
   add_library(SpConv::Store ALIAS spconv_store)
 endif()
+if(TARGET spconv-toolchain-id)
+  # Beside the runtime: a deployment box with the runtime and a filled
+  # kernel store, but no compiler, computes the keys the store was filled
+  # under (docs/Python.md, "Deploying without the compiler").
+  install(FILES ${SPCONV_TOOLCHAIN_ID} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 
 # Usage requirements of the compiler libraries: our headers (sources and
 # generated .inc), MLIR's and LLVM's, C++17. Installed, MLIR's come from

@@ -15,7 +15,7 @@ import threading
 
 from .errors import ToolchainError
 
-STORE_LIBRARY = "libspconv_store.so"
+STORE_LIBRARY = "libspconv_store.so.1"
 STORE_OK, STORE_MISS, STORE_ERROR = 0, 1, -1
 _PATH_SIZE = 4096
 

@@ -257,8 +257,10 @@ def _kernel(spec, make_module, kernel_class, entries):
     with _lock:
         found = _loaded.get(key)
         if found is None:
+            what = "spconv_mlir.torch's %s kernel %s" % (
+                "rulebook" if isinstance(spec, RulebookSpec) else "compute", spec.to_json())
             library, _ = build_library(make_module(spec), find_toolchain(), "cpu",
-                                       entries=entries)
+                                       entries=entries, what=what)
             found = _loaded[key] = kernel_class(spec, library)
         return found
 
