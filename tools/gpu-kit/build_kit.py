@@ -49,8 +49,8 @@ SYSTEM_LIBRARIES = {"libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1",
 KIT_CPU = "x86-64-v2"
 
 
-def run(cmd, cwd=None):
-    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def run(cmd, cwd=None, env=None):
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError("%s failed (%d):\n%s%s" % (
             " ".join(cmd), result.returncode, result.stdout[-4000:], result.stderr[-4000:]))
@@ -97,9 +97,12 @@ class KitBuilder:
         os.makedirs(bin_)
         rt = os.path.join(self.build, "runtime", "lib")
         # The SONAME files (what the objects record as NEEDED).
-        for name in ("libspconv_runtime.so.1", "libspconv_runtime_cuda.so.1"):
+        for name in ("libspconv_runtime.so.1", "libspconv_runtime_cuda.so.1",
+                     "libspconv_store.so.1"):
             shutil.copy2(os.path.realpath(os.path.join(rt, name)), os.path.join(lib, name))
             os.symlink(name, os.path.join(lib, name[: name.index(".so") + 3]))
+        # The Python front end's store keys hold it (torch-deploy phase).
+        shutil.copy2(os.path.join(rt, "spconv-toolchain-id"), lib)
         shutil.copy2(os.path.realpath(self.find("/usr/lib/llvm-22/lib/libomp.so.5")),
                      os.path.join(lib, "libomp.so.5"))
         os.symlink("libomp.so.5", os.path.join(lib, "libomp.so"))
@@ -127,6 +130,28 @@ class KitBuilder:
              "-o", os.path.join(probes, "wgmma-layouts"),
              os.path.join(HERE, "probes", "wgmma_layouts.cu")])
         return ["wgmma-layouts"]
+
+    def fill_torch_store(self):
+        """A kernel store with test/Python/torch_deploy.py's network's
+        kernels, compiled here for the kit's CPU: the `torch-deploy` phase
+        runs spconv_mlir.torch from it on the GPU machine, where nothing
+        compiles. Needs the test command's torch venv (build/venv-torch);
+        without it the kit has no store, and the phase says so."""
+        python = os.path.join(self.build, "venv-torch", "bin", "python")
+        if not os.access(python, os.X_OK):
+            print("kit: note: no %s: the kit carries no kernel store for the torch-deploy "
+                  "phase (scripts/test-python.sh --install makes it)" % python)
+            return None
+        torch_dir = os.path.join(self.out, "torch")
+        os.makedirs(torch_dir)
+        script = os.path.join(ROOT, "test", "Python", "torch_deploy.py")
+        shutil.copy2(script, torch_dir)
+        store = os.path.join(torch_dir, "store")
+        run([python, script, "fill", os.path.join(torch_dir, "want.pt")],
+            env=dict(os.environ, SPCONV_MLIR_PREFIX=self.build, SPCONV_MLIR_CACHE_DIR=store,
+                     SPCONV_MLIR_CPU=KIT_CPU, PYTHONPATH=os.path.join(ROOT, "python")))
+        shutil.rmtree(os.path.join(store, "staging"), ignore_errors=True)
+        return os.path.relpath(store, self.out)
 
     def copy_driver(self):
         py = os.path.join(self.out, "py")
@@ -274,6 +299,7 @@ class KitBuilder:
                 baseline = [fn for fn in baseline
                             if fn.meta["of"] in functions.SMALL_BASELINE]
             fns += baseline
+        torch_store = self.fill_torch_store()
         if not self.emulator:
             for fn in fns:
                 fn.targets = [t for t in fn.targets if not t.startswith("emu")]
@@ -291,7 +317,7 @@ class KitBuilder:
                "emulator": self.emulator,
                "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "commit": commit, "chips": self.chips, "host_cpu": KIT_CPU,
-               "probes": probes, "functions": record}
+               "probes": probes, "torch_store": torch_store, "functions": record}
         if self.baseline:
             kit["baseline"] = self.describe_baseline()
         with open(os.path.join(self.out, "kit.json"), "w") as f:

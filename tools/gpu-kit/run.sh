@@ -4,7 +4,7 @@
 # NVIDIA driver, Python 3 and numpy (torch, compute-sanitizer and ncu are
 # used where present). The report goes to $OUT (else the current folder).
 #
-#   bash build/gpu-kit/run.sh            # every phase, at most 8 minutes on an H100
+#   bash build/gpu-kit/run.sh            # every phase, at most 9 minutes on an H100
 #   bash build/gpu-kit/run.sh --quick    # the short re-run, at most 2
 #   bash build/gpu-kit/run.sh --stand-in # no GPU: the emulator plays the device
 set -euo pipefail

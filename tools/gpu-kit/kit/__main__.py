@@ -43,6 +43,7 @@ PHASES = {
     "profile": (25, None),
     "graph": (15, 10),
     "probes": (20, 20),
+    "torch-deploy": (25, None),
     "ab": (60, None),
 }
 # The stand-in's budgets: the emulator is a CPU.
@@ -51,10 +52,10 @@ STAND_IN_BUDGET = 600
 
 def phase_module(name):
     from . import (ab, correctness, environment, graph, injection, probes, profile, sanitizers,
-                   tiles, timings)
+                   tiles, timings, torch_deploy)
     return {"environment": environment, "correctness": correctness, "injection": injection,
             "sanitizers": sanitizers, "timings": timings, "tiles": tiles, "profile": profile,
-            "graph": graph, "probes": probes, "ab": ab}[name]
+            "graph": graph, "probes": probes, "torch-deploy": torch_deploy, "ab": ab}[name]
 
 
 def run_phase(args):
