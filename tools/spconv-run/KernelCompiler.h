@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -43,13 +44,27 @@ struct JITCodegen {
 llvm::Error optimizeForJIT(llvm::Module &module, llvm::StringRef keep,
                            const JITCodegen &codegen);
 
-/// Lowers `kernel` alone with spconv-to-cpu's back end and compiles it to
-/// an object for this machine's JIT: the code that a module whose kernels
-/// are declarations links against.
-llvm::Expected<std::string>
-compileKernel(mlir::func::FuncOp kernel,
-              const mlir::spconv::SpConvToCPUPipelineOptions &options,
-              const JITCodegen &codegen);
+/// Where compileKernels' time went, summed over its kernels (and so over
+/// its threads: the sum may exceed the wall time).
+struct KernelCompileTimes {
+  double lowerMs = 0;     // spconv-to-cpu's back end, all kernels at once
+  double translateMs = 0; // LLVM dialect to LLVM IR
+  double optimizeMs = 0;  // optimizeForJIT (-O3)
+  double codegenMs = 0;   // instruction selection to the object
+};
+
+/// Lowers each of `kernels` alone with spconv-to-cpu's back end and
+/// compiles it to an object for this machine's JIT: the code that a module
+/// whose kernels are declarations links against. The kernels compile in
+/// parallel: their back ends run as one pass manager over a module of
+/// modules (MLIR lowers sibling modules on the context's threads), and each
+/// is optimised and compiled in an LLVMContext of its own on
+/// `codegen.compileThreads` threads. Each object is the same on any number
+/// of threads. Objects come in the order of `kernels`.
+llvm::Expected<std::vector<std::string>>
+compileKernels(llvm::ArrayRef<mlir::func::FuncOp> kernels,
+               const mlir::spconv::SpConvToCPUPipelineOptions &options,
+               const JITCodegen &codegen, KernelCompileTimes &times);
 
 } // namespace spconv::run
 

@@ -641,32 +641,50 @@ int main(int argc, char **argv) {
         return fail("lowering " + inputFile + " failed");
       timer.stop("front end");
       timer.start();
-      unsigned compiled = 0;
+      // Found in the store, or compiled all at once (in parallel).
+      std::vector<mlir::func::FuncOp> missing;
+      std::vector<size_t> missingAt;
       for (mlir::func::FuncOp kernel : mlir::spconv::getKernels(*module)) {
         std::string key = run::CompileCache::kernelKey(
             {mlir::spconv::kernelText(kernel), codegenOptions(), cpu->name,
              cpu->features});
         std::unique_ptr<llvm::MemoryBuffer> object = cache.lookupKernel(key);
         if (!object) {
-          auto code = run::compileKernel(kernel, options, jitCodegen(*cpu));
-          if (!code)
-            return fail(llvm::toString(code.takeError()));
-          ++compiled;
-          // Not fatal: the code runs; the next run compiles it again.
-          if (llvm::Error error = cache.storeKernel(key, *code))
-            llvm::errs() << "spconv-run: warning: kernel not cached: "
-                         << llvm::toString(std::move(error)) << "\n";
-          object = llvm::MemoryBuffer::getMemBufferCopy(*code, key);
+          missing.push_back(kernel);
+          missingAt.push_back(kernelObjects.size());
         }
         kernelKeys.push_back(key);
         kernelNames.push_back(kernel.getSymName().str());
         kernelObjects.push_back(std::move(object));
       }
+      run::KernelCompileTimes kernelTimes;
+      auto compiled =
+          run::compileKernels(missing, options, jitCodegen(*cpu), kernelTimes);
+      if (!compiled)
+        return fail(llvm::toString(compiled.takeError()));
+      for (auto [at, code] : llvm::zip_equal(missingAt, *compiled)) {
+        // Not fatal: the code runs; the next run compiles it again.
+        if (llvm::Error error = cache.storeKernel(kernelKeys[at], code))
+          llvm::errs() << "spconv-run: warning: kernel not cached: "
+                       << llvm::toString(std::move(error)) << "\n";
+        kernelObjects[at] =
+            llvm::MemoryBuffer::getMemBufferCopy(code, kernelKeys[at]);
+      }
+      size_t compiledCount = missing.size();
       mlir::spconv::declareKernels(*module);
       timer.stop("kernels");
-      if (printTimes)
-        llvm::errs() << "spconv-run: kernels " << compiled << " compiled, "
-                     << kernelKeys.size() - compiled << " from the store\n";
+      if (printTimes) {
+        llvm::errs() << "spconv-run: kernels " << compiledCount << " compiled, "
+                     << kernelKeys.size() - compiledCount
+                     << " from the store\n";
+        if (compiledCount)
+          llvm::errs() << llvm::format(
+              "spconv-run: kernels' compile, summed over threads: lower "
+              "%.1f ms, translate %.1f ms, optimize %.1f ms, codegen %.1f "
+              "ms\n",
+              kernelTimes.lowerMs, kernelTimes.translateMs,
+              kernelTimes.optimizeMs, kernelTimes.codegenMs);
+      }
       timer.start();
       mlir::spconv::buildSpConvToCPUBackEnd(pm, options);
     } else {
