@@ -60,6 +60,9 @@ static void addBufferization(OpPassManager &pm) {
   // Loops that carry tensors (a training loop's parameters) yield new ones
   // each iteration; the deallocation pipeline frees the old.
   bufferization.allowReturnAllocsFromLoops = true;
+  // Kernels compiled on their own are declarations here: their calls take
+  // buffers, so that the analysis need not guess what they alias.
+  pm.addPass(createSpConvBufferizeKernelCallsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   // Out of memory is an error, never a crash: no code runs after a failed
   // allocation. Before deallocation, so that the skipped path frees what

@@ -437,6 +437,10 @@ run::CompileCache openCache() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --mlir-timing and MLIR's other pass manager options (docs/Compiler.md,
+  // "Where the compile goes").
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "spconv-run: compile a .mlir file for the CPU and run one function on "
@@ -630,12 +634,16 @@ int main(int argc, char **argv) {
       context.disableMultithreading();
       pm.enableIRPrinting();
     }
+    if (failed(mlir::applyPassManagerCLOptions(pm)))
+      return fail("bad pass manager options");
+    mlir::applyDefaultTimingPassManagerCLOptions(pm);
     std::vector<std::string> kernelKeys, kernelNames;
     std::vector<std::unique_ptr<llvm::MemoryBuffer>> kernelObjects;
     if (storeKernels) {
       mlir::spconv::SpConvToCPUPipelineOptions options;
       setCPUPipelineOptions(options, *cpu);
       PassManager frontEnd(&context);
+      mlir::applyDefaultTimingPassManagerCLOptions(frontEnd);
       mlir::spconv::buildSpConvToCPUFrontEnd(frontEnd, options);
       if (failed(frontEnd.run(*module)))
         return fail("lowering " + inputFile + " failed");

@@ -339,6 +339,48 @@ def SpConvCheckLoweredPass : Pass<"spconv-check-lowered", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpConvBufferizeKernelCallsPass
+    : Pass<"spconv-bufferize-kernel-calls", "::mlir::ModuleOp"> {
+  let summary = "Call kernel declarations with buffers, so that One-Shot "
+                "Bufferize need not guess what they alias";
+  let description = [{
+    A module whose kernels (`spconv-outline-kernels`) are compiled on their
+    own holds them as declarations, which One-Shot Bufferize cannot see
+    into: it must assume that each result of each call may alias each
+    operand, and on a module with hundreds of calls (a training step) that
+    made the analysis take seconds. What a kernel does is known: it only
+    reads its tensor operands, and each result is a buffer that its caller
+    owns (the deallocation pipeline of the kernel's own lowering clones a
+    result that would alias an argument).
+
+    So each call of a kernel declaration (a declaration that takes a
+    `spconv.source_line` argument) gets its tensor operands through
+    `bufferization.to_buffer read_only` and returns buffers, which enter
+    tensor land through `bufferization.to_tensor restrict writable`; the
+    declaration gets the signature that One-Shot Bufferize's
+    `IdentityLayoutMap` function boundaries give the kernel compiled on
+    its own (tensors become identity-layout memrefs). Kernels with bodies
+    and other functions are left alone. Runs right before One-Shot
+    Bufferize in `spconv-to-cpu`.
+
+    Example:
+
+    ```mlir
+    %y = call @spconv_kernel_rulebook_conv_1f0c(%line, %in, %x, %w)
+        {no_inline} : (i64, tensor<?xi32>, tensor<?x16xf32>,
+                       tensor<27x16x16xf32>) -> tensor<?x16xf32>
+    // becomes
+    %0 = bufferization.to_buffer %in read_only : tensor<?xi32> to memref<?xi32>
+    ...
+    %1 = call @spconv_kernel_rulebook_conv_1f0c(%line, %0, ...) {no_inline}
+        : (i64, memref<?xi32>, ...) -> memref<?x16xf32>
+    %y = bufferization.to_tensor %1 restrict writable
+        : memref<?x16xf32> to tensor<?x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def SpConvOutlineKernelsPass
     : Pass<"spconv-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Move each layer's rulebook op into a kernel function, "
