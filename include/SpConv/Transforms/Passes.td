@@ -388,13 +388,20 @@ def SpConvOutlineKernelsPass
   let description = [{
     Each `spconv.build_rulebook`, `spconv.rulebook_conv`,
     `spconv.rulebook_pool`, `spconv.rulebook_pool_grad` and
-    `spconv.rulebook_weight_grad` of the module's functions moves into a
+    `spconv.rulebook_weight_grad` of the module's functions, each linalg
+    op on tensors whose accumulators are fresh (a pointwise conv's
+    `linalg.matmul` into a `linalg.fill` or `linalg.broadcast` of a
+    `tensor.empty`, BatchNorm's maps and reductions into a `tensor.empty`:
+    the ops that make the accumulator move with it, so that the kernel
+    allocates its results and writes none of its arguments; a fill used
+    elsewhere too keeps the op out) and each `tensor.concat` moves into a
     private function of its own, a *kernel*, called where the op was
     (`func.call` with `no_inline`, so that it stays a function when the
     lowered code is inlined). Ops that are the same but for their location
     (same attributes, operand and result types, epilogue; the same results
     used) share one kernel: a network that repeats a layer lowers and
-    compiles its code once. A kernel's name is
+    compiles its code once. Constants a kernel uses are cloned into it;
+    every other value it uses is an argument. A kernel's name is
     `spconv_kernel_<op>_<hash>`, the hash (xxh3, 64 bits) of its text, so
     equal layers of different modules get equal kernels.
 
