@@ -5,11 +5,13 @@
 // spconv-run FILE.mlir --entry NAME --input A.npy [--input B.npy ...]
 //            --output-dir DIR [--time] [--profile] [--repeat N]
 //            [--num-threads N] [--print-ir-after-all] [--fail-each-allocation]
+// spconv-run FILE.mlir --entry NAME --compile-only [--cache-dir DIR]
 //
 // Compiles FILE with the spconv-to-cpu pipeline, JIT-compiles it, calls
 // NAME with the inputs (one .npy per tensor argument, in order) and writes
-// its results to DIR/out0.npy, DIR/out1.npy, ... The interface is stable:
-// other tools script it.
+// its results to DIR/out0.npy, DIR/out1.npy, ... With --compile-only it
+// compiles NAME into the kernel store and stops (scripts/fill-store.sh).
+// The interface is stable: other tools script it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,8 +73,14 @@ static llvm::cl::opt<std::string>
 static llvm::cl::list<std::string>
     inputs("input", llvm::cl::desc("A .npy file per argument, in order"));
 static llvm::cl::opt<std::string>
-    outputDir("output-dir", llvm::cl::desc("Where out0.npy, out1.npy, ... go"),
-              llvm::cl::Required);
+    outputDir("output-dir", llvm::cl::desc("Where out0.npy, out1.npy, ... go "
+                                           "(required unless --compile-only)"));
+static llvm::cl::opt<bool> compileOnly(
+    "compile-only",
+    llvm::cl::desc("Compile the entry into the kernel store, its kernels "
+                   "and the module, and stop: no --input, no run, no "
+                   "--output-dir. Fills the store ahead of time "
+                   "(scripts/fill-store.sh)"));
 static llvm::cl::opt<bool>
     printTimes("time", llvm::cl::desc("Print per-phase wall times to stderr, "
                                       "and the process's peak resident "
@@ -547,7 +555,12 @@ int main(int argc, char **argv) {
         "'; the module defines: " + (names.empty() ? "nothing" : names));
   }
   FunctionType entryType = entry.getFunctionType();
-  if (inputs.size() != entryType.getNumInputs())
+  if (compileOnly && (!inputs.empty() || !outputDir.empty()))
+    return fail("--compile-only runs nothing: it takes no --input and no "
+                "--output-dir");
+  if (!compileOnly && outputDir.empty())
+    return fail("--output-dir is required (unless --compile-only)");
+  if (!compileOnly && inputs.size() != entryType.getNumInputs())
     return fail("@" + entryName + " takes " +
                 std::to_string(entryType.getNumInputs()) + " arguments but " +
                 std::to_string(inputs.size()) + " --input files were given");
@@ -770,6 +783,8 @@ int main(int argc, char **argv) {
       timer.stop("store");
     }
   }
+  if (compileOnly)
+    return 0;
 
   // _mlir_ciface_NAME([results*], args*...), called through its packed form.
   std::vector<std::vector<int64_t>> descriptors;
