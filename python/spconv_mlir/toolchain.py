@@ -284,7 +284,10 @@ def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True,
     exporting the public functions `entries`, and of its C header: from the
     kernel store when there (unless `cache` is false or the store is off),
     else compiled and published there, for the CPU `cpu_options` names.
-    What it links is loaded into the process. `what` names the library in errors (default: its entries)."""
+    The library and what it links are loaded into the process (so that an
+    eviction by another process cannot take it away before the caller
+    loads it). `what` names the library in errors (default: its
+    entries)."""
     options = list(options)
     mcpu, cpu = cpu_options(options)
     options += mcpu
@@ -302,18 +305,30 @@ def build_library(mlir_text, toolchain, target="cpu", options=(), cache=True,
     key = "lib-" + hashlib.sha256("\0".join(
         [mlir_text, target] + entries + options + [cpu, toolchain.identity()]).encode()
     ).hexdigest()[:32]
-    # A damaged entry (files not as its MANIFEST lists them) is a miss.
-    entry = store.lookup(key)
-    if not entry:
-        toolchain.require_compiler("%s (key %s) is not in the kernel store at %s"
-                                   % (what, key, store.root))
-        size_limit = store.size_limit()  # a malformed one fails before compiling
-        work = store.begin()
+    # Another process may evict the entry between the lookup and the load:
+    # then it is a miss after all. Once loaded, the library stays valid
+    # (an evicted entry is renamed away before it is deleted, and a later
+    # load by the same path is the loaded library).
+    for attempt in range(2):
+        # A damaged entry (files not as its MANIFEST lists them) is a miss.
+        entry = store.lookup(key)
+        if not entry:
+            toolchain.require_compiler("%s (key %s) is not in the kernel store at %s"
+                                       % (what, key, store.root))
+            size_limit = store.size_limit()  # a malformed one fails before compiling
+            work = store.begin()
+            try:
+                _compile_into(work, mlir_text, toolchain, target, options, entries, library)
+                entry = store.publish(key, work, size_limit)
+            except BaseException:
+                store.abandon(work)
+                raise
+        path, header = os.path.join(entry, library), os.path.join(entry, "net.h")
         try:
-            _compile_into(work, mlir_text, toolchain, target, options, entries, library)
-            entry = store.publish(key, work, size_limit)
-        except BaseException:
-            store.abandon(work)
+            _load_linked_libraries(header, toolchain)
+            _load_global(path)
+        except (OSError, ToolchainError):
+            if attempt == 0 and not os.path.isdir(entry):
+                continue
             raise
-    _load_linked_libraries(os.path.join(entry, "net.h"), toolchain)
-    return os.path.join(entry, library), os.path.join(entry, "net.h")
+        return path, header

@@ -45,11 +45,22 @@ print("the same network again, the same entry: %s"
       % (again.library_path == net.library_path))
 
 # Cut short (a full disk): the entry no longer matches its MANIFEST, so it
-# is a miss, compiled again into the same key. (A library this process has
-# loaded stays loaded under its path, so this one is never loaded here.)
+# is a miss, compiled again into the same key. (build_library loads what it
+# returns, and a library this process has loaded stays loaded under its
+# path: this one is built by another process.)
 toolchain = spconv_mlir.find_toolchain()
 text = net.mlir + "\n// another module\n"
-path, _ = build_library(text, toolchain)
+BUILD = ("import sys; from spconv_mlir import find_toolchain; "
+         "from spconv_mlir.toolchain import build_library; "
+         "print(build_library(sys.stdin.read(), find_toolchain())[0])")
+
+
+def build_elsewhere(mlir):
+    return subprocess.run([sys.executable, "-c", BUILD], input=mlir, capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+path = build_elsewhere(text)
 size = os.path.getsize(path)
 os.truncate(path, 1000)
 again_path, _ = build_library(text, toolchain)
@@ -57,6 +68,26 @@ loads = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(s
                         again_path]).returncode == 0
 print("damaged library: compiled again into the same key: %s, whole and loads: %s"
       % (again_path == path, os.path.getsize(again_path) == size and loads))
+
+# Another process evicts an entry between this one's lookup and its load:
+# a miss after all, compiled again, and what comes back is loaded.
+raced = net.mlir + "\n// a raced module\n"
+build_elsewhere(raced)
+lookup = KernelStore.lookup
+
+
+def evicted_after_lookup(self, key):
+    entry = lookup(self, key)
+    KernelStore.lookup = lookup
+    if entry:
+        self.remove(key)
+    return entry
+
+
+KernelStore.lookup = evicted_after_lookup
+raced_path, _ = build_library(raced, toolchain)
+print("an entry evicted between lookup and load: compiled again: %s, loaded: %s"
+      % (os.path.exists(raced_path), raced_path in open("/proc/self/maps").read()))
 
 # Publishing evicts the least recently used entries of every producer down
 # to the limit, never the new one; a library this process has loaded keeps
