@@ -20,6 +20,10 @@
 // RUN: spconv-compile %s -o %t/profile.o --header %t/profile.h --profile
 // RUN: FileCheck %s --check-prefix=PROFILE < %t/profile.h
 // RUN: spconv-compile %s -o %t/hash.o --subm-search hash --block-size 64 --opt-level 1
+// MLIR's pass timing (not listed by --help, accepted):
+// RUN: spconv-compile %s -o %t/timed.o --mlir-timing 2>&1 | FileCheck %s --check-prefix=TIMING
+// TIMING: Execution time report
+// TIMING: OneShotBufferizePass
 // RUN: llvm-nm --extern-only --defined-only %t/hash.o | FileCheck %s --check-prefix=SYMS
 
 // Every public function becomes a C entry point with MLIR's C interface:

@@ -360,6 +360,10 @@ openOutput(StringRef path, const char *what, std::string &error) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --mlir-timing and MLIR's other pass manager options (accepted, not
+  // listed by --help).
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -388,6 +392,9 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
 
   PassManager pm(&context);
+  if (failed(mlir::applyPassManagerCLOptions(pm)))
+    return fail("bad pass manager options");
+  mlir::applyDefaultTimingPassManagerCLOptions(pm);
   if (failed(buildTargetPipeline(target, pm, error)))
     return fail(error);
 
