@@ -126,10 +126,11 @@ private:
   static std::string textOf(func::FuncOp kernel);
 
   /// A function holding a copy of `ops` (a kernel's, kernelOps), taking
-  /// `arguments` (what they use from outside, but constants) and returning
-  /// `results`, its locations dropped: a kernel depends on its text only.
+  /// `arguments` and a copy of `constants` (what they use from outside) and
+  /// returning `results`, its locations dropped: a kernel depends on its
+  /// text only.
   func::FuncOp makeKernel(ArrayRef<Operation *> ops, ArrayRef<Value> arguments,
-                          ArrayRef<Value> results);
+                          ArrayRef<Value> constants, ArrayRef<Value> results);
   /// The kernel of this text: `kernel` itself, named and inserted, or an
   /// equal one made before (then `kernel` is erased).
   func::FuncOp deduplicate(func::FuncOp kernel, StringRef mnemonic);
@@ -141,6 +142,7 @@ private:
 
 func::FuncOp Outliner::makeKernel(ArrayRef<Operation *> ops,
                                   ArrayRef<Value> arguments,
+                                  ArrayRef<Value> constants,
                                   ArrayRef<Value> results) {
   MLIRContext *context = ops.front()->getContext();
   Location unknown = UnknownLoc::get(context);
@@ -167,14 +169,8 @@ func::FuncOp Outliner::makeKernel(ArrayRef<Operation *> ops,
   builder.setInsertionPointToStart(entry);
   IRMapping mapping;
   mapping.map(arguments, entry->getArguments().drop_front());
-  // Constants the ops use, in their operands or their regions.
-  for (Operation *op : ops) {
-    llvm::SetVector<Value> used(llvm::from_range, op->getOperands());
-    getUsedValuesDefinedAbove(op->getRegions(), used);
-    for (Value value : used)
-      if (!mapping.contains(value) && isRematerializable(value))
-        mapping.map(value, builder.clone(*value.getDefiningOp())->getResult(0));
-  }
+  for (Value constant : constants)
+    mapping.map(constant, builder.clone(*constant.getDefiningOp())->getResult(0));
   for (Operation *op : ops)
     builder.clone(*op, mapping);
   SmallVector<Value> returned;
@@ -234,14 +230,17 @@ void Outliner::outline(ArrayRef<Operation *> ops) {
       user = user->getParentOp();
     return user != nullptr;
   };
-  llvm::SetVector<Value> arguments;
+  // What the ops use from outside, in their operands or their regions:
+  // constants are cloned into the kernel, the rest passed to it.
+  llvm::SetVector<Value> arguments, constants;
   for (Operation *op : ops) {
     llvm::SetVector<Value> used(llvm::from_range, op->getOperands());
     getUsedValuesDefinedAbove(op->getRegions(), used);
     for (Value value : used) {
       Operation *def = value.getDefiningOp();
-      if (!(def && members.contains(def)) && !isRematerializable(value))
-        arguments.insert(value);
+      if (def && members.contains(def))
+        continue;
+      (isRematerializable(value) ? constants : arguments).insert(value);
     }
   }
   // The root's results that are used. The ops before it make its
@@ -252,7 +251,8 @@ void Outliner::outline(ArrayRef<Operation *> ops) {
                      [&](Operation *user) { return !inKernel(user); }))
       results.push_back(result);
   func::FuncOp kernel =
-      deduplicate(makeKernel(ops, arguments.getArrayRef(), results),
+      deduplicate(makeKernel(ops, arguments.getArrayRef(),
+                             constants.getArrayRef(), results),
                   root->getName().stripDialect());
 
   OpBuilder builder(root);
