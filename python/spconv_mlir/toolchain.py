@@ -17,6 +17,7 @@ compiler, so a store filled on a machine with the same build is found there.
 """
 import ctypes
 import ctypes.util
+import functools
 import hashlib
 import os
 import platform
@@ -173,6 +174,13 @@ def find_libomp():
     return _find_shared("omp", LIBOMP_CANDIDATES, "SPCONV_MLIR_LIBOMP")
 
 
+def _find_runner_utils():
+    """MLIR's C runner utilities, which some networks link
+    ($SPCONV_MLIR_RUNNER_UTILS first)."""
+    return _find_shared("mlir_c_runner_utils", RUNNER_UTILS_CANDIDATES,
+                        "SPCONV_MLIR_RUNNER_UTILS")
+
+
 def _run(cmd, what):
     try:
         result = subprocess.run(cmd, capture_output=True, text=True)
@@ -207,8 +215,7 @@ def _link_libraries(header_text, toolchain, target):
             libomp = find_libomp()
             args += [libomp, "-Wl,-rpath," + os.path.dirname(libomp)]
         elif name == "mlir_c_runner_utils":
-            utils = _find_shared("mlir_c_runner_utils", RUNNER_UTILS_CANDIDATES,
-                                 "SPCONV_MLIR_RUNNER_UTILS")
+            utils = _find_runner_utils()
             args += [utils, "-Wl,-rpath," + os.path.dirname(utils)]
     return args
 
@@ -223,8 +230,7 @@ def _load_linked_libraries(header_path, toolchain):
     paths = {"spconv_runtime": lambda: os.path.join(toolchain.libdir, RUNTIME),
              "spconv_runtime_cuda": lambda: os.path.join(toolchain.libdir, RUNTIME_CUDA),
              "libomp": find_libomp,
-             "mlir_c_runner_utils": lambda: _find_shared(
-                 "mlir_c_runner_utils", RUNNER_UTILS_CANDIDATES, "SPCONV_MLIR_RUNNER_UTILS")}
+             "mlir_c_runner_utils": _find_runner_utils}
     for name in ("libomp", "mlir_c_runner_utils", "spconv_runtime", "spconv_runtime_cuda"):
         if name in names:
             _load_global(paths[name]())
@@ -251,6 +257,7 @@ def _compile_into(work, mlir_text, toolchain, target, options, entries, library)
     os.remove(obj)
 
 
+@functools.lru_cache(maxsize=None)
 def _host_cpu():
     """This machine's processor as /proc/cpuinfo names it (vendor, family,
     model, stepping, flags): code compiled with `--mcpu=host` runs on a
