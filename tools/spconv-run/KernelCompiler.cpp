@@ -49,11 +49,18 @@ Error spconv::run::optimizeForJIT(Module &module, StringRef keep,
 }
 
 namespace {
+using Clock = std::chrono::steady_clock;
+
+/// Milliseconds since `start`.
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
 /// Microseconds since `start`, added to `total` (shared by the threads).
-void addElapsed(std::atomic<int64_t> &total,
-                std::chrono::steady_clock::time_point start) {
+void addElapsed(std::atomic<int64_t> &total, Clock::time_point start) {
   total += std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now() - start)
+               Clock::now() - start)
                .count();
 }
 } // namespace
@@ -73,12 +80,12 @@ static Expected<std::string> compileToObject(Module &module, StringRef name,
     return machine.takeError();
   module.setDataLayout((*machine)->createDataLayout());
   module.setTargetTriple((*machine)->getTargetTriple());
-  auto start = std::chrono::steady_clock::now();
+  auto start = Clock::now();
   if (Error error = optimizeForJIT(module, name, codegen))
     return std::move(error);
   addElapsed(optimizeUs, start);
 
-  start = std::chrono::steady_clock::now();
+  start = Clock::now();
   SmallVector<char, 0> object;
   raw_svector_ostream os(object);
   legacy::PassManager passes;
@@ -109,18 +116,16 @@ Expected<std::vector<std::string>> spconv::run::compileKernels(
     modules.push_back(*module);
     container->getBody()->push_back(module.release());
   }
-  auto start = std::chrono::steady_clock::now();
+  auto start = Clock::now();
   mlir::PassManager pm(context);
   mlir::spconv::buildSpConvToCPUBackEnd(pm.nest<mlir::ModuleOp>(), options);
   if (mlir::failed(pm.run(*container)))
     return createStringError("lowering the kernels failed");
-  times.lowerMs += std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  times.lowerMs += msSince(start);
 
   // Translated one after another (it may touch the shared MLIRContext),
   // then optimised and compiled at once, one LLVMContext each.
-  start = std::chrono::steady_clock::now();
+  start = Clock::now();
   std::vector<std::unique_ptr<LLVMContext>> llvmContexts;
   std::vector<std::unique_ptr<Module>> llvmModules;
   std::vector<std::string> names;
@@ -136,9 +141,7 @@ Expected<std::vector<std::string>> spconv::run::compileKernels(
                                " to LLVM IR failed");
   }
   container = nullptr;
-  times.translateMs += std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
+  times.translateMs += msSince(start);
 
   std::vector<std::string> objects(kernels.size()), errors(kernels.size());
   std::atomic<int64_t> optimizeUs = 0, codegenUs = 0;
