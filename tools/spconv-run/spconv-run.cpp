@@ -446,7 +446,7 @@ run::CompileCache openCache() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   // --mlir-timing and MLIR's other pass manager options (docs/Compiler.md,
-  // "Where the compile goes").
+  // "Where a cold compile goes").
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   llvm::cl::ParseCommandLineOptions(
