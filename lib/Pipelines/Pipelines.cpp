@@ -136,6 +136,8 @@ void mlir::spconv::buildSpConvToCPUBackEnd(
   lowering.chunkBytes = options.chunkBytes;
   lowering.vectorBits = options.vectorBits;
   lowering.vectorRegisters = options.vectorRegisters;
+  lowering.fmaPipes = options.fmaPipes;
+  lowering.fmaLatency = options.fmaLatency;
   lowering.maxUnrolledOffsets = options.maxUnrolledOffsets;
   pm.addPass(createConvertSpConvToSCFPass(lowering));
   // The hash probe is called inside the builders' innermost loops: inline
@@ -151,6 +153,8 @@ void mlir::spconv::buildSpConvToCPUBackEnd(
   SpConvMatmulToRowLoopsPassOptions rowLoops;
   rowLoops.vectorBits = options.vectorBits;
   rowLoops.vectorRegisters = options.vectorRegisters;
+  rowLoops.fmaPipes = options.fmaPipes;
+  rowLoops.fmaLatency = options.fmaLatency;
   pm.addNestedPass<func::FuncOp>(createSpConvMatmulToRowLoopsPass(rowLoops));
   // Concatenations copy into strided column views: parallel loops, not
   // the runner library's element-by-element memrefCopy.

@@ -43,18 +43,14 @@ bool hasContiguousRows(MemRefType type) {
          strides.back() == 1;
 }
 
-/// Rows whose updates share each weight vector load, as the rulebook
-/// convolution groups its pairs: one accumulator chain per row hides the
-/// FMA latency, and a weight load serves every row of the group.
-constexpr int64_t kRowsPerGroup = 8;
-
 /// out[rows[r], :] += lhs[rows[r], :] @ rhs, in registers (RowUpdate.h).
 void emitRowUpdates(OpBuilder &b, Location loc,
-                    const VectorRegisters &registers, int64_t columns,
-                    ValueRange rows, Value lhs, Value rhs, Value out) {
+                    const VectorRegisters &registers, int64_t chunkRegisters,
+                    int64_t columns, ValueRange rows, Value lhs, Value rhs,
+                    Value out) {
   emitVectorRowUpdates(
-      b, loc, registers, out, rows, rows, memref::DimOp::create(b, loc, lhs, 1),
-      columns,
+      b, loc, registers, chunkRegisters, out, rows, rows,
+      memref::DimOp::create(b, loc, lhs, 1), columns,
       [&](OpBuilder &fb, Location floc, Value k, Value column, int64_t width) {
         return vector::LoadOp::create(
             fb, floc,
@@ -68,10 +64,9 @@ void emitRowUpdates(OpBuilder &b, Location loc,
 }
 
 struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
-  MatmulToRowLoops(MLIRContext *context, int64_t vectorBits,
-                   int64_t vectorRegisters)
-      : OpRewritePattern(context), vectorBits(vectorBits),
-        vectorRegisters(vectorRegisters) {}
+  MatmulToRowLoops(MLIRContext *context, const VectorRegisters &registers,
+                   const FmaUnits &fma)
+      : OpRewritePattern(context), registers(registers), fma(fma) {}
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -96,10 +91,11 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
 
     Location loc = op.getLoc();
     int64_t columns = rhsType.getDimSize(1);
-    VectorRegisters registers{vectorBits, vectorRegisters};
+    RowBlocking blocking = chooseRowBlocking(
+        columns, element.getIntOrFloatBitWidth(), registers, fma);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value group = arith::ConstantIndexOp::create(rewriter, loc, kRowsPerGroup);
+    Value group = arith::ConstantIndexOp::create(rewriter, loc, blocking.rows);
     Value rows = memref::DimOp::create(rewriter, loc, out, 0);
     Value groups = arith::DivUIOp::create(rewriter, loc, rows, group);
     // Whole groups of rows, then the rows left over one by one.
@@ -108,23 +104,26 @@ struct MatmulToRowLoops : OpRewritePattern<linalg::MatmulOp> {
         [&](OpBuilder &b, Location ploc, ValueRange ivs) {
           Value first = arith::MulIOp::create(b, ploc, ivs[0], group);
           SmallVector<Value> members;
-          for (int64_t r = 0; r < kRowsPerGroup; ++r)
+          for (int64_t r = 0; r < blocking.rows; ++r)
             members.push_back(arith::AddIOp::create(
                 b, ploc, first, arith::ConstantIndexOp::create(b, ploc, r)));
-          emitRowUpdates(b, ploc, registers, columns, members, lhs, rhs, out);
+          emitRowUpdates(b, ploc, registers, blocking.chunkRegisters, columns,
+                         members, lhs, rhs, out);
         });
     scf::ParallelOp::create(
         rewriter, loc,
         ValueRange{arith::MulIOp::create(rewriter, loc, groups, group)},
         ValueRange{rows}, ValueRange{one},
         [&](OpBuilder &b, Location ploc, ValueRange ivs) {
-          emitRowUpdates(b, ploc, registers, columns, ivs[0], lhs, rhs, out);
+          emitRowUpdates(b, ploc, registers, blocking.chunkRegisters, columns,
+                         ivs[0], lhs, rhs, out);
         });
     rewriter.eraseOp(op);
     return success();
   }
 
-  int64_t vectorBits, vectorRegisters;
+  VectorRegisters registers;
+  FmaUnits fma;
 };
 
 struct SpConvMatmulToRowLoopsPass
@@ -144,8 +143,16 @@ struct SpConvMatmulToRowLoopsPass
           << vectorRegisters.getValue();
       return signalPassFailure();
     }
+    if (fmaPipes < 1 || fmaLatency < 1) {
+      getOperation().emitError("spconv-matmul-to-row-loops: fma-pipes and "
+                               "fma-latency must be at least 1, got ")
+          << fmaPipes.getValue() << " and " << fmaLatency.getValue();
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatmulToRowLoops>(&getContext(), vectorBits, vectorRegisters);
+    patterns.add<MatmulToRowLoops>(&getContext(),
+                                   VectorRegisters{vectorBits, vectorRegisters},
+                                   FmaUnits{fmaPipes, fmaLatency});
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

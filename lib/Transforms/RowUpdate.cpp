@@ -14,17 +14,14 @@
 using namespace mlir;
 using namespace mlir::spconv;
 
-void spconv::emitVectorRowUpdates(OpBuilder &b, Location loc,
-                                  const VectorRegisters &registers, Value acc,
-                                  ValueRange dsts, ValueRange srcs, Value depth,
-                                  int64_t columns,
-                                  WeightChunkLoader loadWeights,
-                                  InputScalarLoader loadInput,
-                                  Value firstColumn) {
+void spconv::emitVectorRowUpdates(
+    OpBuilder &b, Location loc, const VectorRegisters &registers,
+    int64_t chunkRegisters, Value acc, ValueRange dsts, ValueRange srcs,
+    Value depth, int64_t columns, WeightChunkLoader loadWeights,
+    InputScalarLoader loadInput, Value firstColumn) {
   Type accType = cast<MemRefType>(acc.getType()).getElementType();
-  SmallVector<int64_t> chunks =
-      rowChunks(columns, registers, accType.getIntOrFloatBitWidth(),
-                static_cast<int64_t>(dsts.size()));
+  SmallVector<int64_t> chunks = rowChunks(
+      columns, registers, accType.getIntOrFloatBitWidth(), chunkRegisters);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   int64_t start = 0;

@@ -6,12 +6,18 @@
 // RUN: not spconv-opt %s -spconv-matmul-to-row-loops="vector-registers=3" -split-input-file 2>&1 | FileCheck %s --check-prefix=REGS
 // REGS: spconv-matmul-to-row-loops: vector-registers must be at least 4, got 3
 
-// With 16 registers of 256 bits (AVX2) a row's chunk is one register: 24
-// columns in three vector<8xf32>, not two vector<12xf32>, in the groups of
-// eight rows and in the rows left over.
+// RUN: not spconv-opt %s -spconv-matmul-to-row-loops="fma-pipes=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=FMA
+// FMA: spconv-matmul-to-row-loops: fma-pipes and fma-latency must be at least 1, got 0 and 4
+
+// The rows and chunk registers of a group are the rulebook conv's
+// (chooseRowBlocking). With 16 registers of 256 bits (AVX2) 24 columns are
+// one chunk of three whole registers, vector<24xf32>, not two
+// vector<12xf32>, for each of 4 rows (12 accumulators, the 3 weight vectors
+// and the broadcast fill the 16), and for each row left over.
 // AVX2-LABEL: func.func @pointwise
-// AVX2-COUNT-3: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// AVX2-COUNT-3: scf.for {{.*}} -> (vector<8xf32>)
+// AVX2: arith.divui %{{.*}}, %c4
+// AVX2: scf.for {{.*}} -> (vector<24xf32>, vector<24xf32>, vector<24xf32>, vector<24xf32>)
+// AVX2: scf.for {{.*}} -> (vector<24xf32>)
 // AVX2-NOT: vector<12xf32>
 
 // Groups of eight output rows, one parallel iteration each: each chunk of

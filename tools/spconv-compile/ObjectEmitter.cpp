@@ -63,14 +63,20 @@ createTargetMachine(const CodegenOptions &options, std::string &error) {
 
 } // namespace
 
-llvm::Expected<mlir::spconv::VectorRegisters>
-compile::targetVectorRegisters(const CodegenOptions &options) {
+llvm::Expected<compile::TargetVectorUnits>
+compile::targetVectorUnits(const CodegenOptions &options) {
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(options, error);
   if (!machine)
     return llvm::createStringError(error);
-  return mlir::spconv::vectorRegistersOf(*machine->getMCSubtargetInfo());
+  TargetVectorUnits units;
+  units.registers =
+      mlir::spconv::vectorRegistersOf(*machine->getMCSubtargetInfo());
+  units.fma =
+      mlir::spconv::fmaUnitsOf(*machine->getMCSubtargetInfo(),
+                               *machine->getMCInstrInfo(), units.registers);
+  return units;
 }
 
 namespace {

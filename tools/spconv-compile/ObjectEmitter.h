@@ -31,11 +31,17 @@ struct CodegenOptions {
   unsigned compileThreads = 0;
 };
 
-/// The vector register file of the CPU `options` names (what the CPU
-/// lowering sizes its row chunks by), or an error message for a CPU the
-/// target does not know.
-llvm::Expected<mlir::spconv::VectorRegisters>
-targetVectorRegisters(const CodegenOptions &options);
+/// What the CPU lowering blocks its row updates by: the vector register
+/// file and the FMA units of a CPU.
+struct TargetVectorUnits {
+  mlir::spconv::VectorRegisters registers;
+  mlir::spconv::FmaUnits fma;
+};
+
+/// The vector units of the CPU `options` names, or an error message for a
+/// CPU the target does not know.
+llvm::Expected<TargetVectorUnits>
+targetVectorUnits(const CodegenOptions &options);
 
 /// What the emitted code needs from the program that links it.
 struct LinkRequirements {

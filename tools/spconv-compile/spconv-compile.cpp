@@ -226,17 +226,19 @@ LogicalResult buildTargetPipeline(StringRef targetName, OpPassManager &pm,
         *mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch);
     options.openmp = openmp;
     options.profile = profile;
-    // Row chunks sized by the registers of the CPU the code is for.
+    // Row updates blocked for the registers and FMA units of the CPU the
+    // code is for.
     CodegenOptions codegen;
     codegen.cpu = cpuName;
-    llvm::Expected<mlir::spconv::VectorRegisters> registers =
-        targetVectorRegisters(codegen);
-    if (!registers) {
-      error = llvm::toString(registers.takeError());
+    llvm::Expected<TargetVectorUnits> units = targetVectorUnits(codegen);
+    if (!units) {
+      error = llvm::toString(units.takeError());
       return failure();
     }
-    options.vectorBits = registers->bits;
-    options.vectorRegisters = registers->count;
+    options.vectorBits = units->registers.bits;
+    options.vectorRegisters = units->registers.count;
+    options.fmaPipes = units->fma.pipes;
+    options.fmaLatency = units->fma.latency;
     mlir::spconv::buildSpConvToCPUPipeline(pm, options);
     return success();
   }

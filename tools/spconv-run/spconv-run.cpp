@@ -307,7 +307,8 @@ int checkInput(unsigned index, const std::string &path,
                   describe(tensor) + ") in dimension " + std::to_string(d));
   return 0;
 }
-/// The CPU the JIT compiles for (--mcpu) and its vector registers.
+/// The CPU the JIT compiles for (--mcpu), its vector registers and FMA
+/// units.
 struct JITCPU {
   std::string name;
   /// With all of this machine's features (--mcpu host).
@@ -316,6 +317,7 @@ struct JITCPU {
   /// (empty).
   std::string features;
   mlir::spconv::VectorRegisters registers;
+  mlir::spconv::FmaUnits fma;
 };
 
 llvm::Expected<JITCPU> jitCPU() {
@@ -339,6 +341,8 @@ llvm::Expected<JITCPU> jitCPU() {
       target->createMCSubtargetInfo(llvm::Triple(triple), cpu.name,
                                     cpu.features));
   cpu.registers = mlir::spconv::vectorRegistersOf(*subtarget);
+  std::unique_ptr<llvm::MCInstrInfo> instructions(target->createMCInstrInfo());
+  cpu.fma = mlir::spconv::fmaUnitsOf(*subtarget, *instructions, cpu.registers);
   return cpu;
 }
 
@@ -367,9 +371,12 @@ void setCPUPipelineOptions(mlir::spconv::SpConvToCPUPipelineOptions &options,
   options.profile = profile;
   options.submSearch =
       *mlir::spconv::symbolizeOption<mlir::spconv::SubmSearch>(submSearch);
-  // Row chunks sized by the registers of the CPU the JIT targets.
+  // Row updates blocked for the registers and FMA units of the CPU the JIT
+  // targets.
   options.vectorBits = cpu.registers.bits;
   options.vectorRegisters = cpu.registers.count;
+  options.fmaPipes = cpu.fma.pipes;
+  options.fmaLatency = cpu.fma.latency;
   options.chunkBytes = chunkBytes;
   options.maxUnrolledOffsets = maxUnrolledOffsets;
   options.fuseEpilogues = fuseEpilogues;

@@ -65,13 +65,20 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
     feature and accumulator rows, each chunk over all offsets, so that the
     offsets revisit rows still in cache): no two pairs of one offset share an output, so the
     scatter-add needs no atomics and the accumulation order is fixed. With a
-    static number of output channels, pairs are taken in groups of 8 whose
-    row updates keep chunks of their output rows in vector registers
+    static number of output channels, pairs are taken in groups whose row
+    updates keep chunks of their output rows in vector registers
     (broadcast-FMA per input channel, chunks that divide the channel count,
     so no masking, and that are whole registers where wider than one: 48
     channels are three 16-lane chunks on AVX-512, not two ragged 24-lane
-    ones), each weight vector load serving the whole group. `f16` and
-    `bf16` accumulate in `f32`.
+    ones), each weight vector load serving the whole group. The group's
+    rows and chunk registers come from the target's registers and FMA units
+    (`vector-bits`, `vector-registers`, `fma-pipes`, `fma-latency`): chunks
+    as wide as the row allows, up to 8 registers, then rows up to 8 that
+    fill about three quarters of the registers with accumulators and keep
+    at least pipes x latency FMA chains in flight (6 rows x 4 registers for
+    64 f32 channels on AVX-512, 3 x 8 for 128; `chooseRowBlocking` in
+    `SpConv/Support/VectorWidth.h`). `f16` and `bf16` accumulate in
+    `f32`.
 
     With `target=gpu` the loops are shaped for one GPU thread per item
     (see `spconv-parallel-loops-to-gpu`) and no prefetch hints are emitted.
@@ -185,6 +192,15 @@ def ConvertSpConvToSCFPass : Pass<"convert-spconv-to-scf", "::mlir::ModuleOp"> {
            "CPU compute: vector registers of the target (x86 with AVX-512 "
            "32, with AVX 16); a group of output rows keeps its chunks in "
            "them">,
+    Option<"fmaPipes", "fma-pipes", "int64_t", /*default=*/"2",
+           "CPU compute: FMAs of one vector register's width the target "
+           "issues per cycle; with fma-latency, the independent FMA chains "
+           "a row update keeps in flight at least (spconv-run and "
+           "spconv-compile pass their target's, from LLVM's scheduling "
+           "model)">,
+    Option<"fmaLatency", "fma-latency", "int64_t", /*default=*/"4",
+           "CPU compute: cycles before an FMA's sum feeds the next FMA on "
+           "the target">,
     Option<"maxUnrolledOffsets", "max-unrolled-offsets", "int64_t",
            /*default=*/"125",
            "Kernels of at most this many offsets (5x5x5) get their offset "

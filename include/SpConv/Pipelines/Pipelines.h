@@ -52,6 +52,17 @@ struct SpConvToCPUPipelineOptions
       llvm::cl::desc("Vector registers of the target CPU (AVX-512 32, AVX "
                      "16, NEON 32)"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> fmaPipes{
+      *this, "fma-pipes",
+      llvm::cl::desc("FMAs of one vector register's width the target CPU "
+                     "issues per cycle (spconv-run and spconv-compile pass "
+                     "their target's, from LLVM's scheduling model)"),
+      llvm::cl::init(2)};
+  PassOptions::Option<int64_t> fmaLatency{
+      *this, "fma-latency",
+      llvm::cl::desc("Cycles before an FMA's sum feeds the next FMA on the "
+                     "target CPU"),
+      llvm::cl::init(4)};
   PassOptions::Option<int64_t> maxUnrolledOffsets{
       *this, "max-unrolled-offsets",
       llvm::cl::desc("Kernels of at most this many offsets get unrolled "

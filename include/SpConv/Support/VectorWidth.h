@@ -58,35 +58,110 @@ inline bool isSupportedVectorBits(int64_t bits) {
 struct VectorRegisters {
   int64_t bits = 512; ///< Width of one register.
   int64_t count = 32; ///< Architectural vector registers.
-
-  /// Lanes of `elementBits` per chunk when `liveChunks` chunks are held at
-  /// once, plus two registers for the operands (a broadcast and a loaded
-  /// vector): one or two registers per chunk, as many as fit.
-  int64_t chunkLanes(int64_t elementBits, int64_t liveChunks) const {
-    int64_t perChunk = std::clamp<int64_t>(
-        (count - 2) / std::max<int64_t>(liveChunks, 1), 1, 2);
-    return std::max<int64_t>(1, perChunk * bits / elementBits);
-  }
 };
 
-/// The chunks of a `channels`-wide row of `elementBits` elements when
-/// `liveRows` rows are held in `registers` at once (chunkLanes' widths). A
-/// chunk wider than one register is a whole number of registers: LLVM
-/// splits a ragged multi-register vector (vector<24xf32> or vector<19xf32>
-/// on 16-lane registers) into pieces that spill once several rows are live,
-/// which made a 16 -> 48 conv 7x slower than a 16 -> 64 one. Such rows are
+/// A CPU's vector FMA units, as LLVM's scheduling model of the CPU has them
+/// (TargetCPU.h): FMAs of one register's width that issue per cycle, and
+/// the cycles before an FMA's sum can feed the next FMA.
+struct FmaUnits {
+  int64_t pipes = 2;
+  int64_t latency = 4;
+
+  /// Independent FMAs that keep every pipe busy.
+  int64_t inFlight() const { return pipes * latency; }
+};
+
+/// The shape of a register-blocked row update: `rows` output rows at a
+/// time, each row's columns in chunks of at most `chunkRegisters`
+/// registers, so up to `rows * chunkRegisters` accumulators, each an
+/// independent FMA chain.
+struct RowBlocking {
+  int64_t rows = 8;
+  int64_t chunkRegisters = 2;
+};
+
+/// The chunks of a `channels`-wide row of `elementBits` elements of at most
+/// `chunkRegisters` registers each (vectorChunks' widths). A chunk wider
+/// than one register is a whole number of registers: LLVM splits a ragged
+/// multi-register vector (vector<24xf32> or vector<19xf32> on 16-lane
+/// registers) into pieces that spill once several rows are live, which
+/// made a 16 -> 48 conv 7x slower than a 16 -> 64 one. Such rows are
 /// chunked by single registers instead (48 = 3 x 16, 19 = 16 + 3).
 inline llvm::SmallVector<int64_t> rowChunks(int64_t channels,
                                             const VectorRegisters &registers,
                                             int64_t elementBits,
-                                            int64_t liveRows) {
+                                            int64_t chunkRegisters) {
   int64_t registerLanes = std::max<int64_t>(1, registers.bits / elementBits);
-  llvm::SmallVector<int64_t> chunks =
-      vectorChunks(channels, registers.chunkLanes(elementBits, liveRows));
+  llvm::SmallVector<int64_t> chunks = vectorChunks(
+      channels, std::max<int64_t>(1, chunkRegisters) * registerLanes);
   for (int64_t width : chunks)
     if (width > registerLanes && width % registerLanes != 0)
       return vectorChunks(channels, registerLanes);
   return chunks;
+}
+
+/// Rows a row update takes at most at a time: past eight, a weight vector
+/// shared by more rows saved nothing measurable on the layer sweep
+/// (docs/Benchmarks.md), and each group's last rows go one at a time.
+inline constexpr int64_t kMaxBlockRows = 8;
+/// Registers of one row's chunk at most (a 128-channel f32 row on
+/// AVX-512).
+inline constexpr int64_t kMaxChunkRegisters = 8;
+
+/// The register blocking of a row update over `columns` output columns of
+/// `elementBits` accumulators, for a CPU with `registers` and `fma`: an
+/// analytical model in the manner of BLIS's (Low et al., "Analytical
+/// modeling is enough for high-performance BLIS", 2016). A step (one input
+/// channel) of `rows` x `chunkRegisters` does that many FMAs, loads
+/// `chunkRegisters` weight vectors (shared by the rows) and broadcasts
+/// `rows` inputs (each shared by the chunk). Among the shapes whose
+/// accumulators, weight vectors and broadcast fit the registers (so
+/// nothing spills), with chunks the row's chunking takes (rowChunks) and at
+/// most kMaxBlockRows rows and kMaxChunkRegisters registers, it takes:
+///   1. the most independent FMA chains up to what the FMA units need in
+///      flight (pipes x latency): fewer leave pipes idle;
+///   2. then the fewest loads per FMA, 1 / rows + 1 / chunkRegisters;
+///   3. then the fewest accumulators.
+/// On Zen 4 (32 registers, one 512-bit FMA pipe) that is 8 x 1, 8 x 2,
+/// 6 x 4 and 6 x 4 rows x registers for 16, 32, 64 and 128 f32 channels;
+/// on Haswell (16 of 256 bits, two pipes of latency 5), 6 x 2.
+inline RowBlocking chooseRowBlocking(int64_t columns, int64_t elementBits,
+                                     const VectorRegisters &registers,
+                                     const FmaUnits &fma) {
+  int64_t lanes = std::max<int64_t>(1, registers.bits / elementBits);
+  int64_t rowRegisters = std::max<int64_t>(1, (columns + lanes - 1) / lanes);
+  RowBlocking best{1, 1};
+  int64_t bestChains = 0, bestLoads = 0, bestAccumulators = 0;
+  for (int64_t chunk = 1; chunk <= std::min(rowRegisters, kMaxChunkRegisters);
+       ++chunk) {
+    // Only widths the row's chunking takes (64 channels in chunks of at
+    // most 3 registers are chunks of 2).
+    llvm::SmallVector<int64_t> chunks =
+        rowChunks(columns, registers, elementBits, chunk);
+    if (chunk > 1 &&
+        *std::max_element(chunks.begin(), chunks.end()) != chunk * lanes)
+      continue;
+    int64_t maxRows =
+        std::min(kMaxBlockRows, (registers.count - chunk - 1) / chunk);
+    for (int64_t rows = 1; rows <= maxRows; ++rows) {
+      int64_t accumulators = rows * chunk;
+      int64_t chains = std::min(accumulators, fma.inFlight());
+      // Loads a step: a weight vector per chunk register, a broadcast per
+      // row. Loads per FMA compare as fractions over the accumulators.
+      int64_t loads = rows + chunk;
+      bool fewerLoads = loads * bestAccumulators < bestLoads * accumulators;
+      bool sameLoads = loads * bestAccumulators == bestLoads * accumulators;
+      if (chains > bestChains ||
+          (chains == bestChains &&
+           (fewerLoads || (sameLoads && accumulators < bestAccumulators)))) {
+        best = {rows, chunk};
+        bestChains = chains;
+        bestLoads = loads;
+        bestAccumulators = accumulators;
+      }
+    }
+  }
+  return best;
 }
 
 /// The register file of a target with the LLVM subtarget features `has`

@@ -244,20 +244,27 @@ def SpConvMatmulToRowLoopsPass
     `[N x Cin]` by the weight `[Cin x Cout]`. This pass lowers such a matmul
     (f32, after bufferization, a static number of output columns, rows
     contiguous in the weight and the output) to a parallel loop over groups
-    of 8 output rows, then one over the rows left over. A group keeps a chunk
-    of each of its rows' outputs in vector registers (one or two registers
-    per row, as many as `vector-registers` leave room for, in chunks that
-    divide the column count) and adds one broadcast input channel times a
-    weight row per step, in input-channel order: eight independent FMA
-    chains, and one weight load serving eight rows, as in the rulebook
-    convolution's row update. Other matmuls are left to linalg's own
+    of output rows, then one over the rows left over. A group keeps a chunk
+    of each of its rows' outputs in vector registers (in chunks that divide
+    the column count) and adds one broadcast input channel times a weight
+    row per step, in input-channel order: one independent FMA chain per row
+    and chunk register, and one weight load serving every row of the group.
+    The group's rows and chunk registers are the rulebook convolution's
+    (`chooseRowBlocking`: the target's `vector-bits`, `vector-registers`,
+    `fma-pipes` and `fma-latency`). Other matmuls are left to linalg's own
     lowering.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
            "Bits of one vector register of the target (128, 256 or 512)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"32",
-           "Architectural vector registers of the target (at least 4)">
+           "Architectural vector registers of the target (at least 4)">,
+    Option<"fmaPipes", "fma-pipes", "int64_t", /*default=*/"2",
+           "FMAs of one vector register's width the target issues per "
+           "cycle (at least 1)">,
+    Option<"fmaLatency", "fma-latency", "int64_t", /*default=*/"4",
+           "Cycles before an FMA's sum feeds the next FMA on the target (at "
+           "least 1)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

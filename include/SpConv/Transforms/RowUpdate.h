@@ -27,16 +27,19 @@ using InputScalarLoader =
     function_ref<Value(OpBuilder &, Location, Value src, Value k)>;
 
 /// acc[dsts[g], :] += sum over k < depth of input(srcs[g], k) * weight(k, :)
-/// for a static width `columns`: per chunk of columns (rowChunks, for as
-/// many rows live as `dsts` has), each row's chunk accumulates in registers
-/// a broadcast input channel times the weight row, in k order, one weight
-/// load serving every row; each row is stored once per chunk. The columns
+/// for a static width `columns`: per chunk of columns (rowChunks, of at
+/// most `chunkRegisters` registers: chooseRowBlocking's for the group the
+/// caller takes, also for its rows left over), each row's chunk
+/// accumulates in registers a broadcast input channel times the weight
+/// row, in k order, one weight load serving every row; each row is stored
+/// once per chunk. The columns
 /// start at `firstColumn` where given (one group of a grouped conv), else at
 /// 0; the loaders get absolute columns.
 void emitVectorRowUpdates(OpBuilder &b, Location loc,
-                          const VectorRegisters &registers, Value acc,
-                          ValueRange dsts, ValueRange srcs, Value depth,
-                          int64_t columns, WeightChunkLoader loadWeights,
+                          const VectorRegisters &registers,
+                          int64_t chunkRegisters, Value acc, ValueRange dsts,
+                          ValueRange srcs, Value depth, int64_t columns,
+                          WeightChunkLoader loadWeights,
                           InputScalarLoader loadInput,
                           Value firstColumn = Value());
 

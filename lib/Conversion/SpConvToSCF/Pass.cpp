@@ -110,6 +110,10 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError("convert-spconv-to-scf: vector-registers must be "
                             "at least 4, got ")
            << vectorRegisters.getValue();
+  if (fmaPipes < 1 || fmaLatency < 1)
+    return module.emitError("convert-spconv-to-scf: fma-pipes and "
+                            "fma-latency must be at least 1, got ")
+           << fmaPipes.getValue() << " and " << fmaLatency.getValue();
   if (maxUnrolledOffsets < 0)
     return module.emitError("convert-spconv-to-scf: max-unrolled-offsets "
                             "must be nonnegative, got ")
@@ -168,6 +172,8 @@ void ConvertSpConvToSCFPass::runOnOperation() {
   options.chunkBytes = chunkBytes;
   options.vectorBits = vectorBits;
   options.vectorRegisters = vectorRegisters;
+  options.fmaPipes = fmaPipes;
+  options.fmaLatency = fmaLatency;
   options.maxUnrolledOffsets = maxUnrolledOffsets;
   options.gpuConv = gpuConv;
   options.gpuMatmul = gpuMatmul;

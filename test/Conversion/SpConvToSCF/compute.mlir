@@ -2,6 +2,8 @@
 // RUN: spconv-opt %s -convert-spconv-to-scf="chunk-bytes=64" -split-input-file | FileCheck %s --check-prefix=CHUNK
 // RUN: spconv-opt %s -convert-spconv-to-scf="vector-bits=256 vector-registers=16" -split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: spconv-opt %s -convert-spconv-to-scf="vector-bits=128 vector-registers=32" -split-input-file | FileCheck %s --check-prefix=NEON
+// RUN: spconv-opt %s -convert-spconv-to-scf="vector-bits=256 vector-registers=8 fma-pipes=1 fma-latency=4" -split-input-file | FileCheck %s --check-prefix=PIPES1
+// RUN: spconv-opt %s -convert-spconv-to-scf="vector-bits=256 vector-registers=8 fma-pipes=2 fma-latency=4" -split-input-file | FileCheck %s --check-prefix=PIPES2
 // CHUNK-LABEL: func.func @conv
 // CHUNK: arith.constant 64 : index
 
@@ -108,38 +110,42 @@ func.func @pools(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>) ->
 // -----
 
 // Output widths that are not a multiple of the vector width use the widest
-// chunk that divides them: 5 channels in one vector<5xf32>, 96 in three
-// vector<32xf32>; a dynamic width falls back to scalar dot products.
-// The chunks follow the target's registers: a group of 8 rows keeps 8
-// chunks, plus the weight vector and the broadcast. AVX-512 (the default,
-// 32 x 512 bits) holds two registers per chunk, AVX2 (16 x 256) one: 96 in
-// twelve vector<8xf32> (the rows of a last, partial group go one at a time,
-// two registers per chunk). NEON (32 x 128) holds two: vector<8xf32> too.
+// chunk that divides them: 5 channels in one vector<5xf32>, 96 in one
+// vector<96xf32> (six AVX-512 registers); a dynamic width falls back to
+// scalar dot products. The group's rows and chunk registers follow the
+// target (chooseRowBlocking: the fewest loads per FMA among the shapes whose
+// accumulators, weight vectors and broadcast fit the registers): AVX-512
+// (the default, 32 x 512 bits) takes 5 channels 8 rows at a time and 96
+// channels 4 rows of 6 registers; AVX2 (16 x 256) 96 channels as 4 rows of
+// four vector<24xf32>; NEON (32 x 128) as 6 rows of six vector<16xf32>. A
+// last, partial group goes one row at a time in the same chunks.
 // AVX2-LABEL: func.func @widths
-// AVX2: vector.fma %{{.*}} : vector<5xf32>
-// AVX2-COUNT-8: vector.fma %{{.*}} : vector<8xf32>
+// AVX2-COUNT-8: vector.fma %{{.*}} : vector<5xf32>
+// AVX2: scf.for {{.*}} -> (vector<24xf32>, vector<24xf32>, vector<24xf32>, vector<24xf32>)
+// AVX2-COUNT-16: vector.fma %{{.*}} : vector<24xf32>
 // AVX2-NOT: vector<32xf32>
+// AVX2-NOT: vector<96xf32>
 // AVX2: arith.mulf %{{.*}} : f32
 // NEON-LABEL: func.func @widths
-// NEON-COUNT-8: vector.fma %{{.*}} : vector<8xf32>
+// NEON: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// NEON-COUNT-36: vector.fma %{{.*}} : vector<16xf32>
 // NEON-NOT: vector<32xf32>
 // NEON: arith.mulf %{{.*}} : f32
 // CHECK-LABEL: func.func @widths
-// CHECK: vector.fma %{{.*}} : vector<5xf32>
-// CHECK: scf.for
-// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
-// CHECK: scf.for
-// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
-// CHECK: scf.for
-// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<5xf32>
+// CHECK: scf.for {{.*}} -> (vector<96xf32>, vector<96xf32>, vector<96xf32>, vector<96xf32>)
+// CHECK-COUNT-4: vector.fma %{{.*}} : vector<96xf32>
+// CHECK: scf.for {{.*}} -> (vector<96xf32>)
+// CHECK: vector.fma %{{.*}} : vector<96xf32>
 // CHECK: arith.mulf %{{.*}} : f32
-// A chunk wider than a register is whole registers: 48 channels would be
-// two vector<24xf32>, a register and a half each, which LLVM splits into
-// spilling pieces with eight rows live (a 16 -> 48 conv ran 7x slower than
-// 16 -> 64); they are three vector<16xf32>.
+// A chunk wider than a register is whole registers: 48 channels in 32-lane
+// chunks would be two vector<24xf32>, a register and a half each, which LLVM
+// splits into spilling pieces with eight rows live (a 16 -> 48 conv ran 7x
+// slower than 16 -> 64); they are one vector<48xf32>, three registers, for
+// each of 8 rows.
 // CHECK-LABEL: func.func @ragged
 // CHECK-NOT: vector<24xf32>
-// CHECK-COUNT-8: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<48xf32>
 // CHECK-NOT: vector<24xf32>
 // CHECK: return
 func.func @widths(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x3xf32>, %w5: tensor<3x3x5xf32>,
@@ -154,4 +160,23 @@ func.func @ragged(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x3xf32>, 
   %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x2xi32, #spconv.grid<[16]>>
   %a = spconv.rulebook_conv %rb, %f, %w48 : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x3xf32>, tensor<3x3x48xf32> -> tensor<?x48xf32>
   return %a : tensor<?x48xf32>
+}
+
+// -----
+
+// The FMA units bound the rows from below where the registers are few: with
+// 8 registers of 256 bits, 32 channels fit 2 rows of two registers (4
+// chains, 6 loads per 8 FMAs) or 6 rows of one (6 chains, 7 loads per 6
+// FMAs). One pipe of latency 4 needs 4 chains: the fewer loads win; two
+// pipes need 8: the more chains do.
+// PIPES1: func.func @fma_units
+// PIPES1: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
+// PIPES1-NOT: vector<8xf32>
+// PIPES2: func.func @fma_units
+// PIPES2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// PIPES2-NOT: vector<16xf32>
+func.func @fma_units(%c: tensor<?x2xi32, #spconv.grid<[16]>>, %f: tensor<?x32xf32>, %w: tensor<3x32x32xf32>) -> tensor<?x32xf32> {
+  %rb, %oc = spconv.build_rulebook %c : tensor<?x2xi32, #spconv.grid<[16]>> -> !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x2xi32, #spconv.grid<[16]>>
+  %y = spconv.rulebook_conv %rb, %f, %w : !spconv.rulebook<#spconv.geom<subm, kernel = [3]>, #spconv.grid<[16]>>, tensor<?x32xf32>, tensor<3x32x32xf32> -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
 }

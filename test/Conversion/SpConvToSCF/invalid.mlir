@@ -18,6 +18,8 @@
 // BITS: convert-spconv-to-scf: vector-bits must be 128, 256 or 512, got 384
 // RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="vector-registers=2" 2>&1 | FileCheck %s --check-prefix=REGISTERS
 // REGISTERS: convert-spconv-to-scf: vector-registers must be at least 4, got 2
+// RUN: not spconv-opt %s -allow-unregistered-dialect -convert-spconv-to-scf="fma-latency=0" 2>&1 | FileCheck %s --check-prefix=FMA
+// FMA: convert-spconv-to-scf: fma-pipes and fma-latency must be at least 1, got 2 and 0
 
 func.func @undecomposed(%c: tensor<?x2xi32, #spconv.grid<[8]>>, %f: tensor<?x4xf32>, %w: tensor<3x4x4xf32>) -> tensor<?x4xf32> {
   // expected-error @+1 {{'spconv.conv' op must be decomposed first (run spconv-decompose)}}

@@ -126,26 +126,28 @@ static void forEachPair(OpBuilder &b, Location loc,
       });
 }
 
-/// Pairs whose row updates share each weight vector load.
-static constexpr int64_t kPairsPerGroup = 8;
+/// Pairs a depthwise row update takes at a time, and the registers of its
+/// chunks: it holds no sums across input channels, so the FMA units'
+/// blocking does not apply; eight pairs share each weight chunk load.
+static constexpr int64_t kDepthwisePairs = 8;
+static constexpr int64_t kDepthwiseChunkRegisters = 2;
 
 /// acc[dsts[g], :] += features[srcs[g], :] @ weight[offset] for a static
-/// output width: each chunk of output channels is one or two vector
-/// registers per pair of the group (as many as the group's chunks, the
-/// weight vector and the broadcast leave room for in `registers`: AVX-512
-/// two, AVX one), accumulating a broadcast-FMA per input channel; one weight
-/// load serves the whole group. Each row is stored once per chunk.
-static void emitVectorRowUpdate(OpBuilder &b, Location loc,
-                                const VectorRegisters &registers, Value acc,
-                                ArrayRef<Value> dsts, Value features,
-                                ArrayRef<Value> srcs, Value weight,
-                                Value offset, Value channelsIn,
-                                int64_t channelsOut, Type accType,
-                                Value firstIn = Value(),
-                                Value firstOut = Value()) {
+/// output width: each chunk of output channels is `chunkRegisters` vector
+/// registers per pair of the group (chooseRowBlocking), accumulating a
+/// broadcast-FMA per input channel; one weight load serves the whole group.
+/// Each row is stored once per chunk.
+static void
+emitVectorRowUpdate(OpBuilder &b, Location loc,
+                    const VectorRegisters &registers, int64_t chunkRegisters,
+                    Value acc, ArrayRef<Value> dsts, Value features,
+                    ArrayRef<Value> srcs, Value weight, Value offset,
+                    Value channelsIn, int64_t channelsOut, Type accType,
+                    Value firstIn = Value(), Value firstOut = Value()) {
   Type weightElement = cast<MemRefType>(weight.getType()).getElementType();
   emitVectorRowUpdates(
-      b, loc, registers, acc, dsts, srcs, channelsIn, channelsOut,
+      b, loc, registers, chunkRegisters, acc, dsts, srcs, channelsIn,
+      channelsOut,
       [&](OpBuilder &fb, Location floc, Value ci, Value column, int64_t width) {
         Value w = vector::LoadOp::create(
             fb, floc, VectorType::get({width}, weightElement), weight,
@@ -166,19 +168,19 @@ static void emitVectorRowUpdate(OpBuilder &b, Location loc,
 /// group, over the group's `channelsIn` input and `groupChannelsOut` output
 /// channels.
 static void emitGroupedRowUpdate(OpBuilder &b, Location loc,
-                                 const VectorRegisters &registers, Value acc,
+                                 const VectorRegisters &registers,
+                                 int64_t chunkRegisters, Value acc,
                                  ArrayRef<Value> dsts, Value features,
                                  ArrayRef<Value> srcs, Value weight,
                                  Value offset, Value channelsIn, int64_t groups,
                                  int64_t groupChannelsOut, Type accType) {
-  forEachGroup(b, loc, groups, channelsIn,
-               indexConst(b, loc, groupChannelsOut),
-               [&](OpBuilder &gb, Location gloc, Value firstIn, Value firstOut) {
-                 emitVectorRowUpdate(gb, gloc, registers, acc, dsts, features,
-                                     srcs, weight, offset, channelsIn,
-                                     groupChannelsOut, accType, firstIn,
-                                     firstOut);
-               });
+  forEachGroup(
+      b, loc, groups, channelsIn, indexConst(b, loc, groupChannelsOut),
+      [&](OpBuilder &gb, Location gloc, Value firstIn, Value firstOut) {
+        emitVectorRowUpdate(gb, gloc, registers, chunkRegisters, acc, dsts,
+                            features, srcs, weight, offset, channelsIn,
+                            groupChannelsOut, accType, firstIn, firstOut);
+      });
 }
 
 /// The depthwise form (a channel per group, `K x 1 x C` weight):
@@ -192,9 +194,9 @@ static void emitDepthwiseRowUpdate(OpBuilder &b, Location loc,
                                    Type accType) {
   Value zero = indexConst(b, loc, 0);
   int64_t start = 0;
-  for (int64_t width : rowChunks(channels, registers,
-                                 accType.getIntOrFloatBitWidth(),
-                                 static_cast<int64_t>(dsts.size()))) {
+  for (int64_t width :
+       rowChunks(channels, registers, accType.getIntOrFloatBitWidth(),
+                 kDepthwiseChunkRegisters)) {
     Value column = indexConst(b, loc, start);
     start += width;
     auto accVector = VectorType::get({width}, accType);
@@ -260,9 +262,20 @@ Value lowering::lowerConvLoops(LoweringContext &ctx, OpBuilder &b,
   std::optional<int64_t> staticChannelsOut;
   if (!weightType.isDynamicDim(2))
     staticChannelsOut = weightType.getDimSize(2);
+  bool depthwise = staticChannelsOut && groups > 1 &&
+                   groups == *staticChannelsOut &&
+                   weightType.getDimSize(1) == 1;
   // Groups of pairs share each weight load (no two pairs of one offset
-  // write the same row, so a group's updates are independent).
-  int64_t groupSize = staticChannelsOut ? kPairsPerGroup : 1;
+  // write the same row, so a group's updates are independent), blocked
+  // for the target over the columns one update covers (a group's).
+  RowBlocking blocking{/*rows=*/1, /*chunkRegisters=*/1};
+  if (depthwise)
+    blocking = {kDepthwisePairs, kDepthwiseChunkRegisters};
+  else if (staticChannelsOut)
+    blocking = chooseRowBlocking(*staticChannelsOut / groups,
+                                 accType.getIntOrFloatBitWidth(),
+                                 ctx.getVectorRegisters(), ctx.getFmaUnits());
+  int64_t groupSize = blocking.rows;
   // Bytes per site that a pass over the offsets touches: a feature row and
   // an accumulator row.
   int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
@@ -288,25 +301,28 @@ Value lowering::lowerConvLoops(LoweringContext &ctx, OpBuilder &b,
                               offset, channelsIn, channelsOut, accType, groups,
                               shape.groupChannelsOut);
         else if (groups == 1)
-          emitVectorRowUpdate(pb, ploc, ctx.getVectorRegisters(), acc, dsts,
-                              features, srcs, weight, offset, channelsIn,
+          emitVectorRowUpdate(pb, ploc, ctx.getVectorRegisters(),
+                              blocking.chunkRegisters, acc, dsts, features,
+                              srcs, weight, offset, channelsIn,
                               *staticChannelsOut, accType);
-        else if (groups == *staticChannelsOut && weightType.getDimSize(1) == 1)
+        else if (depthwise)
           emitDepthwiseRowUpdate(pb, ploc, ctx.getVectorRegisters(), acc, dsts,
                                  features, srcs, weight, offset,
                                  *staticChannelsOut, accType);
         else
-          emitGroupedRowUpdate(pb, ploc, ctx.getVectorRegisters(), acc, dsts,
-                               features, srcs, weight, offset, channelsIn,
-                               groups, *staticChannelsOut / groups, accType);
+          emitGroupedRowUpdate(pb, ploc, ctx.getVectorRegisters(),
+                               blocking.chunkRegisters, acc, dsts, features,
+                               srcs, weight, offset, channelsIn, groups,
+                               *staticChannelsOut / groups, accType);
       });
   if (epilogue) {
     // Rows are final only once the walk is over: the last offset that
     // updates a row is not known where the row is updated.
     SmallVector<int64_t> chunks;
     if (staticChannelsOut)
-      chunks = rowChunks(*staticChannelsOut, ctx.getVectorRegisters(),
-                         accType.getIntOrFloatBitWidth(), kPairsPerGroup);
+      chunks =
+          rowChunks(*staticChannelsOut, ctx.getVectorRegisters(),
+                    accType.getIntOrFloatBitWidth(), blocking.chunkRegisters);
     return finishRowsWithEpilogue(ctx, b, loc, acc, rows, channelsOut,
                                   shape.resultType, epilogue, chunks,
                                   destination);

@@ -44,6 +44,7 @@ public:
       : module(module), machine(machine), blockSize(options.blockSize),
         submSearch(options.submSearch), chunkBytes(options.chunkBytes),
         vectorRegisters{options.vectorBits, options.vectorRegisters},
+        fmaUnits{options.fmaPipes, options.fmaLatency},
         maxUnrolledOffsets(options.maxUnrolledOffsets) {}
 
   ModuleOp getModule() const { return module; }
@@ -53,6 +54,8 @@ public:
   int64_t getChunkBytes() const { return chunkBytes; }
   /// The CPU's vector registers, which size the row updates' chunks.
   const VectorRegisters &getVectorRegisters() const { return vectorRegisters; }
+  /// The CPU's FMA units, which bound the row updates' blocking from below.
+  const FmaUnits &getFmaUnits() const { return fmaUnits; }
   /// Whether a strided build sizes its pairs by a bound the host knows
   /// (sites x pairs per site) and reads its status back once, after the
   /// unique, rather than reading the exact pair total back first: on the
@@ -123,6 +126,7 @@ private:
   SubmSearch submSearch;
   int64_t chunkBytes;
   VectorRegisters vectorRegisters;
+  FmaUnits fmaUnits;
   int64_t maxUnrolledOffsets;
   DenseMap<std::pair<Value, unsigned>, DerivedBuffers> derived;
   ConcatPlan concatPlan;
