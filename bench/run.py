@@ -503,16 +503,20 @@ def machine_limits(opts, threads, read_bytes, write_bytes):
     the layer's footprints (cached)."""
     key = (threads, read_bytes, write_bytes)
     if key not in _PEAK:
+        width = (["--vector-bits", str(opts.peak_vector_bits)]
+                 if opts.peak_vector_bits else [])
         _PEAK[key] = metrics(run([os.path.join(opts.baselines, "machine-peak"),
                                   "--threads", str(threads),
                                   "--read-bytes", str(max(read_bytes, 4096)),
-                                  "--write-bytes", str(max(write_bytes, 4096))]).stdout)
+                                  "--write-bytes", str(max(write_bytes, 4096))]
+                                 + width).stdout)
     return _PEAK[key]
 
 
 def layer_limits(opts, workload, cin, cout, pairs, threads):
     """The layer's bounds on this machine: the FMA bound (2 P Cin Cout flops
-    at the FP32 peak of `threads`) and the memory bound of a gather conv
+    at the FP32 FMA rate `threads` sustain at the kernels' vector width,
+    machine-peak's fma_measured_gflops) and the memory bound of a gather conv
     (each pair reads its input row, P Cin 4 bytes, at the streaming read
     bandwidth over a buffer the size of the features; every output row is
     written once, N Cout 4 bytes): both are lower bounds of any
@@ -521,9 +525,10 @@ def layer_limits(opts, workload, cin, cout, pairs, threads):
     m = machine_limits(opts, threads, n * cin * 4, n * cout * 4)
     flops = 2.0 * pairs * cin * cout
     read, write = 4.0 * pairs * cin, 4.0 * n * cout
-    flop_ms = ratio(flops, m["peak_gflops"]) * 1e-6
+    flop_ms = ratio(flops, m["fma_measured_gflops"]) * 1e-6
     bw_ms = (ratio(read, m["read_gbs"]) + ratio(write, m["write_gbs"])) * 1e-6
-    return {"peak_gflops": m["peak_gflops"], "clock_ghz": m["clock_ghz"],
+    return {"peak_gflops": m["fma_measured_gflops"],
+            "clock_peak_gflops": m["peak_gflops"], "clock_ghz": m["clock_ghz"],
             "vector_bits": m["vector_bits"], "fma_pipes": m["fma_pipes"],
             "read_gbs": m["read_gbs"], "write_gbs": m["write_gbs"],
             "bytes": read + write, "flop_bound_ms": flop_ms, "bw_bound_ms": bw_ms,
@@ -877,7 +882,8 @@ def cold_table(rows):
 
 def limits_table(rows):
     """Each layer against this machine's limits, as Markdown."""
-    lines = ["| workload | thr | layer | FP32 peak GFLOP/s | FMA bound | bytes moved (min) "
+    lines = ["| workload | thr | layer | FMA peak GFLOP/s (sustained) | FMA bound "
+             "| bytes moved (min) "
              "| read / write GB/s | bandwidth bound | limit | ours: compute | ours: fraction "
              "| v1: conv fraction | sgemm best: fraction |",
              "|---|---:|---|" + "---:|" * 10]
@@ -925,14 +931,19 @@ def blas_section(probes, limits):
             lines.append("| %s | %s |" % (side, ", ".join(sorted(BLAS_SEEN[side]))))
     if limits:
         lines += ["", "Machine limits (`machine-peak`): clock measured with a chain of "
-                  "dependent adds, vector width from the CPU flags, FMA pipes measured; "
-                  "bandwidths are streaming at each layer's footprint (Limits table).", "",
-                  "| threads | clock GHz | vector bits | FMA pipes | FP32 peak GFLOP/s |",
-                  "|---:|---:|---:|---:|---:|"]
+                  "dependent adds, vector width from the CPU flags (or --peak-vector-bits, "
+                  "the kernels' width), FMA pipes measured; the FMA peak every fraction "
+                  "divides by is the rate the threads sustain with FMAs of that width "
+                  "(which may run at a lower clock than the adds); bandwidths are "
+                  "streaming at each layer's footprint (Limits table).", "",
+                  "| threads | clock GHz | vector bits | FMA pipes | clock x pipes GFLOP/s "
+                  "| sustained FMA GFLOP/s |",
+                  "|---:|---:|---:|---:|---:|---:|"]
         for threads in sorted(limits):
             m = limits[threads]
-            lines.append("| %d | %.2f | %d | %d | %.0f |" % (
-                threads, m["clock_ghz"], m["vector_bits"], m["fma_pipes"], m["peak_gflops"]))
+            lines.append("| %d | %.2f | %d | %d | %.0f | %.0f |" % (
+                threads, m["clock_ghz"], m["vector_bits"], m["fma_pipes"],
+                m["clock_peak_gflops"], m["peak_gflops"]))
     return "\n".join(lines)
 
 
@@ -1280,6 +1291,10 @@ def parse_args():
     parser.add_argument("--mcpu", default="host",
                         help="the CPU spconv-run compiles ours for (default host: this "
                              "machine's; e.g. haswell measures the AVX2 code here)")
+    parser.add_argument("--peak-vector-bits", type=int, choices=[128, 256, 512], default=None,
+                        help="the FMA width of the peak every fraction divides by (default: "
+                             "the widest the CPU has); the width of the kernels measured, "
+                             "e.g. 256 with --mcpu haswell on an AVX-512 machine")
     parser.add_argument("--grid-scales", type=parse_ints, default=[1, 2, 4],
                         help="per-axis grid scales of the grid-memory study (default 1,2,4)")
     parser.add_argument("--no-grid-memory", action="store_true")
@@ -1389,8 +1404,8 @@ def main():
     if sweep_rows:
         report += ["## Layer sweep", "", sweep_table(sweep_rows), "",
                    "## Against the machine's limits", "",
-                   "FMA bound: 2 P Cin Cout flops at the FP32 peak of the threads used; "
-                   "bandwidth bound: P Cin 4 bytes gathered at the streaming read bandwidth "
+                   "FMA bound: 2 P Cin Cout flops at the FP32 FMA rate the threads used "
+                   "sustain; bandwidth bound: P Cin 4 bytes gathered at the streaming read bandwidth "
                    "over the features' footprint plus N Cout 4 bytes written; limit: the "
                    "larger. Fraction: limit / measured time (1 = the machine's limit; sgemm: "
                    "FMA bound / its time).", "", limits_table(sweep_rows), "",
