@@ -90,8 +90,12 @@ static void addCPUToLLVM(OpPassManager &pm, bool openmp) {
   // affine.parallel loops (of element-wise ops) become scf.parallel first,
   // so that they run on threads too.
   pm.addPass(createLowerAffinePass());
-  if (openmp)
+  if (openmp) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    // One team per nest of sequential loops around parallel ones (the
+    // conv's chunks and offsets), not one per parallel loop.
+    pm.addNestedPass<func::FuncOp>(createSpConvHoistOpenMPParallelPass());
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   // The views' offsets and sizes it computes are affine.apply ops.
   pm.addPass(createLowerAffinePass());

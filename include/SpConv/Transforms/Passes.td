@@ -449,6 +449,62 @@ def SpConvOutlineKernelsPass
   ];
 }
 
+def SpConvHoistOpenMPParallelPass
+    : Pass<"spconv-hoist-omp-parallel", "::mlir::func::FuncOp"> {
+  let summary = "One thread team for a nest of sequential loops around "
+                "parallel ones";
+  let description = [{
+    `convert-scf-to-openmp` makes each `scf.parallel` an `omp.parallel`
+    around an `omp.wsloop`: a team is forked and joined per parallel loop.
+    The CPU conv walks its pairs chunk by chunk and, in each chunk, offset by
+    offset, each offset's pairs a parallel loop: hundreds of forks and joins
+    per layer (189 for a subm 16 -> 16 layer of 100k sites), which cost more
+    than a small layer's work on a second thread.
+
+    This pass finds the outermost `scf.for` around a plain `omp.parallel`
+    (no clauses, nothing but a work-sharing loop without `nowait`) whose
+    bodies hold only such parallel regions, nested loops of the same kind
+    and operations that write no memory, and makes it run inside one
+    `omp.parallel`: every thread runs the sequential loops and the bound
+    computations, and each parallel loop is the same `omp.wsloop` as before,
+    whose closing barrier keeps the loops in order. The iterations each
+    thread takes are the same, and so is every sum's order.
+
+    Every thread reads what the sequential code reads while others may
+    already be in the next work-sharing loop, so the nest is left alone
+    where a read may alias what a work-sharing loop writes (MLIR's alias
+    analysis), where a work-sharing loop has an operation of unknown
+    effects and the sequential code reads, or where a loop carries values.
+
+    Example:
+
+    ```mlir
+    scf.for %c = %c0 to %chunks step %c1 {
+      %lo = memref.load %offsets[%c] : memref<?xindex>
+      omp.parallel {
+        omp.wsloop { omp.loop_nest (%i) : index = (%lo) to (%n) step (%c1) {
+          ... omp.yield } }
+        omp.terminator
+      }
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    omp.parallel {
+      scf.for %c = %c0 to %chunks step %c1 {
+        %lo = memref.load %offsets[%c] : memref<?xindex>
+        omp.wsloop { omp.loop_nest (%i) : index = (%lo) to (%n) step (%c1) {
+          ... omp.yield } }
+      }
+      omp.terminator
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+}
+
 def SpConvOutlineOpenMPParallelPass
     : Pass<"spconv-outline-omp-parallel", "::mlir::ModuleOp"> {
   let summary = "Move each omp.parallel into a function of its own";
