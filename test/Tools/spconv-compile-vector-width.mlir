@@ -47,3 +47,23 @@ func.func @layer128(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: ten
       -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x128xf32>
   return %a#1 : tensor<?x128xf32>
 }
+
+// 96 and 48 channels (MinkUNet's decoder, a 16 -> 48 layer): chunks of 6 or
+// 3 registers, vector<96xf32> and vector<48xf32>, were assembled lane by
+// lane and spilled thousands of times; they are chunks of 2 and 1.
+// RUN: spconv-compile %s -o - --emit llvm --mcpu=skylake-avx512 | FileCheck %s --check-prefix=POW2
+// POW2-NOT: <96 x float>
+// POW2-NOT: <48 x float>
+func.func @layer96(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x128xf32>, %w: tensor<27x128x96xf32>) -> tensor<?x96xf32> {
+  %a:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x128xf32>, tensor<27x128x96xf32>
+      -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x96xf32>
+  return %a#1 : tensor<?x96xf32>
+}
+
+func.func @layer48(%c: tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, %f: tensor<?x16xf32>, %w: tensor<27x16x48xf32>) -> tensor<?x48xf32> {
+  %a:2 = spconv.conv <subm, kernel = [3, 3, 3]> %c, %f, %w
+      : tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x16xf32>, tensor<27x16x48xf32>
+      -> tensor<?x4xi32, #spconv.grid<[41, 1600, 1408]>>, tensor<?x48xf32>
+  return %a#1 : tensor<?x48xf32>
+}

@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -82,10 +83,12 @@ struct RowBlocking {
 
 /// The chunks of a `channels`-wide row of `elementBits` elements of at most
 /// `chunkRegisters` registers each (vectorChunks' widths). A chunk wider
-/// than one register is a whole number of registers: LLVM splits a ragged
-/// multi-register vector (vector<24xf32> or vector<19xf32> on 16-lane
-/// registers) into pieces that spill once several rows are live, which
-/// made a 16 -> 48 conv 7x slower than a 16 -> 64 one. Such rows are
+/// than one register is a power-of-two number of registers: LLVM widens
+/// any other vector (vector<24xf32> or vector<19xf32>, but also
+/// vector<48xf32> and vector<96xf32> on 16-lane registers) to the next
+/// power of two and assembles it lane by lane, spilling once several rows
+/// are live: that made a 16 -> 48 conv 7x slower than a 16 -> 64 one, and
+/// 3- and 6-register chunks a 128 -> 96 conv 20x slower. Such rows are
 /// chunked by single registers instead (48 = 3 x 16, 19 = 16 + 3).
 inline llvm::SmallVector<int64_t> rowChunks(int64_t channels,
                                             const VectorRegisters &registers,
@@ -95,7 +98,8 @@ inline llvm::SmallVector<int64_t> rowChunks(int64_t channels,
   llvm::SmallVector<int64_t> chunks = vectorChunks(
       channels, std::max<int64_t>(1, chunkRegisters) * registerLanes);
   for (int64_t width : chunks)
-    if (width > registerLanes && width % registerLanes != 0)
+    if (width > registerLanes && (width % registerLanes != 0 ||
+                                  !llvm::isPowerOf2_64(width / registerLanes)))
       return vectorChunks(channels, registerLanes);
   return chunks;
 }
