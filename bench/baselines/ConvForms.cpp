@@ -151,11 +151,10 @@ CF_TARGET void poRemainder(int rem, const float *in, int64_t cin,
     if constexpr (i < R)                                                       \
       poGroup<i, V>(in, cin, w, cout, src, dst, out);                          \
     break;
-    CF_CASE(1) CF_CASE(2) CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6)
-        CF_CASE(7)
+    CF_CASE(1)
+    CF_CASE(2) CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6) CF_CASE(7)
 #undef CF_CASE
-  default:
-    break;
+        default : break;
   }
 }
 
@@ -346,12 +345,12 @@ CF_TARGET void osBlockMaskAvx512(const Problem &p, float *out) {
   case m:                                                                      \
     osMaskStep<V, m>(acc, s, w, cin, cout);                                    \
     break;
-          CF_CASE(1) CF_CASE(2) CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6)
-          CF_CASE(7) CF_CASE(8) CF_CASE(9) CF_CASE(10) CF_CASE(11)
-          CF_CASE(12) CF_CASE(13) CF_CASE(14) CF_CASE(15)
+          CF_CASE(1)
+          CF_CASE(2) CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6) CF_CASE(7)
+              CF_CASE(8) CF_CASE(9) CF_CASE(10) CF_CASE(11) CF_CASE(12)
+                  CF_CASE(13) CF_CASE(14) CF_CASE(15)
 #undef CF_CASE
-        default:
-          break;
+                      default : break;
         }
       }
 #pragma GCC unroll 4
@@ -598,14 +597,14 @@ int main(int argc, char **argv) {
   metrics.print();
   std::printf("pairs %lld\n", static_cast<long long>(pairs));
   std::printf("flops %.0f\n", flops);
-  std::printf("occupancy %.4f\n", p.n ? double(pairs) / double(p.n * p.k) : 0.0);
+  std::printf("occupancy %.4f\n",
+              p.n ? double(pairs) / double(p.n * p.k) : 0.0);
   std::printf("os_block_rows %lld\n", static_cast<long long>(blockB));
   std::printf("os_block_zero_fma_util %.4f\n",
               blockRowOffsets ? double(pairs) / double(blockRowOffsets) : 1.0);
   std::printf("os_block_mask_rows_per_step %.3f\n",
               maskSteps ? double(pairs) / double(maskSteps) : 0.0);
-  std::printf("per_offset_rxv %lldx%lld\n",
-              static_cast<long long>(blockB),
+  std::printf("per_offset_rxv %lldx%lld\n", static_cast<long long>(blockB),
               static_cast<long long>(std::min<int64_t>(p.cout / 16, 4)));
   std::printf("chunk_rows %lld\n", static_cast<long long>(p.chunkRows));
 
