@@ -11,14 +11,15 @@
 
 // The rows and chunk registers of a group are the rulebook conv's
 // (chooseRowBlocking). With 16 registers of 256 bits (AVX2) 24 columns are
-// one chunk of three whole registers, vector<24xf32>, not two
-// vector<12xf32>, for each of 4 rows (12 accumulators, the 3 weight vectors
-// and the broadcast fill the 16), and for each row left over.
+// three chunks of one register, vector<8xf32>, for each of 8 rows, and for
+// each row left over: not two vector<12xf32> (a register and a half each)
+// nor one vector<24xf32> (three registers: LLVM assembles a vector of other
+// than a power of two of registers lane by lane).
 // AVX2-LABEL: func.func @pointwise
-// AVX2: arith.divui %{{.*}}, %c4
-// AVX2: scf.for {{.*}} -> (vector<24xf32>, vector<24xf32>, vector<24xf32>, vector<24xf32>)
-// AVX2: scf.for {{.*}} -> (vector<24xf32>)
-// AVX2-NOT: vector<12xf32>
+// AVX2: arith.divui %{{.*}}, %c8
+// AVX2-COUNT-3: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2-COUNT-3: scf.for {{.*}} -> (vector<8xf32>)
+// AVX2-NOT: vector<{{12|24}}xf32>
 
 // Groups of eight output rows, one parallel iteration each: each chunk of
 // the 24 columns (two of 12 lanes) is held for all eight rows, accumulating
