@@ -105,6 +105,29 @@ constexpr int64_t kMaskBlock = 4;
 //===----------------------------------------------------------------------===//
 #if CF_X86
 
+/// acc[r] += s[r][c] * w[c] over the input channels c < cin, for each row r
+/// of mask M (bit r: row r present): a step per input channel loads V
+/// weight vectors, shared by the rows, and broadcasts one input per row.
+template <int R, int V, unsigned M = (1u << R) - 1>
+CF_INLINE void blockSteps(__m512 (&acc)[R][V], const float *const (&s)[R],
+                          const float *w, int64_t cin, int64_t cout) {
+  for (int64_t c = 0; c < cin; ++c) {
+    __m512 wv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      wv[v] = _mm512_loadu_ps(w + c * cout + 16 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      if (!(M & (1u << r)))
+        continue;
+      __m512 b = _mm512_set1_ps(s[r][c]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v)
+        acc[r][v] = _mm512_fmadd_ps(b, wv[v], acc[r][v]);
+    }
+  }
+}
+
 /// One group of R pairs of one offset, columns [cb, cb + 16 V).
 template <int R, int V>
 CF_INLINE void poGroup(const float *in, int64_t cin, const float *w,
@@ -121,19 +144,7 @@ CF_INLINE void poGroup(const float *in, int64_t cin, const float *w,
     for (int v = 0; v < V; ++v)
       acc[r][v] = _mm512_loadu_ps(d[r] + 16 * v);
   }
-  for (int64_t c = 0; c < cin; ++c) {
-    __m512 wv[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v)
-      wv[v] = _mm512_loadu_ps(w + c * cout + 16 * v);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512 b = _mm512_set1_ps(s[r][c]);
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v)
-        acc[r][v] = _mm512_fmadd_ps(b, wv[v], acc[r][v]);
-    }
-  }
+  blockSteps<R, V>(acc, s, w, cin, cout);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
@@ -152,7 +163,8 @@ CF_TARGET void poRemainder(int rem, const float *in, int64_t cin,
       poGroup<i, V>(in, cin, w, cout, src, dst, out);                          \
     break;
     CF_CASE(1)
-    CF_CASE(2) CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6) CF_CASE(7)
+    CF_CASE(2)
+    CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6) CF_CASE(7)
 #undef CF_CASE
         default : break;
   }
@@ -270,47 +282,13 @@ CF_TARGET void osBlockZeroAvx512(const Problem &p, float *out) {
         if (!any)
           continue;
         const float *w = p.weights.data() + j * cin * cout + cb;
-        for (int64_t c = 0; c < cin; ++c) {
-          __m512 wv[V];
-#pragma GCC unroll 4
-          for (int v = 0; v < V; ++v)
-            wv[v] = _mm512_loadu_ps(w + c * cout + 16 * v);
-#pragma GCC unroll 8
-          for (int r = 0; r < B; ++r) {
-            __m512 b = _mm512_set1_ps(s[r][c]);
-#pragma GCC unroll 4
-            for (int v = 0; v < V; ++v)
-              acc[r][v] = _mm512_fmadd_ps(b, wv[v], acc[r][v]);
-          }
-        }
+        blockSteps<B, V>(acc, s, w, cin, cout);
       }
 #pragma GCC unroll 8
       for (int r = 0; r < B; ++r)
 #pragma GCC unroll 4
         for (int v = 0; v < V; ++v)
           _mm512_storeu_ps(out + rows[r] * cout + cb + 16 * v, acc[r][v]);
-    }
-  }
-}
-
-/// The FMAs of one offset for the rows of mask M (bit r: row r present).
-template <int V, unsigned M>
-CF_INLINE void osMaskStep(__m512 (&acc)[kMaskBlock][V],
-                          const float *const (&s)[kMaskBlock], const float *w,
-                          int64_t cin, int64_t cout) {
-  for (int64_t c = 0; c < cin; ++c) {
-    __m512 wv[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v)
-      wv[v] = _mm512_loadu_ps(w + c * cout + 16 * v);
-#pragma GCC unroll 4
-    for (int r = 0; r < kMaskBlock; ++r) {
-      if (!(M & (1u << r)))
-        continue;
-      __m512 b = _mm512_set1_ps(s[r][c]);
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v)
-        acc[r][v] = _mm512_fmadd_ps(b, wv[v], acc[r][v]);
     }
   }
 }
@@ -343,12 +321,13 @@ CF_TARGET void osBlockMaskAvx512(const Problem &p, float *out) {
         switch (mask) {
 #define CF_CASE(m)                                                             \
   case m:                                                                      \
-    osMaskStep<V, m>(acc, s, w, cin, cout);                                    \
+    blockSteps<kMaskBlock, V, m>(acc, s, w, cin, cout);                        \
     break;
           CF_CASE(1)
-          CF_CASE(2) CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6) CF_CASE(7)
-              CF_CASE(8) CF_CASE(9) CF_CASE(10) CF_CASE(11) CF_CASE(12)
-                  CF_CASE(13) CF_CASE(14) CF_CASE(15)
+          CF_CASE(2)
+          CF_CASE(3) CF_CASE(4) CF_CASE(5) CF_CASE(6) CF_CASE(7) CF_CASE(8)
+              CF_CASE(9) CF_CASE(10) CF_CASE(11) CF_CASE(12) CF_CASE(13)
+                  CF_CASE(14) CF_CASE(15)
 #undef CF_CASE
                       default : break;
         }
