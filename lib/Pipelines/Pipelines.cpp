@@ -31,7 +31,11 @@ using namespace mlir::spconv;
 /// generated at the rulebook level; then one build per
 /// (sites, geometry), shared by every layer, and each conv's element-wise
 /// consumers in its epilogue.
-static void addFrontEnd(OpPassManager &pm, bool fuseEpilogues, bool profile) {
+static void addFrontEnd(OpPassManager &pm, StringRef pipeline,
+                        bool fuseEpilogues, bool profile) {
+  SpConvCheckInputPassOptions check;
+  check.pipeline = pipeline.str();
+  pm.addPass(createSpConvCheckInputPass(check));
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -123,7 +127,7 @@ void mlir::spconv::buildSpConvToCPUPipeline(
 
 void mlir::spconv::buildSpConvToCPUFrontEnd(
     OpPassManager &pm, const SpConvToCPUPipelineOptions &options) {
-  addFrontEnd(pm, options.fuseEpilogues, options.profile);
+  addFrontEnd(pm, "spconv-to-cpu", options.fuseEpilogues, options.profile);
   // Equal layers share one kernel function; the inliner of the back end
   // leaves the calls (no_inline).
   if (options.outlineKernels)
@@ -175,9 +179,9 @@ void mlir::spconv::buildSpConvToCPUBackEnd(
 /// The GPU targets' common part: loops shaped for one thread per item,
 /// buffers, and one kernel per distinct outermost parallel loop.
 template <typename Derived>
-static void addGPUKernels(OpPassManager &pm,
+static void addGPUKernels(OpPassManager &pm, StringRef pipeline,
                           const GPUKernelPipelineOptions<Derived> &options) {
-  addFrontEnd(pm, options.fuseEpilogues, options.profile);
+  addFrontEnd(pm, pipeline, options.fuseEpilogues, options.profile);
   // One site per parallel iteration; the hash search is the one a GPU
   // thread can run on its own.
   ConvertSpConvToSCFPassOptions lowering;
@@ -208,7 +212,7 @@ static void addGPUKernels(OpPassManager &pm,
 
 void mlir::spconv::buildSpConvToCUDAPipeline(
     OpPassManager &pm, const SpConvToCUDAPipelineOptions &options) {
-  addGPUKernels(pm, options);
+  addGPUKernels(pm, "spconv-to-cuda", options);
   // Kernels staging more than 48 KiB (pipelined tiles) take it dynamically.
   pm.addPass(createSpConvGPUDynamicSharedMemoryPass());
   // Builders into their layers, so that each buffer is placed by what its
@@ -244,7 +248,7 @@ void mlir::spconv::buildSpConvToCUDAPipeline(
 
 void mlir::spconv::buildSpConvToGPUEmulatorPipeline(
     OpPassManager &pm, const SpConvToGPUEmulatorPipelineOptions &options) {
-  addGPUKernels(pm, options);
+  addGPUKernels(pm, "spconv-to-gpu-emulator", options);
   SpConvGPUKernelsToCPUPassOptions emulation;
   emulation.raceCheck = options.raceCheck;
   pm.addPass(createSpConvGPUKernelsToCPUPass(emulation));

@@ -325,6 +325,24 @@ def SpConvGuardAllocationsPass
   ];
 }
 
+def SpConvCheckInputPass : Pass<"spconv-check-input", "::mlir::ModuleOp"> {
+  let summary = "Fail, naming the op, on input the pipelines cannot lower";
+  let description = [{
+    The first pass of `spconv-to-cpu`, `spconv-to-cuda` and
+    `spconv-to-gpu-emulator`. They bufferize their input and free its
+    buffers with upstream's ownership-based deallocation, which puts
+    ownership constants at the top of every region, inside an
+    `omp.wsloop` too, whose region must hold its loop nest alone: the
+    module would come out invalid. The pipelines make their own threads
+    (`scf.parallel` becomes OpenMP), so an input with OpenMP ops is refused
+    here, naming the first one, before any pass runs on it.
+  }];
+  let options = [
+    Option<"pipeline", "pipeline", "std::string", /*default=*/"\"\"",
+           "The pipeline named in the error (empty: none)">
+  ];
+}
+
 def SpConvCheckLoweredPass : Pass<"spconv-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail unless only ops that translate to LLVM IR are left";
   let description = [{
