@@ -82,10 +82,10 @@ struct RulebookFromPairsLowering : SpConvOpLowering<RulebookFromPairsOp> {
   LogicalResult
   matchAndRewrite(RulebookFromPairsOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    // The checks read the pairs on the host.
+    // The checks read the pairs on the host: the pass refuses the op on
+    // the GPU target before converting anything.
     if (ctx.getMachine().deviceBuffers)
-      return op.emitOpError("is not lowered for the GPU target yet: its "
-                            "run-time checks read the pairs on the host");
+      return rewriter.notifyMatchFailure(op, "not lowered for the GPU target");
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     Value inRows = toOperandBuffer(b, loc, single(adaptor.getInRows()));
