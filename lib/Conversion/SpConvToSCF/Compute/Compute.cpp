@@ -66,7 +66,7 @@ static void forEachPair(OpBuilder &b, Location loc,
     return pairRows(pb, ploc, rulebook, inverse, pair);
   };
   auto chunkLoop = scf::ForOp::create(b, loc, zero, chunks, one);
-  OpBuilder cb(chunkLoop.getBody()->getTerminator());
+  OpBuilder cb(chunkLoop.getBody()->getTerminator(), b.getListener());
   Value chunk = chunkLoop.getInductionVar();
   forEachOffset(
       cb, loc, rulebook, volume,

@@ -176,10 +176,10 @@ Value lowering::finishRowsWithEpilogue(LoweringContext &ctx, OpBuilder &b,
   };
   Value ok = checkEpilogueOperands(ctx, b, loc, epilogue, rows, channels);
   auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/result != acc);
-  OpBuilder tb(guard.thenBlock()->getTerminator());
+  OpBuilder tb(guard.thenBlock()->getTerminator(), b.getListener());
   emitPass(tb, /*apply=*/true);
   if (result != acc) {
-    OpBuilder eb(guard.elseBlock()->getTerminator());
+    OpBuilder eb(guard.elseBlock()->getTerminator(), b.getListener());
     emitPass(eb, /*apply=*/false);
   }
   if (destination)

@@ -691,7 +691,8 @@ gemm::beginGridStrideLoop(OpBuilder &b, Location loc, Value tileCount,
   auto launch = gpu::LaunchOp::create(b, loc, tileCount, one, one,
                                       indexConst(b, loc, threads), one, one);
   launch->setAttr(kKernelRoleAttrName, b.getStringAttr(role));
-  OpBuilder body = OpBuilder::atBlockEnd(&launch.getBody().front());
+  OpBuilder body =
+      OpBuilder::atBlockEnd(&launch.getBody().front(), b.getListener());
   gpu::TerminatorOp::create(body, loc);
   body.setInsertionPointToStart(&launch.getBody().front());
   // Workgroup allocas, not attributions of the launch: buffer deallocation
@@ -802,9 +803,11 @@ slicesByOffset(OpBuilder &b, Location loc, const ImplicitGemmOperands &operands,
         Value active = tileVisits(ob, oloc, operands, tiles, group0, offset);
         auto visit = scf::IfOp::create(ob, oloc, offsetAcc.getTypes(), active,
                                        /*withElseRegion=*/true);
-        OpBuilder eb = OpBuilder::atBlockEnd(visit.elseBlock());
+        OpBuilder eb =
+            OpBuilder::atBlockEnd(visit.elseBlock(), b.getListener());
         scf::YieldOp::create(eb, oloc, offsetAcc);
-        OpBuilder vb = OpBuilder::atBlockEnd(visit.thenBlock());
+        OpBuilder vb =
+            OpBuilder::atBlockEnd(visit.thenBlock(), b.getListener());
         // The last slice's barrier ordered the reads of the previous
         // offset's source rows before this overwrites them.
         stageSourceRows(vb, oloc, operands, tiles, tile, offset);
@@ -967,7 +970,7 @@ pipelinedSlices(OpBuilder &b, Location loc,
           arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ult, m,
                                 indexConst(sb, sloc, tiles.rows)),
           /*withElseRegion=*/false);
-      OpBuilder tb(inTile.thenBlock()->getTerminator());
+      OpBuilder tb(inTile.thenBlock()->getTerminator(), b.getListener());
       memref::StoreOp::create(tb, sloc, source, tile.sourceRows,
                               stagedRow(tb, sloc, stage, tiles.rows, m));
     }
@@ -977,7 +980,7 @@ pipelinedSlices(OpBuilder &b, Location loc,
     SliceOrigin origin = originOf(cb, cloc, step);
     auto visit = scf::IfOp::create(cb, cloc, visitedAt(cb, cloc, origin.offset),
                                    /*withElseRegion=*/false);
-    OpBuilder vb(visit.thenBlock()->getTerminator());
+    OpBuilder vb(visit.thenBlock()->getTerminator(), b.getListener());
     // Unrolled: a thread's copies are a few 16-byte chunks of one step.
     stageInputSlice(vb, cloc, operands, tiles, tile, origin,
                     {inputWidth, aligned, type, direct.input, StageFn(),
@@ -1013,7 +1016,7 @@ pipelinedSlices(OpBuilder &b, Location loc,
             arith::CmpIOp::create(sb, sloc, arith::CmpIPredicate::ult, copied,
                                   stepCount),
             /*withElseRegion=*/false);
-        OpBuilder cb(copy.thenBlock()->getTerminator());
+        OpBuilder cb(copy.thenBlock()->getTerminator(), b.getListener());
         issueCopies(cb, sloc, copied);
         // The source rows of step + S, loaded before the multiply and
         // stored after it.
@@ -1036,13 +1039,15 @@ pipelinedSlices(OpBuilder &b, Location loc,
         auto visit = scf::IfOp::create(sb, sloc, acc.getTypes(),
                                        visitedAt(sb, sloc, origin.offset),
                                        /*withElseRegion=*/true);
-        OpBuilder vb = OpBuilder::atBlockEnd(visit.thenBlock());
+        OpBuilder vb =
+            OpBuilder::atBlockEnd(visit.thenBlock(), b.getListener());
         scf::YieldOp::create(vb, sloc, multiply(vb, sloc, acc, origin.stage));
-        OpBuilder eb = OpBuilder::atBlockEnd(visit.elseBlock());
+        OpBuilder eb =
+            OpBuilder::atBlockEnd(visit.elseBlock(), b.getListener());
         scf::YieldOp::create(eb, sloc, acc);
         auto store = scf::IfOp::create(sb, sloc, hasAhead,
                                        /*withElseRegion=*/false);
-        OpBuilder tb(store.thenBlock()->getTerminator());
+        OpBuilder tb(store.thenBlock()->getTerminator(), b.getListener());
         storeSources(tb, sloc, aheadOrigin.stage, sources.getResults());
         // The copies above have been in flight since they were issued; the
         // commit only closes their group.
@@ -1292,7 +1297,7 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
     Value rowOk = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
                                         slot, operands.rows);
     auto rowIf = scf::IfOp::create(kb, loc, rowOk, /*withElseRegion=*/false);
-    OpBuilder rb(rowIf.thenBlock()->getTerminator());
+    OpBuilder rb(rowIf.thenBlock()->getTerminator(), b.getListener());
     Value row = rowOfSlot(rb, loc, operands, slot);
     for (int64_t j = 0; j < tiles.threadCols; j += chunks.width) {
       Value column = arith::AddIOp::create(
@@ -1301,7 +1306,7 @@ void lowering::emitImplicitGemmConv(OpBuilder &b, Location loc,
       Value columnOk = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult,
                                              column, coutValue);
       auto colIf = scf::IfOp::create(rb, loc, columnOk, false);
-      OpBuilder cb(colIf.thenBlock()->getTerminator());
+      OpBuilder cb(colIf.thenBlock()->getTerminator(), b.getListener());
       if (chunks.width == 1) {
         storeOutput(cb, loc, operands, row, column,
                     vector::ExtractOp::create(cb, loc, sum, j));

@@ -227,7 +227,7 @@ void lowering::emitTensorCoreConv(OpBuilder &b, Location loc,
                   indexConst(ib, iloc, operands.channelsOut)));
           auto write =
               scf::IfOp::create(ib, iloc, ok, /*withElseRegion=*/false);
-          OpBuilder wb(write.thenBlock()->getTerminator());
+          OpBuilder wb(write.thenBlock()->getTerminator(), b.getListener());
           Value row = rowOfSlot(wb, iloc, operands, slot);
           if (width == 1) {
             storeOutput(

@@ -96,7 +96,7 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
         b, loc, ok,
         checkEpilogueOperands(ctx, b, loc, epilogue, rows, channelsOut));
   auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
-  OpBuilder tb(guard.thenBlock()->getTerminator());
+  OpBuilder tb(guard.thenBlock()->getTerminator(), b.getListener());
   GemmTiles tiles =
       GemmTiles::choose(operands.channelsIn, operands.channelsOut, elementType,
                         options.matmul, options.mmaOps);
@@ -118,7 +118,7 @@ Value lowering::lowerTiledConv(LoweringContext &ctx, OpBuilder &b,
     emitTensorCoreConv(tb, loc, operands, tiles, options.mmaOps, role);
   else
     emitImplicitGemmConv(tb, loc, operands, tiles, role);
-  OpBuilder eb(guard.elseBlock()->getTerminator());
+  OpBuilder eb(guard.elseBlock()->getTerminator(), b.getListener());
   fillRows(eb, loc, operands.result, rows, channelsOut,
            [&](OpBuilder &pb, Location ploc, Value, Value c) {
              return initialSum(pb, ploc, bias, c, elementType);
