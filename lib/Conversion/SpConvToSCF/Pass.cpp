@@ -193,19 +193,6 @@ void ConvertSpConvToSCFPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  // What the GPU target cannot lower is refused before the conversion
-  // starts: a conversion that fails rolls back the layers it has lowered,
-  // and the blocks their lowerings built are not all the rewriter's to
-  // free (the sanitizer slice of the fuzzer found them leaked).
-  if (target == LoopTarget::GPU) {
-    WalkResult unsupported = module.walk([](RulebookFromPairsOp op) {
-      op.emitOpError("is not lowered for the GPU target yet: its run-time "
-                     "checks read the pairs on the host");
-      return WalkResult::interrupt();
-    });
-    if (unsupported.wasInterrupted())
-      return signalPassFailure();
-  }
   planConcatDestinations(ctx);
   MLIRContext *context = &getContext();
 

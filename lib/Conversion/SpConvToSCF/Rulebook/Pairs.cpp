@@ -5,7 +5,8 @@
 // spconv.rulebook_pairs hands out a rulebook's buffers as tensors (the
 // offsets widened from index to i64); spconv.rulebook_from_pairs takes them
 // back, checking them first: pairs from outside the function must not make
-// a later op read outside its buffers.
+// a later op read outside its buffers. Both lower for the CPU and the GPU
+// targets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,10 +83,6 @@ struct RulebookFromPairsLowering : SpConvOpLowering<RulebookFromPairsOp> {
   LogicalResult
   matchAndRewrite(RulebookFromPairsOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    // The checks read the pairs on the host: the pass refuses the op on
-    // the GPU target before converting anything.
-    if (ctx.getMachine().deviceBuffers)
-      return rewriter.notifyMatchFailure(op, "not lowered for the GPU target");
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     Value inRows = toOperandBuffer(b, loc, single(adaptor.getInRows()));
@@ -95,6 +92,17 @@ struct RulebookFromPairsLowering : SpConvOpLowering<RulebookFromPairsOp> {
     Value numOut = single(adaptor.getNumOut());
     int64_t count =
         op.getRulebook().getType().getGeometry().getKernelVolume() + 1;
+    // The host checks the offsets and sizes the launches from them; on the
+    // GPU they are device memory, read through one copy (spconv-gpu-memory
+    // makes it a device-to-host memcpy). The rows stay on the device, and
+    // reportFirstBad checks them there.
+    if (ctx.getMachine().deviceBuffers) {
+      Value hostOffsets = memref::AllocOp::create(
+          b, bufferLoc(loc, "the host copy of a rulebook's pair offsets"),
+          MemRefType::get({count}, b.getI64Type()));
+      memref::CopyOp::create(b, loc, offsets, hostOffsets);
+      offsets = hostOffsets;
+    }
     Type i64 = b.getI64Type();
     auto offsetAt = [&](OpBuilder &ob, Location oloc, Value j) -> Value {
       return memref::LoadOp::create(ob, oloc, offsets, j);
