@@ -569,6 +569,178 @@ TEST(CudaOutOfMemory, InjectedMemAllocFailureIsOutOfMemory) {
   spconv_rt_clear_error();
 }
 
+namespace {
+/// A caller's allocator for the tests: hands out host blocks (without a
+/// device) or slices of one device block (with one), and records what it
+/// was asked.
+struct RecordingAllocator {
+  char *arena = nullptr; // null: host blocks from malloc
+  size_t used = 0, capacity = 0;
+  int allocs = 0, frees = 0;
+  void *lastStream = nullptr;
+  bool refuse = false;
+
+  static void *alloc(uint64_t bytes, void *stream, void *user) {
+    auto *self = static_cast<RecordingAllocator *>(user);
+    ++self->allocs;
+    self->lastStream = stream;
+    if (self->refuse)
+      return nullptr;
+    if (!self->arena)
+      return std::malloc(bytes);
+    size_t start = (self->used + 255) / 256 * 256;
+    if (start + bytes > self->capacity)
+      return nullptr;
+    self->used = start + bytes;
+    return self->arena + start;
+  }
+  static void free(void *ptr, void *stream, void *user) {
+    auto *self = static_cast<RecordingAllocator *>(user);
+    ++self->frees;
+    self->lastStream = stream;
+    if (!self->arena)
+      std::free(ptr);
+  }
+  SpConvRtCudaAllocator handle() { return {alloc, free, this}; }
+};
+} // namespace
+
+// The caller's stream and allocator need no device of their own: they are
+// handed out, and asked, before the driver is.
+TEST(CudaCallerResources, StreamAndAllocatorAreTheThreads) {
+  spconv_rt_clear_error();
+  int token = 0;
+  void *mine = &token; // stands in for a caller's stream handle
+  EXPECT_EQ(spconv_rt_cuda_set_thread_stream(mine), nullptr);
+  EXPECT_EQ(mgpuStreamCreate(), mine);
+  EXPECT_EQ(spconv_rt_cuda_thread_stream(), mine);
+  void *other = mine;
+  std::thread([&] {
+    other = spconv_rt_cuda_set_thread_stream(nullptr);
+  }).join();
+  EXPECT_EQ(other, nullptr) << "another thread has no caller's stream";
+
+  RecordingAllocator recording;
+  SpConvRtCudaAllocator handle = recording.handle(), previous = {};
+  ASSERT_EQ(spconv_rt_cuda_set_thread_allocator(&handle, &previous),
+            SPCONV_RT_OK);
+  EXPECT_EQ(previous.alloc, nullptr);
+  int64_t counted = spconv_rt_test_allocation_count();
+  void *p = mgpuMemAlloc(100, mgpuStreamCreate(), false);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(recording.allocs, 1);
+  EXPECT_EQ(recording.lastStream, mine);
+  EXPECT_EQ(spconv_rt_test_allocation_count(), counted + 1)
+      << "the caller's allocations are counted too";
+  EXPECT_EQ(mgpuMemAlloc(0, mine, false), nullptr) << "zero bytes: no call";
+  EXPECT_EQ(recording.allocs, 1);
+  std::free(p); // without a device, mgpuMemFree cannot tell managed memory
+
+  // Injection fails a request before the caller's allocator is asked; the
+  // caller's own failure is out of memory too.
+  spconv_rt_test_fail_allocation(1);
+  EXPECT_EQ(mgpuMemAlloc(64, mine, false), nullptr);
+  EXPECT_EQ(recording.allocs, 1);
+  EXPECT_EQ(spconv_rt_alloc_failed(), 1);
+  spconv_rt_clear_error();
+  recording.refuse = true;
+  EXPECT_EQ(mgpuMemAlloc(size_t(3) << 20, mine, false), nullptr);
+  EXPECT_EQ(recording.allocs, 2);
+  EXPECT_EQ(spconv_rt_last_status(), SPCONV_RT_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(lastError(),
+            "out of memory: 3.0 MiB (3145728 bytes) of device memory");
+  spconv_rt_clear_error();
+
+  // Half an allocator is refused and changes nothing; null restores.
+  SpConvRtCudaAllocator half = {RecordingAllocator::alloc, nullptr, nullptr};
+  EXPECT_EQ(spconv_rt_cuda_set_thread_allocator(&half, &previous),
+            SPCONV_RT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(lastError(), "spconv_rt_cuda_set_thread_allocator: an allocator "
+                         "needs both its alloc and its free function");
+  spconv_rt_clear_error();
+  ASSERT_EQ(spconv_rt_cuda_set_thread_allocator(nullptr, &previous),
+            SPCONV_RT_OK);
+  EXPECT_EQ(previous.alloc, &RecordingAllocator::alloc);
+  EXPECT_EQ(previous.user, &recording);
+  EXPECT_EQ(spconv_rt_cuda_set_thread_stream(nullptr), mine);
+  void *own = mgpuStreamCreate();
+  EXPECT_NE(own, mine) << "the runtime's own stream again";
+  if (!haveDevice()) {
+    EXPECT_EQ(own, nullptr);
+  }
+  spconv_rt_clear_error();
+}
+
+// With a device: compiled code's calls run on the caller's stream with the
+// caller's memory, leave its stream alive, and give back what they took.
+TEST(CudaDevice, CallerStreamAndAllocator) {
+  REQUIRE_DEVICE();
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(cuda, nullptr);
+  using CreateFn = int (*)(void **, unsigned);
+  using QueryFn = int (*)(void *);
+  auto create = reinterpret_cast<CreateFn>(dlsym(cuda, "cuStreamCreate"));
+  auto query = reinterpret_cast<QueryFn>(dlsym(cuda, "cuStreamQuery"));
+  auto destroy = reinterpret_cast<QueryFn>(dlsym(cuda, "cuStreamDestroy_v2"));
+  using DeviceFn = int (*)(int *, int);
+  using RetainFn = int (*)(void **, int);
+  using PushFn = int (*)(void *);
+  using PopFn = int (*)(void **);
+  auto device = reinterpret_cast<DeviceFn>(dlsym(cuda, "cuDeviceGet"));
+  auto retain =
+      reinterpret_cast<RetainFn>(dlsym(cuda, "cuDevicePrimaryCtxRetain"));
+  auto push = reinterpret_cast<PushFn>(dlsym(cuda, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<PopFn>(dlsym(cuda, "cuCtxPopCurrent_v2"));
+  ASSERT_TRUE(create && query && destroy && device && retain && push && pop);
+  spconv_rt_clear_error();
+  void *pool = mgpuMemAlloc(1 << 20, nullptr, false);
+  ASSERT_NE(pool, nullptr) << lastError();
+  mgpuStreamSynchronize(nullptr);
+  // The caller's stream, made in the context the runtime uses: device 0's
+  // primary one.
+  int dev = -1;
+  void *context = nullptr, *popped = nullptr, *stream = nullptr;
+  ASSERT_EQ(device(&dev, 0), 0);
+  ASSERT_EQ(retain(&context, dev), 0);
+  ASSERT_EQ(push(context), 0);
+  ASSERT_EQ(create(&stream, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+
+  RecordingAllocator recording;
+  recording.arena = static_cast<char *>(pool);
+  recording.capacity = 1 << 20;
+  SpConvRtCudaAllocator handle = recording.handle();
+  spconv_rt_cuda_set_thread_stream(stream);
+  ASSERT_EQ(spconv_rt_cuda_set_thread_allocator(&handle, nullptr),
+            SPCONV_RT_OK);
+  void *s = mgpuStreamCreate();
+  EXPECT_EQ(s, stream);
+  auto *d = static_cast<int32_t *>(mgpuMemAlloc(64, s, false));
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(static_cast<void *>(d), pool) << "the caller's memory";
+  mgpuMemset32(d, 9, 16, s);
+  int32_t back[16] = {};
+  mgpuMemcpy(back, d, sizeof(back), s);
+  auto *m = static_cast<int32_t *>(mgpuMemAlloc(64, s, true));
+  ASSERT_NE(m, nullptr) << "managed memory stays the driver's";
+  mgpuMemFree(m, s);
+  mgpuMemFree(d, s);
+  spconv_rt_cuda_stream_synchronize(s);
+  mgpuStreamDestroy(s);
+  EXPECT_EQ(back[0], 9);
+  EXPECT_EQ(back[15], 9);
+  EXPECT_EQ(recording.allocs, 1);
+  EXPECT_EQ(recording.frees, 1) << "the managed buffer is not the caller's";
+  EXPECT_EQ(recording.lastStream, stream);
+  EXPECT_EQ(query(stream), 0) << "the caller's stream outlives the call";
+  EXPECT_TRUE(lastError().empty()) << lastError();
+  spconv_rt_cuda_set_thread_allocator(nullptr, nullptr);
+  spconv_rt_cuda_set_thread_stream(nullptr);
+  EXPECT_EQ(destroy(stream), 0);
+  EXPECT_EQ(pop(&popped), 0);
+  mgpuMemFree(pool, nullptr);
+  mgpuStreamSynchronize(nullptr);
+}
+
 TEST(CudaOutOfMemory, InjectedModuleLoadFailureIsReportedAtLaunch) {
   // In a process of its own: the first failed load of a process is the
   // one reported, and other tests' loads fail here too (no driver).

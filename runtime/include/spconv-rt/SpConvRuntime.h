@@ -509,9 +509,48 @@ SPCONV_RT_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank,
 SPCONV_RT_EXPORT void mgpuSetDefaultDevice(int32_t device);
 
 /* The stream that compiled code and the memref primitives use on the
- * calling thread (what mgpuStreamCreate hands out), created at first use;
- * null on failure. */
+ * calling thread (what mgpuStreamCreate hands out): the caller's (below), or
+ * the runtime's own, created at first use; null on failure. */
 SPCONV_RT_EXPORT void *spconv_rt_cuda_thread_stream(void);
+
+/* A caller's stream and device memory: what an ML framework needs to run
+ * compiled code on its current stream with its caching allocator. Both are
+ * the calling thread's (set them around a call, restore them after), and
+ * both belong to the default device's primary context
+ * (mgpuSetDefaultDevice), the context the CUDA runtime uses.
+ *
+ * spconv_rt_cuda_set_thread_stream makes `stream` (a CUstream /
+ * cudaStream_t) the calling thread's stream: compiled code and the memref
+ * primitives launch, copy and wait on it, and mgpuStreamDestroy leaves it
+ * alone. Null goes back to the runtime's own stream. Returns the caller's
+ * stream set before (null if none). */
+SPCONV_RT_EXPORT void *spconv_rt_cuda_set_thread_stream(void *stream);
+
+/* Device memory from the caller: `alloc(bytes, stream, user)` returns
+ * `bytes` (> 0) of device memory usable in the order of `stream`, or null
+ * when it has none (recorded as out of memory, as the pool's failures are);
+ * `free(ptr, stream, user)` takes back what `alloc` returned. */
+typedef void *(*SpConvRtCudaAllocFn)(uint64_t bytes, void *stream, void *user);
+typedef void (*SpConvRtCudaFreeFn)(void *ptr, void *stream, void *user);
+typedef struct SpConvRtCudaAllocator {
+  SpConvRtCudaAllocFn alloc;
+  SpConvRtCudaFreeFn free;
+  void *user;
+} SpConvRtCudaAllocator;
+
+/* Makes `allocator` serve the calling thread's device buffers
+ * (mgpuMemAlloc without isHostShared: kernel operands, temporaries and the
+ * results a compiled function returns, which the caller then frees with
+ * its own `free`), instead of the device's memory pool. Managed buffers
+ * (host_shared) and the primitives' scratch memory stay the runtime's. Null
+ * goes back to the pool. The allocator set before is stored in `previous`
+ * (if not null; `alloc` null if there was none). An allocator with a null
+ * function is refused with SPCONV_RT_ERR_INVALID_ARGUMENT, nothing changed.
+ * Change it only between calls: a buffer is freed by the allocator in
+ * place when it is freed. */
+SPCONV_RT_EXPORT int
+spconv_rt_cuda_set_thread_allocator(const SpConvRtCudaAllocator *allocator,
+                                    SpConvRtCudaAllocator *previous);
 /* Waits for `stream`: where compiled code's host reads what its kernels
  * wrote (spconv-gpu-stream-order). */
 SPCONV_RT_EXPORT void spconv_rt_cuda_stream_synchronize(void *stream);

@@ -19,7 +19,9 @@
 // hands out the calling thread's stream for the default device, created
 // once, and mgpuStreamDestroy leaves it alive: no stream is created or
 // destroyed per call, and the runtime's primitives (spconv_rt_cuda_memref_*)
-// run on the same stream.
+// run on the same stream. A caller with its own stream (an ML framework's
+// current stream) sets it for its thread (spconv_rt_cuda_set_thread_stream):
+// that stream is handed out instead and never destroyed here.
 //
 // Memory: device buffers (gpu.alloc) come from the device's default memory
 // pool in stream order (cuMemAllocAsync / cuMemFreeAsync), and the pool
@@ -28,7 +30,9 @@
 // buffers (gpu.alloc host_shared) are cuMemAllocManaged, freed by cuMemFree.
 // A driver result of CUDA_ERROR_OUT_OF_MEMORY is recorded as out of memory
 // (SPCONV_RT_ERR_OUT_OF_MEMORY, spconv_rt_alloc_failed), not as a CUDA
-// error, and mgpuMemAlloc requests are counted for failure injection.
+// error, and mgpuMemAlloc requests are counted for failure injection. A
+// caller's allocator (spconv_rt_cuda_set_thread_allocator) replaces the pool
+// for the device buffers of its thread; managed buffers stay the driver's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -273,10 +277,26 @@ CUstream *threadStreamSlot(int device) {
   return device >= 0 && device < kMaxDevices ? &streams[device] : nullptr;
 }
 
-/// The calling thread's stream on the default device, created at first use
-/// and kept for the thread's lifetime (destroying streams at exit would race
-/// the driver's own teardown).
+/// The caller's stream for this thread (spconv_rt_cuda_set_thread_stream),
+/// null if none.
+CUstream &externalStream() {
+  thread_local CUstream stream = nullptr;
+  return stream;
+}
+
+/// The caller's allocator for this thread's device buffers; `alloc` is null
+/// if none.
+SpConvRtCudaAllocator &externalAllocator() {
+  thread_local SpConvRtCudaAllocator allocator = {nullptr, nullptr, nullptr};
+  return allocator;
+}
+
+/// The calling thread's stream on the default device: the caller's, or one
+/// created at first use and kept for the thread's lifetime (destroying
+/// streams at exit would race the driver's own teardown).
 CUstream threadStream(const char *fn) {
+  if (CUstream external = externalStream())
+    return external;
   CUstream *slot = threadStreamSlot(defaultDevice.load());
   if (!slot)
     return nullptr; // ScopedContext reported the bad index.
@@ -286,7 +306,11 @@ CUstream threadStream(const char *fn) {
   return *slot;
 }
 
+/// Whether `stream` is one that outlives a call: the thread's own or the
+/// caller's.
 bool isThreadStream(CUstream stream) {
+  if (stream && stream == externalStream())
+    return true;
   CUstream *slot = threadStreamSlot(defaultDevice.load());
   return slot && stream == *slot;
 }
@@ -458,6 +482,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 
 void *mgpuStreamCreate(void) {
   const char *fn = "mgpuStreamCreate";
+  if (CUstream external = externalStream())
+    return external;
   ScopedContext ctx(fn);
   return ctx ? threadStream(fn) : nullptr;
 }
@@ -533,8 +559,18 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
     reportOutOfMemory(fn, sizeBytes, isHostShared);
     return nullptr;
   }
+  if (sizeBytes == 0)
+    return nullptr;
+  // The caller's allocator makes its own context current.
+  const SpConvRtCudaAllocator &external = externalAllocator();
+  if (!isHostShared && external.alloc) {
+    void *ptr = external.alloc(sizeBytes, stream, external.user);
+    if (!ptr)
+      reportOutOfMemory(fn, sizeBytes, /*managed=*/false);
+    return ptr;
+  }
   ScopedContext ctx(fn);
-  if (!ctx || sizeBytes == 0)
+  if (!ctx)
     return nullptr;
   CUdeviceptr ptr = 0;
   if (!isHostShared && !retainPoolMemory(fn))
@@ -570,8 +606,11 @@ void mgpuMemFree(void *ptr, void *stream) {
   if (driver().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                      address) != CUDA_SUCCESS)
     managed = 0;
+  const SpConvRtCudaAllocator &external = externalAllocator();
   if (managed)
     check(fn, "cuMemFree", driver().cuMemFree(address));
+  else if (external.alloc)
+    external.free(ptr, stream, external.user);
   else
     check(fn, "cuMemFreeAsync",
           driver().cuMemFreeAsync(address, static_cast<CUstream>(stream)));
@@ -647,8 +686,31 @@ void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
     mgpuMemHostUnregister(start);
 }
 
+void *spconv_rt_cuda_set_thread_stream(void *stream) {
+  CUstream previous = externalStream();
+  externalStream() = static_cast<CUstream>(stream);
+  return previous;
+}
+
+int spconv_rt_cuda_set_thread_allocator(const SpConvRtCudaAllocator *allocator,
+                                        SpConvRtCudaAllocator *previous) {
+  const char *fn = "spconv_rt_cuda_set_thread_allocator";
+  if (allocator && (!allocator->alloc || !allocator->free)) {
+    report(fn, "an allocator needs both its alloc and its free function",
+           SPCONV_RT_ERR_INVALID_ARGUMENT);
+    return SPCONV_RT_ERR_INVALID_ARGUMENT;
+  }
+  if (previous)
+    *previous = externalAllocator();
+  externalAllocator() =
+      allocator ? *allocator : SpConvRtCudaAllocator{nullptr, nullptr, nullptr};
+  return SPCONV_RT_OK;
+}
+
 void *spconv_rt_cuda_thread_stream(void) {
   const char *fn = "spconv_rt_cuda_thread_stream";
+  if (CUstream external = externalStream())
+    return external;
   ScopedContext ctx(fn);
   return ctx ? threadStream(fn) : nullptr;
 }
