@@ -733,6 +733,21 @@ TEST(CudaDevice, CallerStreamAndAllocator) {
   EXPECT_EQ(recording.lastStream, stream);
   EXPECT_EQ(query(stream), 0) << "the caller's stream outlives the call";
   EXPECT_TRUE(lastError().empty()) << lastError();
+  // The legacy default stream, by its explicit handle (PyTorch's default
+  // stream): used, and never destroyed.
+  void *legacy = reinterpret_cast<void *>(uintptr_t(1)); // CU_STREAM_LEGACY
+  spconv_rt_cuda_set_thread_stream(legacy);
+  EXPECT_EQ(mgpuStreamCreate(), legacy);
+  d = static_cast<int32_t *>(mgpuMemAlloc(64, legacy, false));
+  ASSERT_NE(d, nullptr);
+  mgpuMemset32(d, 5, 16, legacy);
+  mgpuMemcpy(back, d, sizeof(back), legacy);
+  mgpuMemFree(d, legacy);
+  spconv_rt_cuda_stream_synchronize(legacy);
+  mgpuStreamDestroy(legacy);
+  EXPECT_EQ(back[15], 5);
+  EXPECT_EQ(recording.allocs, 2);
+  EXPECT_TRUE(lastError().empty()) << lastError();
   spconv_rt_cuda_set_thread_allocator(nullptr, nullptr);
   spconv_rt_cuda_set_thread_stream(nullptr);
   EXPECT_EQ(destroy(stream), 0);

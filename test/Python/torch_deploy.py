@@ -1,16 +1,24 @@
 """spconv_mlir.torch where no compiler is installed (a deployment box):
 the ops run from a kernel store filled on a machine with the compiler.
 
-usage: torch_deploy.py fill OUT.pt     (with spconv-compile: fills the store)
-       torch_deploy.py run OUT.pt      (with only the runtime: reads it)
+usage: torch_deploy.py fill [--cuda] OUT.pt  (with spconv-compile: fills the store)
+       torch_deploy.py run OUT.pt              (with only the runtime: reads it)
+       torch_deploy.py run-cuda OUT.pt         (the CUDA half)
 
 `fill` runs a small network (a subm conv, a strided conv, its inverse, a max
-pool) forward and backward, so that every kernel it needs is compiled into
-$SPCONV_MLIR_CACHE_DIR, and saves the outputs and gradients. `run` does the
-same with $SPCONV_MLIR_PREFIX holding the runtime alone: the results must be
-bit-identical, a layer the store lacks must fail with an error that says
-what to do, and neither code for another CPU nor a runtime of another build
-may come from the store's libraries.
+pool) forward and backward and a gradcheck of a small f64 layer, so that
+every kernel they need is compiled into $SPCONV_MLIR_CACHE_DIR, and saves
+the outputs and gradients; with --cuda it compiles the same kernels for
+CUDA too (no GPU needed). `run` does the same with $SPCONV_MLIR_PREFIX
+holding the runtime alone: the results must be bit-identical, a layer the
+store lacks must fail with an error that says what to do, and neither code
+for another CPU nor a runtime of another build may come from the store's
+libraries. `run-cuda`, with the runtime alone too, finds every kernel's
+CUDA build in the store; then, on a GPU (the GPU-day kit's torch-deploy
+phase), runs the network and the gradcheck on CUDA tensors: outputs and
+gradients equal the CPU's to 1e-5, bit for bit from one run to the next and
+on another stream, and the buffers the kernels return are torch's caching
+allocator's.
 """
 import os
 import shutil
@@ -42,19 +50,50 @@ class Net(torch.nn.Module):
         return pooled, self.up(coarse)
 
 
-def results():
+def results(device="cpu"):
     torch.manual_seed(0)
-    net = Net()
+    net = Net().to(device)
     generator = torch.Generator().manual_seed(1)
     cells = torch.randperm(9 * 8 * 7, generator=generator)[:40]
     indices = torch.stack([torch.zeros_like(cells), cells // 56, cells // 7 % 8, cells % 7],
-                          dim=1).int()
-    features = torch.randn(40, 3, generator=generator, requires_grad=True)
+                          dim=1).int().to(device)
+    features = torch.randn(40, 3, generator=generator).to(device).requires_grad_()
     pooled, up = net(spconv.SparseConvTensor(features, indices, GRID, 1))
     loss = pooled.features.square().sum() + up.features.sin().sum()
     grads = torch.autograd.grad(loss, [features] + list(net.parameters()))
     return {"pooled": pooled.features, "pooled_sites": pooled.indices,
             "up": up.features, "grads": grads}
+
+
+def gradcheck(device="cpu"):
+    """torch.autograd.gradcheck of a small f64 subm conv on `device`."""
+    torch.manual_seed(2)
+    layer = spconv.SubMConv3d(2, 3, 3).double().to(device)
+    cells = torch.randperm(9 * 8 * 7, generator=torch.Generator().manual_seed(3))[:12]
+    indices = torch.stack([torch.zeros_like(cells), cells // 56, cells // 7 % 8, cells % 7],
+                          dim=1).int().to(device)
+    features = torch.randn(12, 2, dtype=torch.float64, device=device, requires_grad=True)
+    weight = layer.weight.detach().clone().requires_grad_()
+    bias = layer.bias.detach().clone().requires_grad_()
+
+    def f(feat, weight, bias):
+        return layer.apply_weights(spconv.SparseConvTensor(feat, indices, GRID, 1), weight,
+                                   bias).features
+
+    return torch.autograd.gradcheck(f, (features, weight, bias), eps=1e-6, atol=1e-7)
+
+
+def load_for_cuda():
+    """The kernels this process loaded for the CPU, loaded for CUDA: compiled
+    into the store where the compiler is, read from it where only the
+    runtime is (loading them needs no GPU). How many."""
+    specs = kernels.loaded_specs("cpu")
+    for spec in specs:
+        if isinstance(spec, kernels.RulebookSpec):
+            kernels.rulebook_kernel(spec, "cuda")
+        else:
+            kernels.compute_kernel(spec, "cuda")
+    return len(specs)
 
 
 def same(a, b):
@@ -64,11 +103,11 @@ def same(a, b):
 
 
 def error_of(call):
+    """What `call` raised (a ToolchainError), else what it returned."""
     try:
-        call()
+        return call()
     except ToolchainError as e:
         return str(e)
-    return "no error"
 
 
 def run(saved):
@@ -87,8 +126,7 @@ def run(saved):
 
     # The same kernel text under another build's identity: a miss, not the
     # library of this one.
-    spec = next(kernels.RulebookSpec.from_json(text)
-                for kind, text in kernels._loaded if kind == "RulebookSpec")
+    spec = next(s for s in kernels.loaded_specs() if isinstance(s, kernels.RulebookSpec))
     text, entries = kernels.rulebook_module(spec), ("rulebook_" + spec.key(),)
     found, _ = build_library(text, toolchain, entries=entries)
     print("this build's rulebook kernel from the store:",
@@ -113,10 +151,54 @@ def run(saved):
     shutil.rmtree(other)
 
 
+def close(a, b):
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if a.dtype in (torch.int32, torch.int64):
+        return torch.equal(a.cpu(), b.cpu())
+    return torch.allclose(a.cpu(), b.cpu(), rtol=1e-5, atol=1e-5)
+
+
+def run_cuda(saved):
+    print("compiler:", find_toolchain().compiler)
+    want = torch.load(saved)
+    results()
+    gradcheck()
+    print("cuda kernels from the store:", error_of(load_for_cuda))
+    if not torch.cuda.is_available():
+        print("no CUDA device")
+        return
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    got = results("cuda")
+    torch.cuda.synchronize()
+    held = torch.cuda.memory_allocated() - before
+    print("outputs and gradients on cuda equal the CPU's:",
+          all(close(got[k], want[k]) for k in want))
+    print("outputs on cuda tensors:", all(got[k].is_cuda for k in ("pooled", "up")))
+    # The results (and every buffer they hold on to) are the caching
+    # allocator's: it counts at least their bytes.
+    kept = sum(got[k].untyped_storage().nbytes() for k in ("pooled", "pooled_sites", "up"))
+    print("results from torch's allocator:", held >= kept > 0)
+    print("bit-identical from run to run:",
+          all(same(got[k], v) for k, v in results("cuda").items()))
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        other = results("cuda")
+    stream.synchronize()
+    print("bit-identical on another stream:", all(same(got[k], v) for k, v in other.items()))
+    print("gradcheck f64 on cuda:", gradcheck("cuda"))
+
+
 if __name__ == "__main__":
-    mode, path = sys.argv[1:]
+    mode, path = sys.argv[1], sys.argv[-1]
     if mode == "fill":
         print("compiler:", os.path.basename(find_toolchain().compiler))
         torch.save(results(), path)
+        print("gradcheck f64:", gradcheck())
+        if "--cuda" in sys.argv:
+            print("kernels compiled for cuda:", load_for_cuda())
+    elif mode == "run-cuda":
+        run_cuda(path)
     else:
         run(path)

@@ -302,8 +302,8 @@ def backward_runs_no_forward():
 
     from spconv_mlir.torch import kernels
 
-    spec = next(kernels.ConvSpec.from_json(js) for (kind, js), _ in kernels._loaded.items()
-                if kind == "ConvSpec" and '"op":"conv"' in js and '"kind":"subm"' in js)
+    spec = next(s for s in kernels.loaded_specs()
+                if isinstance(s, kernels.ConvSpec) and s.op == "conv" and s.kind == "subm")
     opt = os.path.join(spconv_mlir.find_toolchain().prefix, "bin", "spconv-opt")
     text = subprocess.run([opt, "-spconv-generate-backward", "-canonicalize"],
                           input=kernels.compute_module(spec), capture_output=True, text=True,
@@ -386,6 +386,20 @@ def bad_input():
     # A batch of two whose second element has no sites: the first's result.
     two = layer(spconv.SparseConvTensor(features, indices, grid, 2)).features
     check("an empty batch element: the other element's result", torch.equal(two, want))
+    # Devices (torch's meta device stands in for another one): features
+    # and weight apart, indices and features apart, a device with no kernels.
+    expect_error("features on another device than the weight", InputError,
+                 "features on meta but the weight on cpu",
+                 lambda: layer(spconv.SparseConvTensor(features.to("meta"), indices.to("meta"),
+                                                       grid, 1)))
+    expect_error("indices on another device than the features", InputError,
+                 "the indices are on meta but the features on cpu",
+                 lambda: layer(spconv.SparseConvTensor(features, indices.to("meta"), grid, 1)))
+    meta_layer = spconv.SubMConv3d(3, 4, 3).to("meta")
+    expect_error("a device without kernels", InputError,
+                 "runs CPU and CUDA tensors, not tensors on meta",
+                 lambda: meta_layer(spconv.SparseConvTensor(features.to("meta"),
+                                                            indices.to("meta"), grid, 1)))
 
 
 if __name__ == "__main__":

@@ -133,7 +133,7 @@ class KitBuilder:
 
     def fill_torch_store(self):
         """A kernel store with test/Python/torch_deploy.py's network's
-        kernels, compiled here for the kit's CPU: the `torch-deploy` phase
+        kernels, compiled here for the kit's CPU and for CUDA: the `torch-deploy` phase
         runs spconv_mlir.torch from it on the GPU machine, where nothing
         compiles. Needs the test command's torch venv (build/venv-torch);
         without it the kit has no store, and the phase says so."""
@@ -147,7 +147,9 @@ class KitBuilder:
         script = os.path.join(ROOT, "test", "Python", "torch_deploy.py")
         shutil.copy2(script, torch_dir)
         store = os.path.join(torch_dir, "store")
-        run([python, script, "fill", os.path.join(torch_dir, "want.pt")],
+        # --cuda: the same kernels compiled for CUDA, for the phase's CUDA
+        # half.
+        run([python, script, "fill", "--cuda", os.path.join(torch_dir, "want.pt")],
             env=dict(os.environ, SPCONV_MLIR_PREFIX=self.build, SPCONV_MLIR_CACHE_DIR=store,
                      SPCONV_MLIR_CPU=KIT_CPU, PYTHONPATH=os.path.join(ROOT, "python")))
         shutil.rmtree(os.path.join(store, "staging"), ignore_errors=True)

@@ -1,7 +1,8 @@
 """The compiled kernels behind spconv_mlir.torch's ops.
 
 Two kinds of kernel sets, each one shared library compiled by spconv-compile
-and kept in the kernel store that every tool shares (`store.py`, through
+for the tensors' device (`--target cpu` or `cuda`; CUDA ones are called
+through `cuda_call.py`) and kept in the kernel store that every tool shares (`store.py`, through
 `toolchain.build_library`: keyed by the MLIR, the options and the
 compiler's identity; safe under concurrent processes, bounded in size) and
 loaded once per process:
@@ -28,7 +29,7 @@ from .. import abi
 from ..emit import ELEMENT_TYPES, geometry_attr
 from ..errors import UnsupportedError
 from ..toolchain import build_library, find_toolchain
-from . import openmp
+from . import cuda_call, openmp
 
 RULEBOOK_KINDS = ("subm", "regular", "transposed")
 OPS = ("conv", "inverse_conv", "maxpool", "avgpool")
@@ -204,6 +205,8 @@ def compute_module(spec):
 def _call(entry, tensors):
     import torch
 
+    if tensors[0].device.type == "cuda":
+        return cuda_call.call(entry, tensors, [dtype for _, dtype in entry.results])
     # torch.set_num_threads governs these kernels too.
     threads = torch.get_num_threads()
     openmp.check(threads)
@@ -252,27 +255,50 @@ _loaded = {}
 _lock = threading.Lock()
 
 
-def _kernel(spec, make_module, kernel_class, entries):
-    key = (type(spec).__name__, spec.to_json())
+TARGETS = {"cpu": "cpu", "cuda": "cuda"}
+
+
+def _target(device):
+    kind = getattr(device, "type", device)
+    if kind not in TARGETS:
+        raise UnsupportedError("spconv_mlir.torch runs CPU and CUDA tensors, not %s" % device)
+    return TARGETS[kind]
+
+
+def _kernel(spec, make_module, kernel_class, entries, device):
+    target = _target(device)
+    key = (type(spec).__name__, spec.to_json(), target)
     with _lock:
         found = _loaded.get(key)
         if found is None:
-            what = "spconv_mlir.torch's %s kernel %s" % (
-                "rulebook" if isinstance(spec, RulebookSpec) else "compute", spec.to_json())
-            library, _ = build_library(make_module(spec), find_toolchain(), "cpu",
+            what = "spconv_mlir.torch's %s %s kernel %s" % (
+                target, "rulebook" if isinstance(spec, RulebookSpec) else "compute",
+                spec.to_json())
+            library, _ = build_library(make_module(spec), find_toolchain(), target,
                                        entries=entries, what=what)
             found = _loaded[key] = kernel_class(spec, library)
         return found
 
 
-def rulebook_kernel(spec):
-    """`spec`'s rulebook build, compiled on first use (or found in the
-    store) and loaded once per process."""
-    return _kernel(spec, rulebook_module, RulebookKernel, ("rulebook_" + spec.key(),))
+def rulebook_kernel(spec, device="cpu"):
+    """`spec`'s rulebook build for `device` (a torch device or its type, cpu
+    or cuda), compiled on first use (or found in the store) and loaded once
+    per process."""
+    return _kernel(spec, rulebook_module, RulebookKernel, ("rulebook_" + spec.key(),),
+                   device)
 
 
-def compute_kernel(spec):
-    """`spec`'s compute and its backward, compiled on first use (or found in
-    the store) and loaded once per process."""
+def compute_kernel(spec, device="cpu"):
+    """`spec`'s compute and its backward for `device`, compiled on first use
+    (or found in the store) and loaded once per process."""
     name = "compute_" + spec.key()
-    return _kernel(spec, compute_module, ComputeKernel, (name, name + "_backward"))
+    return _kernel(spec, compute_module, ComputeKernel, (name, name + "_backward"), device)
+
+
+def loaded_specs(device="cpu"):
+    """The specs of the kernels this process has loaded for `device`: what
+    a store filled ahead of time must hold for the same model."""
+    target = _target(device)
+    with _lock:
+        return [(RulebookSpec if kind == "RulebookSpec" else ConvSpec).from_json(text)
+                for kind, text, t in _loaded if t == target]

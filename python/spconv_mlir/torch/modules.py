@@ -225,10 +225,10 @@ class SparseConvolution(SparseModule):
         if features.dtype not in _DTYPES:
             raise InputError("%s: %s is not supported; use float32 or float64"
                              % (layer, features.dtype))
-        if features.device != self.weight.device or features.device.type != "cpu":
-            raise InputError("%s: features on %s, weight on %s; spconv_mlir.torch runs CPU "
-                             "tensors only for now" % (layer, features.device,
-                                                       self.weight.device))
+        if features.device != self.weight.device:
+            raise InputError("%s: features on %s but the weight on %s; move the module or "
+                             "the tensor" % (layer, features.device, self.weight.device))
+        _check_device(features, layer)
         return features
 
     def forward(self, x):
@@ -323,9 +323,10 @@ class SparsePool(SparseModule):
         indices = _check_indices(x, self.ndim, layer)
         features = x.features
         if not isinstance(features, torch.Tensor) or features.dim() != 2 or \
-                features.dtype not in _DTYPES or features.device.type != "cpu":
-            raise InputError("%s: features must be an N x C float32 or float64 CPU tensor, "
+                features.dtype not in _DTYPES:
+            raise InputError("%s: features must be an N x C float32 or float64 tensor, "
                              "got %s" % (layer, _describe(features)))
+        _check_device(features, layer)
         grid = tuple(x.spatial_shape)
         out_grid = tuple(traced.pool_output_grid(self, list(grid), layer))
         channels = features.shape[1]
@@ -346,16 +347,16 @@ class SparsePool(SparseModule):
 
 
 def _check_indices(x, ndim, layer):
-    """`x.indices` as int32 on the CPU: other integer types converted where
+    """`x.indices` as int32 on the features' device: other integer types converted where
     their values fit, anything else a clear error."""
     indices = x.indices
     if not isinstance(indices, torch.Tensor) or indices.dim() != 2 or \
             indices.shape[1] != ndim + 1:
         raise InputError("%s: indices must be a %d-column tensor (batch, then %d "
                          "coordinates), got %s" % (layer, ndim + 1, ndim, _describe(indices)))
-    if indices.device.type != "cpu":
-        raise InputError("%s: spconv_mlir.torch runs CPU tensors only for now; the "
-                         "indices are on %s" % (layer, indices.device))
+    if isinstance(x.features, torch.Tensor) and indices.device != x.features.device:
+        raise InputError("%s: the indices are on %s but the features on %s; both must be "
+                         "on one device" % (layer, indices.device, x.features.device))
     if indices.dtype != torch.int32:
         if indices.dtype not in (torch.int64, torch.int16, torch.int8, torch.uint8):
             raise InputError("%s: indices must be integers, got %s" % (layer, indices.dtype))
@@ -363,6 +364,12 @@ def _check_indices(x, ndim, layer):
             raise InputError("%s: indices hold values outside int32" % layer)
         indices = indices.to(torch.int32)
     return indices
+
+
+def _check_device(tensor, layer):
+    if tensor.device.type not in ("cpu", "cuda"):
+        raise InputError("%s: spconv_mlir.torch runs CPU and CUDA tensors, not tensors on %s"
+                         % (layer, tensor.device))
 
 
 def _describe(value):

@@ -21,7 +21,9 @@ Weights are in the compiler's layout, `K x Cin/groups x Cout`; the modules
 gradients torch knows. Autograd goes through `register_autograd`; every op
 has a fake implementation, so `torch.compile` traces through them (the
 pairs and a strided build's output sites are unbacked sizes). CPU tensors
-only for now: the CUDA half is issue 38's next step.
+run kernels compiled for the CPU; CUDA tensors run kernels compiled for
+CUDA, on torch's current stream with torch's caching allocator
+(`cuda_call.py`).
 """
 from typing import Optional, Tuple
 
@@ -37,8 +39,8 @@ def _contiguous(*tensors):
 @torch.library.custom_op("spconv_mlir::subm_rulebook", mutates_args=())
 def subm_rulebook(indices: torch.Tensor,
                   spec: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    in_rows, out_rows, offsets = rulebook_kernel(RulebookSpec.from_json(spec))(
-        indices.contiguous())
+    in_rows, out_rows, offsets = rulebook_kernel(RulebookSpec.from_json(spec),
+                                                 indices.device)(indices.contiguous())
     return in_rows, out_rows, offsets
 
 
@@ -53,8 +55,8 @@ def _(indices, spec):
 @torch.library.custom_op("spconv_mlir::strided_rulebook", mutates_args=())
 def strided_rulebook(indices: torch.Tensor, spec: str) -> Tuple[
         torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    out_indices, in_rows, out_rows, offsets = rulebook_kernel(RulebookSpec.from_json(spec))(
-        indices.contiguous())
+    out_indices, in_rows, out_rows, offsets = rulebook_kernel(
+        RulebookSpec.from_json(spec), indices.device)(indices.contiguous())
     return out_indices, in_rows, out_rows, offsets
 
 
@@ -81,7 +83,7 @@ def _inputs(in_rows, out_rows, offsets, sites, features, weight=None, bias=None)
 def rulebook_conv(in_rows: torch.Tensor, out_rows: torch.Tensor, offsets: torch.Tensor,
                   sites: torch.Tensor, features: torch.Tensor, weight: torch.Tensor,
                   bias: Optional[torch.Tensor], spec: str) -> torch.Tensor:
-    return compute_kernel(ConvSpec.from_json(spec)).forward(
+    return compute_kernel(ConvSpec.from_json(spec), features.device).forward(
         *_inputs(in_rows, out_rows, offsets, sites, features, weight, bias))
 
 
@@ -95,7 +97,7 @@ def rulebook_pool(in_rows: torch.Tensor, out_rows: torch.Tensor, offsets: torch.
                   sites: torch.Tensor, features: torch.Tensor, spec: str) -> torch.Tensor:
     """Max or average pooling (spec op `maxpool`, `avgpool`) over a regular
     rulebook."""
-    return compute_kernel(ConvSpec.from_json(spec)).forward(
+    return compute_kernel(ConvSpec.from_json(spec), features.device).forward(
         *_inputs(in_rows, out_rows, offsets, sites, features))
 
 
@@ -114,7 +116,7 @@ def rulebook_backward(in_rows: torch.Tensor, out_rows: torch.Tensor, offsets: to
     shapes for what the op lacks (a pool's weight and bias, a bias-free
     conv's bias)."""
     s = ConvSpec.from_json(spec)
-    grads = compute_kernel(s).backward(
+    grads = compute_kernel(s, features.device).backward(
         *_inputs(in_rows, out_rows, offsets, sites, features, weight, bias), grad.contiguous())
     shapes = [s.weight_shape() if not s.is_pool else (0,), (s.out_channels,)]
     while len(grads) < 3:

@@ -522,8 +522,10 @@ SPCONV_RT_EXPORT void *spconv_rt_cuda_thread_stream(void);
  * spconv_rt_cuda_set_thread_stream makes `stream` (a CUstream /
  * cudaStream_t) the calling thread's stream: compiled code and the memref
  * primitives launch, copy and wait on it, and mgpuStreamDestroy leaves it
- * alone. Null goes back to the runtime's own stream. Returns the caller's
- * stream set before (null if none). */
+ * alone. Null goes back to the runtime's own stream, so a caller whose
+ * stream is the legacy default stream passes its explicit handle,
+ * CU_STREAM_LEGACY ((void *)1). Returns the caller's stream set before
+ * (null if none). */
 SPCONV_RT_EXPORT void *spconv_rt_cuda_set_thread_stream(void *stream);
 
 /* Device memory from the caller: `alloc(bytes, stream, user)` returns

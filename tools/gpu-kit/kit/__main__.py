@@ -43,7 +43,7 @@ PHASES = {
     "profile": (25, None),
     "graph": (15, 10),
     "probes": (20, 20),
-    "torch-deploy": (25, None),
+    "torch-deploy": (40, None),
     "ab": (60, None),
 }
 # The stand-in's budgets: the emulator is a CPU.
