@@ -14,7 +14,10 @@ backward of the same layer (SubMConv3d / SparseConv3d, autograd) run beside
 it, and both weight gradients are compared first.
 
 usage: PYTHON bench/backward.py [--bin build/bin] [--sites N] [--threads T]
-           [--repeat R]
+           [--repeat R] [--layers KIND:CIN:COUT,...]
+
+--layers replaces the default layers with stride-1 ones of the given kinds
+(subm or regular) and channels, e.g. subm:128:128,subm:256:256.
 Prints a Markdown table.
 """
 import argparse
@@ -135,7 +138,16 @@ def main():
     p.add_argument("--sites", type=int, default=100000)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--layers", help="KIND:CIN:COUT,... instead of the default layers")
     args = p.parse_args()
+    layers = LAYERS
+    if args.layers:
+        layers = []
+        for text in args.layers.split(","):
+            kind, cin, cout = text.split(":")
+            if kind not in ("subm", "regular"):
+                p.error("--layers: kind %r is not subm or regular" % kind)
+            layers.append(("%s %s->%s" % (kind, cin, cout), kind, int(cin), int(cout), 1, 1))
     work = tempfile.mkdtemp(prefix="spconv-backward-")
     subprocess.run([sys.executable, os.path.join(ROOT, "bench", "workloads", "gen_workload.py"),
                     "lidar", os.path.join(work, "scan"), "--sites", str(args.sites)],
@@ -143,7 +155,7 @@ def main():
     coords = np.load(os.path.join(work, "scan_coords.npy"))
     rng = np.random.default_rng(0)
     rows = []
-    for name, kind, cin, cout, stride, padding in LAYERS:
+    for name, kind, cin, cout, stride, padding in layers:
         model = os.path.join(work, "layer.mlir")
         with open(model, "w") as f:
             f.write(layer_mlir(kind, cin, cout, stride, padding))

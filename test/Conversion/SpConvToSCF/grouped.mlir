@@ -63,18 +63,22 @@ func.func @depthwise(%c: !g, %x: tensor<?x16xf32>, %w: tensor<27x1x16xf32>) -> t
 
 // -----
 
-// The grouped weight gradient: on the CPU the rank-one updates of an
-// offset's block run group by group (output columns from q * 4, input
-// channels from q * 2); on the GPU the thread of (j, ci, co) reads input
-// channel co / 4 * 2 + ci.
+// The grouped weight gradient: on the CPU each block of an offset's pairs
+// runs the tiles group by group (output columns from q * 4, input channels
+// from q * 2: a tile of both rows of a group's 2 x 4 block); on the GPU the
+// thread of (j, ci, co) reads input channel co / 4 * 2 + ci.
 // CHECK-LABEL: func.func @grouped_weight_grad
+// CHECK: scf.parallel
+// CHECK: arith.constant 128 : index
 // CHECK: scf.for %[[Q:.*]] = %{{.*}} to %c4{{(_[0-9]+)?}} step
 // CHECK: %[[IN:.*]] = arith.muli %[[Q]], %{{.*}} : index
 // CHECK: %[[OUT:.*]] = arith.muli %[[Q]], %{{.*}} : index
-// CHECK: %[[COLUMN:.*]] = arith.addi %[[OUT]], %{{.*}} : index
-// CHECK: vector.load %{{.*}}[%{{.*}}, %[[COLUMN]]] : memref<?x16xf32>
 // CHECK: scf.for %[[CI:[^ ]*]] =
-// CHECK: %[[X:.*]] = arith.addi %[[IN]], %[[CI]] : index
+// CHECK: %[[COLUMN:.*]] = arith.addi %[[OUT]], %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.addi %[[CI]], %{{.*}} : index
+// CHECK: %[[X:.*]] = arith.addi %[[IN]], %[[ROW]] : index
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: vector.load %{{.*}}[%{{.*}}, %[[COLUMN]]] : memref<?x16xf32>, vector<4xf32>
 // CHECK: memref.load %{{.*}}[%{{.*}}, %[[X]]] : memref<?x8xf32>
 // CHECK: {spconv.kernel = "weight_grad_f32_g4"}
 // GPU-LABEL: func.func @grouped_weight_grad

@@ -34,12 +34,14 @@
 // GPU: arith.truncf %{{.*}} : f32 to f16
 // GPU: {spconv.kernel = "weight_grad_f16_sum"}
 
-// The weight gradient on the CPU: one parallel iteration per kernel offset
-// (both operands' rows checked first: 0 input sites, 2 output sites) zeroes
-// its 4 x 8 block, then takes its pairs four at a time: their gradient rows
-// stay in registers while each input channel's row of the block is loaded
-// once, takes one FMA per pair (the feature of that pair and channel,
-// broadcast) and is stored once; the last pairs go one at a time.
+// The weight gradient on the CPU (both operands' rows checked first: 0
+// input sites, 2 output sites): a GEMM per kernel offset over its pairs,
+// one parallel iteration per (offset, chunk of output channels; here one
+// chunk of 8). It zeroes its chunk of the 4 x 8 block, then takes the pairs
+// 128 at a time through each tile of input channels (4 rows here): the
+// tile's sums are loaded into registers, every pair of the block adds its
+// gradient chunk (one load) times its feature of each row (a broadcast)
+// in pair order, and the sums are stored back.
 // CHECK-LABEL: func.func @weight_grad
 // CHECK: %[[RB:.*]]:3 = call @spconv_build_subm_k3x3x3
 // CHECK: %[[G:.*]] = bufferization.to_buffer %{{.*}} : tensor<?x8xf32> to memref<?x8xf32>
@@ -53,27 +55,33 @@
 // CHECK: %[[OK:.*]] = arith.andi %[[XOK]], %[[GOK]] : i1
 // CHECK: %[[DW:.*]] = memref.alloc() : memref<27x4x8xf32>
 // CHECK: %[[K:.*]] = arith.constant 27 : index
-// CHECK: scf.parallel (%[[J:.*]]) = ({{.*}}) to (%[[K]])
-// CHECK: vector.store %{{.*}}, %[[DW]][%[[J]], %{{.*}}, %{{.*}}] : memref<27x4x8xf32>, vector<8xf32>
+// CHECK: %[[CHUNKS:.*]] = arith.constant 1 : index
+// CHECK: scf.parallel (%[[J:.*]], %[[CHUNK:.*]]) = ({{.*}}) to (%[[K]], %[[CHUNKS]])
+// CHECK: %[[COL:.*]] = arith.muli %[[CHUNK]], %c8 : index
 // CHECK: %[[BEGIN:.*]] = memref.load %[[RB]]#2[%[[J]]] : memref<28xindex>
 // CHECK: %[[END:.*]] = memref.load %[[RB]]#2[%{{.*}}] : memref<28xindex>
 // CHECK: %[[LAST:.*]] = arith.select %[[OK]], %[[END]], %[[BEGIN]] : index
-// CHECK: %[[FOUR:.*]] = arith.constant 4 : index
-// CHECK: %[[SPAN:.*]] = arith.subi %[[LAST]], %[[BEGIN]] : index
-// CHECK: %[[REM:.*]] = arith.remui %[[SPAN]], %[[FOUR]] : index
-// CHECK: %[[FULL:.*]] = arith.subi %[[LAST]], %[[REM]] : index
-// CHECK: scf.for %[[P:.*]] = %[[BEGIN]] to %[[FULL]] step %[[FOUR]] {
-// CHECK-COUNT-4: memref.load %[[RB]]#0
-// CHECK-COUNT-4: vector.load %[[G]][%{{.*}}, %{{.*}}] : memref<?x8xf32>, vector<8xf32>
-// CHECK: scf.for %[[CI:.*]] =
-// CHECK: %[[ROW:.*]] = vector.load %[[DW]][%[[J]], %[[CI]], %{{.*}}] : memref<27x4x8xf32>, vector<8xf32>
-// CHECK: %[[A:.*]] = memref.load %[[X]][%{{.*}}, %[[CI]]] : memref<?x4xf32>
+// CHECK: scf.for %[[CI0:.*]] = %{{.*}} to %c4 step
+// CHECK: vector.store %{{.*}}, %[[DW]][%[[J]], %[[CI0]], %[[COL]]] : memref<27x4x8xf32>, vector<8xf32>
+// CHECK: %[[BLOCK:.*]] = arith.constant 128 : index
+// CHECK: scf.for %[[FIRST:.*]] = %[[BEGIN]] to %[[LAST]] step %[[BLOCK]] {
+// CHECK: %[[NEXT:.*]] = arith.addi %[[FIRST]], %[[BLOCK]] : index
+// CHECK: %[[STOP:.*]] = arith.minsi %[[NEXT]], %[[LAST]] : index
+// CHECK: scf.for %[[CI:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-4: vector.load %[[DW]][%[[J]], %{{.*}}, %[[COL]]] : memref<27x4x8xf32>, vector<8xf32>
+// CHECK: %[[SUMS:.*]]:4 = scf.for %[[P:.*]] = %[[FIRST]] to %[[STOP]] step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK: %[[SRC:.*]] = memref.load %[[RB]]#0[%[[P]]]
+// CHECK: %[[SRC_I:.*]] = arith.index_cast %[[SRC]]
+// CHECK: %[[DST:.*]] = memref.load %[[RB]]#1[%[[P]]]
+// CHECK: %[[DST_I:.*]] = arith.index_cast %[[DST]]
+// CHECK: %[[GROW:.*]] = vector.load %[[G]][%[[DST_I]], %[[COL]]] : memref<?x8xf32>, vector<8xf32>
+// CHECK-NOT: vector.load
+// CHECK: %[[A:.*]] = memref.load %[[X]][%[[SRC_I]], %{{.*}}] : memref<?x4xf32>
 // CHECK: %[[SPLAT:.*]] = vector.broadcast %[[A]] : f32 to vector<8xf32>
-// CHECK: %[[SUM:.*]] = vector.fma %[[SPLAT]], %{{.*}}, %[[ROW]] : vector<8xf32>
-// CHECK-COUNT-3: vector.fma
-// CHECK: vector.store %{{.*}}, %[[DW]][%[[J]], %[[CI]], %{{.*}}]
-// CHECK: scf.for %{{.*}} = %[[FULL]] to %[[LAST]]
-// CHECK: vector.fma
+// CHECK: vector.fma %[[SPLAT]], %[[GROW]], %{{.*}} : vector<8xf32>
+// CHECK-COUNT-3: vector.fma %{{.*}}, %[[GROW]]
+// CHECK: scf.yield
+// CHECK-COUNT-4: vector.store %[[SUMS]]#{{[0-3]}}, %[[DW]][%[[J]], %{{.*}}, %[[COL]]]
 // CHECK: } {spconv.kernel = "weight_grad_f32"}
 !g = tensor<?x4xi32, #spconv.grid<[8, 8, 8]>>
 !subm = !spconv.rulebook<#spconv.geom<subm, kernel = [3, 3, 3]>, #spconv.grid<[8, 8, 8]>>
@@ -117,7 +125,7 @@ func.func @weight_grad_inverse(%fine: !f, %y: tensor<?x8xf32>, %g: tensor<?x4xf3
 
 // -----
 
-// f16 sums in f32, in a buffer of its own, and each finished block is
+// f16 sums in f32, in a buffer of its own, and each finished chunk is
 // rounded into the f16 result.
 // CHECK-LABEL: func.func @weight_grad_f16
 // CHECK: %[[DW:.*]] = memref.alloc() : memref<27x4x8xf16>

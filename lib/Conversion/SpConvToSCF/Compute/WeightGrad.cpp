@@ -7,10 +7,9 @@
 // summed in the rulebook's pair order: deterministic on every target, no
 // atomics.
 // This file: the pattern base (WeightGrad.h) and the CPU's form.
-//  - Static channel counts: one parallel iteration per kernel offset, whose
-//    `Cin x Cout` block of the result takes the rank-one updates of its
-//    pairs a few pairs at a time, each gradient chunk held in a vector
-//    register while the input channels' rows are loaded once each.
+//  - Static channel counts: a GEMM per kernel offset over its pairs,
+//    register-blocked for the target like the conv, one parallel iteration
+//    per (offset, chunk of output channels).
 //  - Channel counts known only at run time: one parallel iteration per
 //    (offset, input channel), a scalar loop that adds into the result in
 //    memory.
@@ -22,6 +21,7 @@
 
 #include "Compute/WeightGrad.h"
 #include "Compute/Compute.h"
+#include "SpConv/Support/VectorWidth.h"
 #include "Utils/Builders.h"
 #include "Utils/Checks.h"
 #include "Utils/LoweringContext.h"
@@ -47,194 +47,215 @@ std::pair<Value, Value> lowering::pairRange(OpBuilder &b, Location loc,
   return {begin, arith::SelectOp::create(b, loc, ok, end, begin)};
 }
 
-/// Pairs whose rank-one updates share each load and store of a result
-/// row chunk in the CPU form.
-static constexpr int64_t kPairsPerUpdate = 4;
+/// Pairs a tile takes before the next tile: their rows stay in cache for
+/// all of an offset's tiles, and a tile's sums pass through memory once per
+/// block.
+static constexpr int64_t kPairsPerBlock = 128;
 
-/// One group's rank updates (emitRankUpdate): its output channels start at
-/// `firstOut` and its input channels at `firstIn` (null for 0).
-static void emitGroupRankUpdate(OpBuilder &b, Location loc, ArrayRef<Value> srcs,
-                                ArrayRef<Value> dsts, Value features,
-                                Value outGrad, Value acc, Value offset,
-                                int64_t channelsIn, ArrayRef<int64_t> chunks,
-                                Type accType, Value firstIn, Value firstOut) {
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+/// One tile of an offset's block of the result: input channels
+/// `[ci, ci + rows)` x the `width` output columns from `column`, of the
+/// group whose channels start at `firstIn` and `firstOut` (null: 0), over
+/// the pairs `[begin, end)`. The tile's `rows` sums, read from `acc`
+/// (zero before the first block), stay in registers while the pairs stream
+/// past: per pair one gradient chunk, a broadcast per row and `rows` FMAs.
+/// Each element so sums its pairs in the rulebook's order, as every target
+/// does. `last`: store the sums rounded to the result's element type.
+static void emitTile(OpBuilder &b, Location loc,
+                     const RulebookBuffers &rulebook, bool inverse,
+                     Value features, Value outGrad, Value acc, Value offset,
+                     Value begin, Value end, Value ci, int64_t rows,
+                     Value column, int64_t width, Value firstIn, Value firstOut,
+                     Type accType) {
   Type elementType = cast<MemRefType>(outGrad.getType()).getElementType();
-  int64_t column = 0;
-  for (int64_t width : chunks) {
-    Value col = indexConst(b, loc, column);
-    col = addOffset(b, loc, firstOut, col);
-    auto chunkType = VectorType::get({width}, elementType);
-    auto accChunkType = VectorType::get({width}, accType);
-    SmallVector<Value> grads;
-    for (Value dst : dsts) {
-      Value g = vector::LoadOp::create(b, loc, chunkType, outGrad,
-                                       ValueRange{dst, col});
-      if (accType != elementType)
-        g = arith::ExtFOp::create(b, loc, accChunkType, g);
-      grads.push_back(g);
-    }
-    scf::ForOp::create(
-        b, loc, zero, indexConst(b, loc, channelsIn), one, ValueRange{},
-        [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
-          SmallVector<Value> at{offset, ci, col};
-          Value sum = vector::LoadOp::create(fb, floc, accChunkType, acc, at);
-          for (auto [src, g] : llvm::zip(srcs, grads)) {
-            Value a = loadAs(fb, floc, features,
-                             ValueRange{src, addOffset(fb, floc, firstIn, ci)},
-                             accType);
-            sum = vector::FMAOp::create(
-                fb, floc, vector::BroadcastOp::create(fb, floc, accChunkType, a),
-                g, sum);
-          }
-          vector::StoreOp::create(fb, floc, sum, acc, at);
-          scf::YieldOp::create(fb, floc);
-        });
-    column += width;
+  auto chunkType = VectorType::get({width}, elementType);
+  auto accChunkType = VectorType::get({width}, accType);
+  Value col = addOffset(b, loc, firstOut, column);
+  SmallVector<Value> rowIndices, featureColumns, init;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value row = arith::AddIOp::create(b, loc, ci, indexConst(b, loc, r));
+    rowIndices.push_back(row);
+    featureColumns.push_back(addOffset(b, loc, firstIn, row));
+    init.push_back(vector::LoadOp::create(b, loc, accChunkType, acc,
+                                          ValueRange{offset, row, col}));
   }
-}
-
-/// `acc[offset, :, :] += sum over pairs of features[src]^T (x) grad[dst]`
-/// for the pairs `[first, first + count)` (`count` static): for every chunk
-/// of output channels, the pairs' gradient chunks stay in registers while
-/// each input channel's row chunk is loaded once, takes one FMA per pair,
-/// and is stored once. With groups, `chunks` split one group's output
-/// channels and the update runs group by group.
-static void emitRankUpdate(OpBuilder &b, Location loc,
-                           const RulebookBuffers &rulebook, bool inverse,
-                           Value features, Value outGrad, Value acc,
-                           Value offset, Value first, int64_t count,
-                           int64_t channelsIn, int64_t groups,
-                           ArrayRef<int64_t> chunks, Type accType) {
-  SmallVector<Value> srcs, dsts;
-  for (int64_t k = 0; k < count; ++k) {
-    Value pair = arith::AddIOp::create(b, loc, first, indexConst(b, loc, k));
-    auto [src, dst] = pairRows(b, loc, rulebook, inverse, pair);
-    srcs.push_back(src);
-    dsts.push_back(dst);
-  }
-  if (groups == 1) {
-    emitGroupRankUpdate(b, loc, srcs, dsts, features, outGrad, acc, offset,
-                        channelsIn, chunks, accType, Value(), Value());
-    return;
-  }
-  int64_t groupChannelsOut = 0;
-  for (int64_t width : chunks)
-    groupChannelsOut += width;
-  forEachGroup(b, loc, groups, indexConst(b, loc, channelsIn),
-               indexConst(b, loc, groupChannelsOut),
-               [&](OpBuilder &gb, Location gloc, Value firstIn, Value firstOut) {
-                 emitGroupRankUpdate(gb, gloc, srcs, dsts, features, outGrad,
-                                     acc, offset, channelsIn, chunks, accType,
-                                     firstIn, firstOut);
-               });
-}
-
-/// for ci in [0, channelsIn): body(ci, column, width) for each chunk of a
-/// row: the loops that zero and round the CPU form's blocks.
-static void forEachRowChunk(
-    OpBuilder &b, Location loc, int64_t channelsIn, ArrayRef<int64_t> chunks,
-    function_ref<void(OpBuilder &, Location, Value, Value, int64_t)> body) {
-  scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), indexConst(b, loc, channelsIn),
-      indexConst(b, loc, 1), ValueRange{},
-      [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
-        int64_t column = 0;
-        for (int64_t width : chunks) {
-          body(fb, floc, ci, indexConst(fb, floc, column), width);
-          column += width;
+  auto pairs = scf::ForOp::create(
+      b, loc, begin, end, indexConst(b, loc, 1), init,
+      [&](OpBuilder &fb, Location floc, Value pair, ValueRange sums) {
+        auto [src, dst] = pairRows(fb, floc, rulebook, inverse, pair);
+        Value g = vector::LoadOp::create(fb, floc, chunkType, outGrad,
+                                         ValueRange{dst, col});
+        if (accType != elementType)
+          g = arith::ExtFOp::create(fb, floc, accChunkType, g);
+        SmallVector<Value> next;
+        for (auto [sum, featureColumn] : llvm::zip(sums, featureColumns)) {
+          Value a = loadAs(fb, floc, features, ValueRange{src, featureColumn},
+                           accType);
+          next.push_back(vector::FMAOp::create(
+              fb, floc, vector::BroadcastOp::create(fb, floc, accChunkType, a),
+              g, sum));
         }
-        scf::YieldOp::create(fb, floc);
+        scf::YieldOp::create(fb, floc, next);
       });
+  for (auto [sum, row] : llvm::zip(pairs.getResults(), rowIndices))
+    vector::StoreOp::create(b, loc, sum, acc, ValueRange{offset, row, col});
 }
 
-/// The CPU form for static channel counts: one iteration per kernel
-/// offset, whose `Cin x Cout` block of the result (small: it stays in
-/// cache) takes the rank-one updates of its pairs, `kPairsPerUpdate` at a
-/// time. Every pair's rows are read once per offset, not once per input
-/// channel.
+/// The CPU form for static channel counts, a GEMM per kernel offset
+/// (`features[src]^T x out_grad[dst]` over its pairs) blocked for the
+/// target like the conv (chooseRowBlocking: input channels as rows, output
+/// channels in chunks of registers): one parallel iteration per (offset,
+/// column chunk), which takes its pairs `kPairsPerBlock` at a time through
+/// every tile of input channels. A tile's sums live in registers across a
+/// block; the blocks' rows stay in cache across the tiles. 16-bit floats
+/// sum in f32, in a buffer of their own, rounded once at the end.
 static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
                               const RulebookBuffers &rulebook, bool inverse,
                               int64_t volume, Value ok, Value features,
                               Value outGrad, int64_t channelsIn,
                               int64_t channelsOut, int64_t groups, Value result,
                               StringRef role) {
-  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  int64_t groupChannelsOut = channelsOut / groups;
+  // Nothing to sum: the result has no elements.
+  if (channelsIn == 0 || groupChannelsOut == 0)
+    return;
   Type elementType = cast<MemRefType>(result.getType()).getElementType();
   Type accType = accumulatorType(elementType);
-  // 16-bit floats sum in f32, in a buffer of their own, then round once.
   Value acc = result;
   if (accType != elementType)
     acc = memref::AllocOp::create(
         b, loc,
         MemRefType::get({volume, channelsIn, channelsOut}, accType));
-  // Chunks of whole registers, then the rest.
-  int64_t lanes = std::max<int64_t>(
-      1, ctx.getVectorRegisters().bits / accType.getIntOrFloatBitWidth());
-  auto chunksOf = [&](int64_t columns) {
-    SmallVector<int64_t> chunks(columns / lanes, lanes);
-    if (columns % lanes)
-      chunks.push_back(columns % lanes);
-    return chunks;
-  };
-  // Whole rows for zeroing and rounding, one group's columns for updates.
-  SmallVector<int64_t> chunks = chunksOf(channelsOut);
-  SmallVector<int64_t> groupChunks = chunksOf(channelsOut / groups);
+  int64_t accBits = accType.getIntOrFloatBitWidth();
+  RowBlocking blocking = chooseRowBlocking(
+      groupChannelsOut, accBits, ctx.getVectorRegisters(), ctx.getFmaUnits());
+  // Equal chunks, or equal ones and a shorter last (vectorChunks).
+  SmallVector<int64_t> chunks =
+      rowChunks(groupChannelsOut, ctx.getVectorRegisters(), accBits,
+                blocking.chunkRegisters);
+  int64_t width = chunks.front();
+  int64_t fullChunks = llvm::count(chunks, width);
+  int64_t rows = std::min(blocking.rows, channelsIn);
+  int64_t fullRows = channelsIn / rows * rows;
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   markKernel(
       scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, volume)},
-          ValueRange{one},
+          b, loc, ValueRange{zero, zero},
+          ValueRange{indexConst(b, loc, volume),
+                     indexConst(b, loc, chunks.size())},
+          ValueRange{one, one},
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
             Value offset = ivs[0];
-            // Zero this offset's block.
-            forEachRowChunk(
-                pb, ploc, channelsIn, chunks,
-                [&](OpBuilder &fb, Location floc, Value ci, Value column,
-                    int64_t width) {
-                  auto type = VectorType::get({width}, accType);
-                  Value zeros = arith::ConstantOp::create(
-                      fb, floc,
-                      DenseElementsAttr::get(type, fb.getZeroAttr(accType)));
-                  vector::StoreOp::create(fb, floc, zeros, acc,
-                                          ValueRange{offset, ci, column});
-                });
+            Value column = arith::MulIOp::create(pb, ploc, ivs[1],
+                                                 indexConst(pb, ploc, width));
             auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
-            Value group = indexConst(pb, ploc, kPairsPerUpdate);
-            Value fullEnd = arith::SubIOp::create(
-                pb, ploc, end,
-                arith::RemUIOp::create(
-                    pb, ploc, arith::SubIOp::create(pb, ploc, end, begin),
-                    group));
-            scf::ForOp::create(
-                pb, ploc, begin, fullEnd, group, ValueRange{},
-                [&](OpBuilder &fb, Location floc, Value first, ValueRange) {
-                  emitRankUpdate(fb, floc, rulebook, inverse, features,
-                                 outGrad, acc, offset, first, kPairsPerUpdate,
-                                 channelsIn, groups, groupChunks, accType);
-                  scf::YieldOp::create(fb, floc);
-                });
-            scf::ForOp::create(
-                pb, ploc, fullEnd, end, one, ValueRange{},
-                [&](OpBuilder &fb, Location floc, Value pair, ValueRange) {
-                  emitRankUpdate(fb, floc, rulebook, inverse, features,
-                                 outGrad, acc, offset, pair, 1, channelsIn,
-                                 groups, groupChunks, accType);
-                  scf::YieldOp::create(fb, floc);
-                });
-            if (acc == result)
+            // for each group: body(first input, first output channel).
+            auto eachGroup =
+                [&](OpBuilder &cb, Location cloc,
+                    function_ref<void(OpBuilder &, Location, Value, Value)>
+                        body) {
+                  if (groups == 1)
+                    return body(cb, cloc, Value(), Value());
+                  forEachGroup(cb, cloc, groups,
+                               indexConst(cb, cloc, channelsIn),
+                               indexConst(cb, cloc, groupChannelsOut), body);
+                };
+            // The chunk's sums of every input channel: zeroed, then the
+            // pair blocks, then rounded.
+            auto chunkSums = [&](OpBuilder &cb, Location cloc,
+                                 int64_t chunkWidth) {
+              auto sumType = VectorType::get({chunkWidth}, accType);
+              auto eachSum = [&](OpBuilder &sb, Location sloc,
+                                 function_ref<void(OpBuilder &, Location,
+                                                   SmallVector<Value, 3>)>
+                                     body) {
+                eachGroup(
+                    sb, sloc,
+                    [&](OpBuilder &gb, Location gloc, Value, Value firstOut) {
+                      scf::ForOp::create(
+                          gb, gloc, indexConst(gb, gloc, 0),
+                          indexConst(gb, gloc, channelsIn),
+                          indexConst(gb, gloc, 1), ValueRange{},
+                          [&](OpBuilder &fb, Location floc, Value ci,
+                              ValueRange) {
+                            body(fb, floc,
+                                 {offset, ci,
+                                  addOffset(fb, floc, firstOut, column)});
+                            scf::YieldOp::create(fb, floc);
+                          });
+                    });
+              };
+              eachSum(
+                  cb, cloc,
+                  [&](OpBuilder &fb, Location floc, SmallVector<Value, 3> at) {
+                    Value zeros = arith::ConstantOp::create(
+                        fb, floc,
+                        DenseElementsAttr::get(sumType,
+                                               fb.getZeroAttr(accType)));
+                    vector::StoreOp::create(fb, floc, zeros, acc, at);
+                  });
+              Value block = indexConst(cb, cloc, kPairsPerBlock);
+              scf::ForOp::create(
+                  cb, cloc, begin, end, block, ValueRange{},
+                  [&](OpBuilder &bb, Location bloc, Value first, ValueRange) {
+                    Value last = arith::MinSIOp::create(
+                        bb, bloc, arith::AddIOp::create(bb, bloc, first, block),
+                        end);
+                    eachGroup(
+                        bb, bloc,
+                        [&](OpBuilder &gb, Location gloc, Value firstIn,
+                            Value firstOut) {
+                          scf::ForOp::create(
+                              gb, gloc, indexConst(gb, gloc, 0),
+                              indexConst(gb, gloc, fullRows),
+                              indexConst(gb, gloc, rows), ValueRange{},
+                              [&](OpBuilder &fb, Location floc, Value ci,
+                                  ValueRange) {
+                                emitTile(fb, floc, rulebook, inverse, features,
+                                         outGrad, acc, offset, first, last, ci,
+                                         rows, column, chunkWidth, firstIn,
+                                         firstOut, accType);
+                                scf::YieldOp::create(fb, floc);
+                              });
+                          if (fullRows < channelsIn)
+                            emitTile(gb, gloc, rulebook, inverse, features,
+                                     outGrad, acc, offset, first, last,
+                                     indexConst(gb, gloc, fullRows),
+                                     channelsIn - fullRows, column, chunkWidth,
+                                     firstIn, firstOut, accType);
+                        });
+                    scf::YieldOp::create(bb, bloc);
+                  });
+              if (acc == result)
+                return;
+              eachSum(
+                  cb, cloc,
+                  [&](OpBuilder &fb, Location floc, SmallVector<Value, 3> at) {
+                    Value sum =
+                        vector::LoadOp::create(fb, floc, sumType, acc, at);
+                    vector::StoreOp::create(
+                        fb, floc,
+                        arith::TruncFOp::create(
+                            fb, floc,
+                            VectorType::get({chunkWidth}, elementType), sum),
+                        result, at);
+                  });
+            };
+            if (fullChunks == static_cast<int64_t>(chunks.size())) {
+              chunkSums(pb, ploc, width);
               return;
-            forEachRowChunk(
-                pb, ploc, channelsIn, chunks,
-                [&](OpBuilder &fb, Location floc, Value ci, Value column,
-                    int64_t width) {
-                  SmallVector<Value> at{offset, ci, column};
-                  Value sum = vector::LoadOp::create(
-                      fb, floc, VectorType::get({width}, accType), acc, at);
-                  vector::StoreOp::create(
-                      fb, floc,
-                      arith::TruncFOp::create(
-                          fb, floc, VectorType::get({width}, elementType), sum),
-                      result, at);
+            }
+            Value full =
+                arith::CmpIOp::create(pb, ploc, arith::CmpIPredicate::ult,
+                                      ivs[1], indexConst(pb, ploc, fullChunks));
+            scf::IfOp::create(
+                pb, ploc, full,
+                [&](OpBuilder &tb, Location tloc) {
+                  chunkSums(tb, tloc, width);
+                  scf::YieldOp::create(tb, tloc);
+                },
+                [&](OpBuilder &eb, Location eloc) {
+                  chunkSums(eb, eloc, chunks.back());
+                  scf::YieldOp::create(eb, eloc);
                 });
           }),
       role);
