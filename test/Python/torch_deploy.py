@@ -9,7 +9,7 @@ usage: torch_deploy.py fill [--cuda] OUT.pt  (with spconv-compile: fills the sto
 pool) forward and backward and a gradcheck of a small f64 layer, so that
 every kernel they need is compiled into $SPCONV_MLIR_CACHE_DIR, and saves
 the outputs and gradients; with --cuda it compiles the same kernels for
-CUDA too (no GPU needed). `run` does the same with $SPCONV_MLIR_PREFIX
+CUDA too, for sm_80 and sm_90 (no GPU needed). `run` does the same with $SPCONV_MLIR_PREFIX
 holding the runtime alone: the results must be bit-identical, a layer the
 store lacks must fail with an error that says what to do, and neither code
 for another CPU nor a runtime of another build may come from the store's
@@ -83,17 +83,31 @@ def gradcheck(device="cpu"):
     return torch.autograd.gradcheck(f, (features, weight, bias), eps=1e-6, atol=1e-7)
 
 
+# The chips of the GPUs the kit meets (A100, H100 and H200): kernels are
+# compiled for the device's own chip.
+CUDA_CHIPS = ("sm_80", "sm_90")
+
+
 def load_for_cuda():
-    """The kernels this process loaded for the CPU, loaded for CUDA: compiled
-    into the store where the compiler is, read from it where only the
-    runtime is (loading them needs no GPU). How many."""
+    """The kernels this process loaded for the CPU, loaded for CUDA on each
+    of CUDA_CHIPS: compiled into the store where the compiler is, read from
+    it where only the runtime is (loading them needs no GPU). How many."""
     specs = kernels.loaded_specs("cpu")
-    for spec in specs:
-        if isinstance(spec, kernels.RulebookSpec):
-            kernels.rulebook_kernel(spec, "cuda")
+    chip = os.environ.get("SPCONV_MLIR_CUDA_CHIP")
+    try:
+        for each in CUDA_CHIPS:
+            os.environ["SPCONV_MLIR_CUDA_CHIP"] = each
+            for spec in specs:
+                if isinstance(spec, kernels.RulebookSpec):
+                    kernels.rulebook_kernel(spec, "cuda")
+                else:
+                    kernels.compute_kernel(spec, "cuda")
+    finally:
+        if chip is None:
+            del os.environ["SPCONV_MLIR_CUDA_CHIP"]
         else:
-            kernels.compute_kernel(spec, "cuda")
-    return len(specs)
+            os.environ["SPCONV_MLIR_CUDA_CHIP"] = chip
+    return len(specs) * len(CUDA_CHIPS)
 
 
 def same(a, b):

@@ -23,6 +23,7 @@ import collections
 import hashlib
 import json
 import math
+import os
 import threading
 
 from .. import abi
@@ -256,26 +257,47 @@ _lock = threading.Lock()
 
 
 TARGETS = {"cpu": "cpu", "cuda": "cuda"}
+# The chip CUDA kernels are compiled for where neither $SPCONV_MLIR_CUDA_CHIP
+# nor a device says.
+DEFAULT_CUDA_CHIP = "sm_80"
+
+
+def cuda_chip(device=None):
+    """The GPU architecture (`spconv-compile --gpu-chip`) of the CUDA
+    kernels for `device`: $SPCONV_MLIR_CUDA_CHIP, else the device's own
+    (`sm_90` on an H100), else DEFAULT_CUDA_CHIP (no device: filling a store
+    on a machine without a GPU)."""
+    chip = os.environ.get("SPCONV_MLIR_CUDA_CHIP")
+    if chip:
+        return chip
+    if getattr(device, "type", None) == "cuda":
+        import torch
+
+        major, minor = torch.cuda.get_device_capability(device)
+        return "sm_%d%d" % (major, minor)
+    return DEFAULT_CUDA_CHIP
 
 
 def _target(device):
+    """(spconv-compile's target, its options) for a torch device or its
+    type."""
     kind = getattr(device, "type", device)
     if kind not in TARGETS:
         raise UnsupportedError("spconv_mlir.torch runs CPU and CUDA tensors, not %s" % device)
-    return TARGETS[kind]
+    return TARGETS[kind], (("--gpu-chip=" + cuda_chip(device),) if kind == "cuda" else ())
 
 
 def _kernel(spec, make_module, kernel_class, entries, device):
-    target = _target(device)
-    key = (type(spec).__name__, spec.to_json(), target)
+    target, options = _target(device)
+    key = (type(spec).__name__, spec.to_json(), target + "".join(options))
     with _lock:
         found = _loaded.get(key)
         if found is None:
             what = "spconv_mlir.torch's %s %s kernel %s" % (
-                target, "rulebook" if isinstance(spec, RulebookSpec) else "compute",
-                spec.to_json())
+                " ".join((target,) + options),
+                "rulebook" if isinstance(spec, RulebookSpec) else "compute", spec.to_json())
             library, _ = build_library(make_module(spec), find_toolchain(), target,
-                                       entries=entries, what=what)
+                                       options=options, entries=entries, what=what)
             found = _loaded[key] = kernel_class(spec, library)
         return found
 
@@ -298,7 +320,7 @@ def compute_kernel(spec, device="cpu"):
 def loaded_specs(device="cpu"):
     """The specs of the kernels this process has loaded for `device`: what
     a store filled ahead of time must hold for the same model."""
-    target = _target(device)
+    target, options = _target(device)
     with _lock:
         return [(RulebookSpec if kind == "RulebookSpec" else ConvSpec).from_json(text)
-                for kind, text, t in _loaded if t == target]
+                for kind, text, t in _loaded if t == target + "".join(options)]
