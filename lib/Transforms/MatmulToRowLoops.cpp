@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SpConv/Support/CPUUnitOptions.h"
 #include "SpConv/Support/VectorWidth.h"
 #include "SpConv/Transforms/Passes.h"
 #include "SpConv/Transforms/RowUpdate.h"
@@ -131,22 +132,10 @@ struct SpConvMatmulToRowLoopsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (!isSupportedVectorBits(vectorBits)) {
-      getOperation().emitError("spconv-matmul-to-row-loops: vector-bits must "
-                               "be 128, 256 or 512, got ")
-          << vectorBits.getValue();
-      return signalPassFailure();
-    }
-    if (vectorRegisters < 4) {
-      getOperation().emitError("spconv-matmul-to-row-loops: vector-registers "
-                               "must be at least 4, got ")
-          << vectorRegisters.getValue();
-      return signalPassFailure();
-    }
-    if (fmaPipes < 1 || fmaLatency < 1) {
-      getOperation().emitError("spconv-matmul-to-row-loops: fma-pipes and "
-                               "fma-latency must be at least 1, got ")
-          << fmaPipes.getValue() << " and " << fmaLatency.getValue();
+    std::string units =
+        checkCPUUnitOptions(vectorBits, vectorRegisters, fmaPipes, fmaLatency);
+    if (!units.empty()) {
+      getOperation().emitError("spconv-matmul-to-row-loops: ") << units;
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());

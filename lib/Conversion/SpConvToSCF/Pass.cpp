@@ -17,6 +17,7 @@
 #include "Primitives/Primitives.h"
 #include "Rulebook/Rulebook.h"
 #include "SpConv/Conversion/Passes.h"
+#include "SpConv/Support/CPUUnitOptions.h"
 #include "TypeConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -102,18 +103,10 @@ LogicalResult ConvertSpConvToSCFPass::checkOptions() {
     return module.emitError(
                "convert-spconv-to-scf: block-size must be positive, got ")
            << blockSize.getValue();
-  if (!isSupportedVectorBits(vectorBits))
-    return module.emitError("convert-spconv-to-scf: vector-bits must be 128, "
-                            "256 or 512, got ")
-           << vectorBits.getValue();
-  if (vectorRegisters < 4)
-    return module.emitError("convert-spconv-to-scf: vector-registers must be "
-                            "at least 4, got ")
-           << vectorRegisters.getValue();
-  if (fmaPipes < 1 || fmaLatency < 1)
-    return module.emitError("convert-spconv-to-scf: fma-pipes and "
-                            "fma-latency must be at least 1, got ")
-           << fmaPipes.getValue() << " and " << fmaLatency.getValue();
+  std::string units =
+      checkCPUUnitOptions(vectorBits, vectorRegisters, fmaPipes, fmaLatency);
+  if (!units.empty())
+    return module.emitError("convert-spconv-to-scf: ") << units;
   if (maxUnrolledOffsets < 0)
     return module.emitError("convert-spconv-to-scf: max-unrolled-offsets "
                             "must be nonnegative, got ")
