@@ -38,6 +38,6 @@ if len(sys.argv) > 1 and sys.argv[1] == "torch":
     for count in (1, 2):
         torch.set_num_threads(count)
         layer(sp.SparseConvTensor(torch.ones(4, 3), torch.from_numpy(indices), [4, 4, 4], 1))
-        entry = next(iter(kernels._loaded.values())).entry
+        entry = next(iter(kernels._loaded.values())).get().entry
         seen.append(runtime_threads(entry))
     print("torch.set_num_threads(1), (2): the ops ran with %s" % seen)

@@ -102,7 +102,7 @@ def load_for_cuda(chips=CUDA_CHIPS):
                 if isinstance(spec, kernels.RulebookSpec):
                     kernels.rulebook_kernel(spec, "cuda")
                 else:
-                    kernels.compute_kernel(spec, "cuda")
+                    kernels.compute_kernel(spec, "cuda").load_backward()
     finally:
         if chip is None:
             del os.environ["SPCONV_MLIR_CUDA_CHIP"]

@@ -306,7 +306,8 @@ def backward_runs_no_forward():
                 if isinstance(s, kernels.ConvSpec) and s.op == "conv" and s.kind == "subm")
     opt = os.path.join(spconv_mlir.find_toolchain().prefix, "bin", "spconv-opt")
     text = subprocess.run([opt, "-spconv-generate-backward", "-canonicalize"],
-                          input=kernels.compute_module(spec), capture_output=True, text=True,
+                          input=kernels.compute_module(spec, backward=True),
+                          capture_output=True, text=True,
                           check=True).stdout
     vjp = text[text.index("@compute_%s_vjp(" % spec.key()):]
     vjp = vjp[:vjp.index("\n  }\n")]

@@ -20,6 +20,7 @@ shares it, forward and backward. Entry names carry the spec's hash, so the
 libraries of many layers live in one process without their symbols meeting.
 """
 import collections
+import concurrent.futures
 import hashlib
 import json
 import math
@@ -138,12 +139,13 @@ def rulebook_module(spec):
         "}", ""])
 
 
-def compute_module(spec):
+def compute_module(spec, backward=False):
     """`@compute_<key>(in rows, out rows, offsets, sites, features[, weight
-    [, bias]])`, the op's output features, and `@compute_<key>_backward`
-    (the same arguments and the output's cotangent), the gradients of the
-    features, weight and bias. `sites` are the output sites (for an
-    inverse conv the input sites of the rulebook), read for their count."""
+    [, bias]])`, the op's output features; with `backward`, also
+    `@compute_<key>_backward` (the same arguments and the output's
+    cotangent), the gradients of the features, weight and bias, the module's
+    entry then. `sites` are the output sites (for an inverse conv the input
+    sites of the rulebook), read for their count."""
     if spec.op not in OPS:
         raise UnsupportedError("op %r is not one of %s" % (spec.op, ", ".join(OPS)))
     ftype = ELEMENT_TYPES[spec.dtype]
@@ -182,11 +184,16 @@ def compute_module(spec):
     signature = ", ".join("%s: %s" % a for a in args)
     all_types = [t for _, t in args]
     grads = [t for n, t in args if n in ("%features", "%weight", "%bias")]
+    if not backward:
+        return "\n".join([
+            "// spconv_mlir.torch compute: %s" % spec.to_json(),
+            "func.func @%s(%s)\n    -> %s {" % (name, signature, out_features)] + body + [
+            "  return %%y : %s" % out_features, "}", ""])
     # @..._vjp is declared with the gradients only, so the backward does not
     # run the forward conv again; declarations are private, hence the public
     # wrapper that exports it.
     return "\n".join([
-        "// spconv_mlir.torch compute: %s" % spec.to_json(),
+        "// spconv_mlir.torch compute backward: %s" % spec.to_json(),
         "func.func @%s(%s)\n    -> %s attributes {spconv.backward = @%s_vjp} {"
         % (name, signature, out_features, name)] + body + [
         "  return %%y : %s" % out_features,
@@ -232,28 +239,71 @@ class RulebookKernel:
 
 class ComputeKernel:
     """`forward(*tensors)` and `backward(*tensors, cotangent)`, returning
-    torch tensors that own the compiled code's result buffers."""
+    torch tensors that own the compiled code's result buffers. The backward
+    is a library of its own, built on its first call or ahead of it
+    (`prefetch_backward`)."""
 
-    def __init__(self, spec, library):
+    def __init__(self, spec, device, library):
         import numpy as np
 
         name = "compute_" + spec.key()
-        dtype = np.dtype(spec.dtype)
-        backward = [(2, dtype)]
-        if not spec.is_pool:
-            backward += [(3, dtype)] + ([(1, dtype)] if spec.bias else [])
-        self.forward_entry = abi.Entry(library, name, [(2, dtype)])
-        self.backward_entry = abi.Entry(library, name + "_backward", backward)
+        self.forward_entry = abi.Entry(library, name, [(2, np.dtype(spec.dtype))])
+        self._backward = _backward_library(spec, device)
 
     def forward(self, *tensors):
         return _call(self.forward_entry, tensors)[0]
 
     def backward(self, *tensors):
-        return _call(self.backward_entry, tensors)
+        return _call(self._backward.get(), tensors)
+
+    def load_backward(self):
+        """Builds (or finds in the store) and loads the backward now."""
+        self._backward.get()
 
 
-_loaded = {}
+class _Once:
+    """A value made once per process, by its first user or ahead of it on
+    the background thread (`_prefetch`); a failed make is tried again by the
+    next user, who gets its error."""
+
+    def __init__(self, make):
+        self._make = make
+        self._lock = threading.Lock()
+        self._value = None
+
+    def get(self):
+        with self._lock:
+            if self._value is None:
+                self._value = self._make()
+            return self._value
+
+    @property
+    def made(self):
+        return self._value is not None
+
+
+_loaded = {}    # (spec kind, spec, target): _Once of the kernel object
+_backwards = {}  # (spec, target): _Once of the backward's abi.Entry
 _lock = threading.Lock()
+_background = None
+
+
+def _prefetch(once):
+    """Makes `once` on the background thread: one compile at a time beside
+    the caller's, on a second core."""
+    global _background
+    with _lock:
+        if _background is None:
+            _background = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="spconv-mlir-compile")
+
+    def make():
+        try:
+            once.get()
+        except Exception:  # noqa: BLE001 - the caller's own get reports it
+            pass
+
+    _background.submit(make)
 
 
 TARGETS = {"cpu": "cpu", "cuda": "cuda"}
@@ -287,40 +337,77 @@ def _target(device):
     return TARGETS[kind], (("--gpu-chip=" + cuda_chip(device),) if kind == "cuda" else ())
 
 
-def _kernel(spec, make_module, kernel_class, entries, device):
+def _build(text, spec, device, entries, kind):
+    """The library of `text` for `device`, from the store or compiled."""
     target, options = _target(device)
-    key = (type(spec).__name__, spec.to_json(), target + "".join(options))
+    what = "spconv_mlir.torch's %s %s kernel %s" % (" ".join((target,) + options), kind,
+                                                     spec.to_json())
+    library, _ = build_library(text, find_toolchain(), target, options=options,
+                               entries=entries, what=what)
+    return library
+
+
+def _once(table, key, make):
     with _lock:
-        found = _loaded.get(key)
+        found = table.get(key)
         if found is None:
-            what = "spconv_mlir.torch's %s %s kernel %s" % (
-                " ".join((target,) + options),
-                "rulebook" if isinstance(spec, RulebookSpec) else "compute", spec.to_json())
-            library, _ = build_library(make_module(spec), find_toolchain(), target,
-                                       options=options, entries=entries, what=what)
-            found = _loaded[key] = kernel_class(spec, library)
-        return found
+            found = table[key] = _Once(make)
+    return found
+
+
+def _target_key(device):
+    target, options = _target(device)
+    return target + "".join(options)
 
 
 def rulebook_kernel(spec, device="cpu"):
     """`spec`'s rulebook build for `device` (a torch device or its type, cpu
     or cuda), compiled on first use (or found in the store) and loaded once
     per process."""
-    return _kernel(spec, rulebook_module, RulebookKernel, ("rulebook_" + spec.key(),),
-                   device)
+    name = "rulebook_" + spec.key()
+    return _once(_loaded, ("RulebookSpec", spec.to_json(), _target_key(device)),
+                 lambda: RulebookKernel(spec, _build(rulebook_module(spec), spec, device,
+                                                     (name,), "rulebook"))).get()
 
 
 def compute_kernel(spec, device="cpu"):
-    """`spec`'s compute and its backward for `device`, compiled on first use
-    (or found in the store) and loaded once per process."""
+    """`spec`'s compute for `device`, compiled on first use (or found in the
+    store) and loaded once per process; its backward is built when first
+    called, or ahead (`prefetch_backward`)."""
     name = "compute_" + spec.key()
-    return _kernel(spec, compute_module, ComputeKernel, (name, name + "_backward"), device)
+    return _once(_loaded, ("ConvSpec", spec.to_json(), _target_key(device)),
+                 lambda: ComputeKernel(spec, device, _build(compute_module(spec), spec, device,
+                                                            (name,), "compute"))).get()
+
+
+def _backward_library(spec, device):
+    import numpy as np
+
+    name = "compute_" + spec.key() + "_backward"
+    dtype = np.dtype(spec.dtype)
+    results = [(2, dtype)]
+    if not spec.is_pool:
+        results += [(3, dtype)] + ([(1, dtype)] if spec.bias else [])
+    return _once(_backwards, (spec.to_json(), _target_key(device)),
+                 lambda: abi.Entry(_build(compute_module(spec, backward=True), spec, device,
+                                          (name,), "backward"), name, results))
+
+
+def prefetch_backward(spec, device):
+    """Starts building `spec`'s backward for `device` on the background
+    thread, unless it is built or being built: a layer whose forward autograd
+    records calls it, so that the backward's compile runs beside the
+    forward's next ones."""
+    library = _backward_library(spec, device)
+    if not library.made:
+        _prefetch(library)
 
 
 def loaded_specs(device="cpu"):
     """The specs of the kernels this process has loaded for `device`: what
-    a store filled ahead of time must hold for the same model."""
-    target, options = _target(device)
+    a store filled ahead of time must hold for the same model (compute
+    specs: their forward; `ComputeKernel.load_backward` adds the rest)."""
+    target = _target_key(device)
     with _lock:
         return [(RulebookSpec if kind == "RulebookSpec" else ConvSpec).from_json(text)
-                for kind, text, t in _loaded if t == target + "".join(options)]
+                for (kind, text, t), once in _loaded.items() if t == target and once.made]

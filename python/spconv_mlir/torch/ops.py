@@ -29,7 +29,8 @@ from typing import Optional, Tuple
 
 import torch
 
-from .kernels import ConvSpec, RulebookSpec, compute_kernel, rulebook_kernel
+from .kernels import (ConvSpec, RulebookSpec, compute_kernel, prefetch_backward,
+                      rulebook_kernel)
 
 
 def _contiguous(*tensors):
@@ -135,6 +136,11 @@ def _(in_rows, out_rows, offsets, sites, features, weight, bias, grad, spec):
 def _save(ctx, tensors, spec, has_weight, has_bias):
     ctx.save_for_backward(*tensors)
     ctx.spec, ctx.has_weight, ctx.has_bias = spec, has_weight, has_bias
+    # Autograd records this op, so its backward will run: its kernels
+    # compile now beside the forward's next ones (kernels.py).
+    device = tensors[4].device
+    if device.type in ("cpu", "cuda"):
+        prefetch_backward(ConvSpec.from_json(spec), device)
 
 
 def _grads(ctx, grad):
