@@ -288,6 +288,20 @@ _lock = threading.Lock()
 _background = None
 
 
+def _after_fork_in_child():
+    """A forked child (a DataLoader worker) has no background thread, and a
+    lock the thread held stays held: it starts both afresh."""
+    global _background, _lock
+    _background = None
+    _lock = threading.Lock()
+    for table in (_loaded, _backwards):
+        for key in [k for k, once in table.items() if not once.made]:
+            del table[key]
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _prefetch(once):
     """Makes `once` on the background thread: one compile at a time beside
     the caller's, on a second core."""
