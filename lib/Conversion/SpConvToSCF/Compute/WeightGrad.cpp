@@ -52,26 +52,72 @@ std::pair<Value, Value> lowering::pairRange(OpBuilder &b, Location loc,
 /// block.
 static constexpr int64_t kPairsPerBlock = 128;
 
+namespace {
+/// The CPU form for static channel counts: what its loops read and write,
+/// and their static shape. `acc` is `result`, or for 16-bit floats an f32
+/// buffer rounded into it at the end.
+struct WeightGradTiles {
+  const RulebookBuffers &rulebook;
+  bool inverse;
+  Value features, outGrad, acc, result;
+  Type accType;
+  /// One group's input and output channels, and the groups.
+  int64_t channelsIn, groupChannelsOut, groups;
+  /// Input channels per tile, and those the full tiles cover.
+  int64_t rows, fullRows;
+
+  /// body(first input, first output channel) for each group; once, with
+  /// null firsts (no offset), without groups.
+  void eachGroup(
+      OpBuilder &b, Location loc,
+      function_ref<void(OpBuilder &, Location, Value, Value)> body) const {
+    if (groups == 1)
+      return body(b, loc, Value(), Value());
+    forEachGroup(b, loc, groups, indexConst(b, loc, channelsIn),
+                 indexConst(b, loc, groupChannelsOut), body);
+  }
+
+  /// body(b, loc, [offset, input channel, column]) for every input channel
+  /// of every group's chunk at `column`: the loops that zero and round it.
+  void
+  eachSum(OpBuilder &b, Location loc, Value offset, Value column,
+          function_ref<void(OpBuilder &, Location, ValueRange)> body) const {
+    eachGroup(b, loc, [&](OpBuilder &gb, Location gloc, Value, Value firstOut) {
+      scf::ForOp::create(
+          gb, gloc, indexConst(gb, gloc, 0), indexConst(gb, gloc, channelsIn),
+          indexConst(gb, gloc, 1), ValueRange{},
+          [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
+            body(fb, floc, {offset, ci, addOffset(fb, floc, firstOut, column)});
+            scf::YieldOp::create(fb, floc);
+          });
+    });
+  }
+
+  void emitTile(OpBuilder &b, Location loc, Value offset, Value begin,
+                Value end, Value ci, int64_t tileRows, Value column,
+                int64_t width, Value firstIn, Value firstOut) const;
+  void emitChunk(OpBuilder &b, Location loc, Value offset, Value begin,
+                 Value end, Value column, int64_t width) const;
+};
+} // namespace
+
 /// One tile of an offset's block of the result: input channels
-/// `[ci, ci + rows)` x the `width` output columns from `column`, of the
+/// `[ci, ci + tileRows)` x the `width` output columns from `column`, of the
 /// group whose channels start at `firstIn` and `firstOut` (null: 0), over
-/// the pairs `[begin, end)`. The tile's `rows` sums, read from `acc`
-/// (zero before the first block), stay in registers while the pairs stream
-/// past: per pair one gradient chunk, a broadcast per row and `rows` FMAs.
-/// Each element so sums its pairs in the rulebook's order, as every target
-/// does. `last`: store the sums rounded to the result's element type.
-static void emitTile(OpBuilder &b, Location loc,
-                     const RulebookBuffers &rulebook, bool inverse,
-                     Value features, Value outGrad, Value acc, Value offset,
-                     Value begin, Value end, Value ci, int64_t rows,
-                     Value column, int64_t width, Value firstIn, Value firstOut,
-                     Type accType) {
+/// the pairs `[begin, end)`. The tile's sums, read from `acc` (zero before
+/// the first block), stay in registers while the pairs stream past: per
+/// pair one gradient chunk, a broadcast per row and `tileRows` FMAs. Each
+/// element so sums its pairs in the rulebook's order, as every target does.
+void WeightGradTiles::emitTile(OpBuilder &b, Location loc, Value offset,
+                               Value begin, Value end, Value ci,
+                               int64_t tileRows, Value column, int64_t width,
+                               Value firstIn, Value firstOut) const {
   Type elementType = cast<MemRefType>(outGrad.getType()).getElementType();
   auto chunkType = VectorType::get({width}, elementType);
   auto accChunkType = VectorType::get({width}, accType);
   Value col = addOffset(b, loc, firstOut, column);
   SmallVector<Value> rowIndices, featureColumns, init;
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < tileRows; ++r) {
     Value row = arith::AddIOp::create(b, loc, ci, indexConst(b, loc, r));
     rowIndices.push_back(row);
     featureColumns.push_back(addOffset(b, loc, firstIn, row));
@@ -100,6 +146,59 @@ static void emitTile(OpBuilder &b, Location loc,
     vector::StoreOp::create(b, loc, sum, acc, ValueRange{offset, row, col});
 }
 
+/// The sums of the `width` output columns from `column` for every input
+/// channel of `offset`: zeroed, then the offset's pairs `[begin, end)`
+/// `kPairsPerBlock` at a time through every tile, then rounded into the
+/// result if the sums have a buffer of their own.
+void WeightGradTiles::emitChunk(OpBuilder &b, Location loc, Value offset,
+                                Value begin, Value end, Value column,
+                                int64_t width) const {
+  auto sumType = VectorType::get({width}, accType);
+  eachSum(
+      b, loc, offset, column, [&](OpBuilder &fb, Location floc, ValueRange at) {
+        Value zeros = arith::ConstantOp::create(
+            fb, floc, DenseElementsAttr::get(sumType, fb.getZeroAttr(accType)));
+        vector::StoreOp::create(fb, floc, zeros, acc, at);
+      });
+  Value block = indexConst(b, loc, kPairsPerBlock);
+  scf::ForOp::create(
+      b, loc, begin, end, block, ValueRange{},
+      [&](OpBuilder &bb, Location bloc, Value first, ValueRange) {
+        Value last = arith::MinSIOp::create(
+            bb, bloc, arith::AddIOp::create(bb, bloc, first, block), end);
+        eachGroup(
+            bb, bloc,
+            [&](OpBuilder &gb, Location gloc, Value firstIn, Value firstOut) {
+              scf::ForOp::create(
+                  gb, gloc, indexConst(gb, gloc, 0),
+                  indexConst(gb, gloc, fullRows), indexConst(gb, gloc, rows),
+                  ValueRange{},
+                  [&](OpBuilder &fb, Location floc, Value ci, ValueRange) {
+                    emitTile(fb, floc, offset, first, last, ci, rows, column,
+                             width, firstIn, firstOut);
+                    scf::YieldOp::create(fb, floc);
+                  });
+              if (fullRows < channelsIn)
+                emitTile(gb, gloc, offset, first, last,
+                         indexConst(gb, gloc, fullRows), channelsIn - fullRows,
+                         column, width, firstIn, firstOut);
+            });
+        scf::YieldOp::create(bb, bloc);
+      });
+  if (acc == result)
+    return;
+  Type elementType = cast<MemRefType>(result.getType()).getElementType();
+  eachSum(b, loc, offset, column,
+          [&](OpBuilder &fb, Location floc, ValueRange at) {
+            Value sum = vector::LoadOp::create(fb, floc, sumType, acc, at);
+            vector::StoreOp::create(
+                fb, floc,
+                arith::TruncFOp::create(
+                    fb, floc, VectorType::get({width}, elementType), sum),
+                result, at);
+          });
+}
+
 /// The CPU form for static channel counts, a GEMM per kernel offset
 /// (`features[src]^T x out_grad[dst]` over its pairs) blocked for the
 /// target like the conv (chooseRowBlocking: input channels as rows, output
@@ -123,8 +222,7 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
   Value acc = result;
   if (accType != elementType)
     acc = memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({volume, channelsIn, channelsOut}, accType));
+        b, loc, MemRefType::get({volume, channelsIn, channelsOut}, accType));
   int64_t accBits = accType.getIntOrFloatBitWidth();
   RowBlocking blocking = chooseRowBlocking(
       groupChannelsOut, accBits, ctx.getVectorRegisters(), ctx.getFmaUnits());
@@ -135,7 +233,10 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
   int64_t width = chunks.front();
   int64_t fullChunks = llvm::count(chunks, width);
   int64_t rows = std::min(blocking.rows, channelsIn);
-  int64_t fullRows = channelsIn / rows * rows;
+  WeightGradTiles tiles{rulebook, inverse,    features,
+                        outGrad,  acc,        result,
+                        accType,  channelsIn, groupChannelsOut,
+                        groups,   rows,       channelsIn / rows * rows};
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   markKernel(
       scf::ParallelOp::create(
@@ -148,100 +249,8 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
             Value column = arith::MulIOp::create(pb, ploc, ivs[1],
                                                  indexConst(pb, ploc, width));
             auto [begin, end] = pairRange(pb, ploc, rulebook, offset, ok);
-            // for each group: body(first input, first output channel).
-            auto eachGroup =
-                [&](OpBuilder &cb, Location cloc,
-                    function_ref<void(OpBuilder &, Location, Value, Value)>
-                        body) {
-                  if (groups == 1)
-                    return body(cb, cloc, Value(), Value());
-                  forEachGroup(cb, cloc, groups,
-                               indexConst(cb, cloc, channelsIn),
-                               indexConst(cb, cloc, groupChannelsOut), body);
-                };
-            // The chunk's sums of every input channel: zeroed, then the
-            // pair blocks, then rounded.
-            auto chunkSums = [&](OpBuilder &cb, Location cloc,
-                                 int64_t chunkWidth) {
-              auto sumType = VectorType::get({chunkWidth}, accType);
-              auto eachSum = [&](OpBuilder &sb, Location sloc,
-                                 function_ref<void(OpBuilder &, Location,
-                                                   SmallVector<Value, 3>)>
-                                     body) {
-                eachGroup(
-                    sb, sloc,
-                    [&](OpBuilder &gb, Location gloc, Value, Value firstOut) {
-                      scf::ForOp::create(
-                          gb, gloc, indexConst(gb, gloc, 0),
-                          indexConst(gb, gloc, channelsIn),
-                          indexConst(gb, gloc, 1), ValueRange{},
-                          [&](OpBuilder &fb, Location floc, Value ci,
-                              ValueRange) {
-                            body(fb, floc,
-                                 {offset, ci,
-                                  addOffset(fb, floc, firstOut, column)});
-                            scf::YieldOp::create(fb, floc);
-                          });
-                    });
-              };
-              eachSum(
-                  cb, cloc,
-                  [&](OpBuilder &fb, Location floc, SmallVector<Value, 3> at) {
-                    Value zeros = arith::ConstantOp::create(
-                        fb, floc,
-                        DenseElementsAttr::get(sumType,
-                                               fb.getZeroAttr(accType)));
-                    vector::StoreOp::create(fb, floc, zeros, acc, at);
-                  });
-              Value block = indexConst(cb, cloc, kPairsPerBlock);
-              scf::ForOp::create(
-                  cb, cloc, begin, end, block, ValueRange{},
-                  [&](OpBuilder &bb, Location bloc, Value first, ValueRange) {
-                    Value last = arith::MinSIOp::create(
-                        bb, bloc, arith::AddIOp::create(bb, bloc, first, block),
-                        end);
-                    eachGroup(
-                        bb, bloc,
-                        [&](OpBuilder &gb, Location gloc, Value firstIn,
-                            Value firstOut) {
-                          scf::ForOp::create(
-                              gb, gloc, indexConst(gb, gloc, 0),
-                              indexConst(gb, gloc, fullRows),
-                              indexConst(gb, gloc, rows), ValueRange{},
-                              [&](OpBuilder &fb, Location floc, Value ci,
-                                  ValueRange) {
-                                emitTile(fb, floc, rulebook, inverse, features,
-                                         outGrad, acc, offset, first, last, ci,
-                                         rows, column, chunkWidth, firstIn,
-                                         firstOut, accType);
-                                scf::YieldOp::create(fb, floc);
-                              });
-                          if (fullRows < channelsIn)
-                            emitTile(gb, gloc, rulebook, inverse, features,
-                                     outGrad, acc, offset, first, last,
-                                     indexConst(gb, gloc, fullRows),
-                                     channelsIn - fullRows, column, chunkWidth,
-                                     firstIn, firstOut, accType);
-                        });
-                    scf::YieldOp::create(bb, bloc);
-                  });
-              if (acc == result)
-                return;
-              eachSum(
-                  cb, cloc,
-                  [&](OpBuilder &fb, Location floc, SmallVector<Value, 3> at) {
-                    Value sum =
-                        vector::LoadOp::create(fb, floc, sumType, acc, at);
-                    vector::StoreOp::create(
-                        fb, floc,
-                        arith::TruncFOp::create(
-                            fb, floc,
-                            VectorType::get({chunkWidth}, elementType), sum),
-                        result, at);
-                  });
-            };
             if (fullChunks == static_cast<int64_t>(chunks.size())) {
-              chunkSums(pb, ploc, width);
+              tiles.emitChunk(pb, ploc, offset, begin, end, column, width);
               return;
             }
             Value full =
@@ -250,11 +259,12 @@ static void emitOffsetUpdates(LoweringContext &ctx, OpBuilder &b, Location loc,
             scf::IfOp::create(
                 pb, ploc, full,
                 [&](OpBuilder &tb, Location tloc) {
-                  chunkSums(tb, tloc, width);
+                  tiles.emitChunk(tb, tloc, offset, begin, end, column, width);
                   scf::YieldOp::create(tb, tloc);
                 },
                 [&](OpBuilder &eb, Location eloc) {
-                  chunkSums(eb, eloc, chunks.back());
+                  tiles.emitChunk(eb, eloc, offset, begin, end, column,
+                                  chunks.back());
                   scf::YieldOp::create(eb, eloc);
                 });
           }),
