@@ -291,12 +291,16 @@ SpConvRtCudaAllocator &externalAllocator() {
   return allocator;
 }
 
-/// The calling thread's stream on the default device: the caller's, or one
-/// created at first use and kept for the thread's lifetime (destroying
-/// streams at exit would race the driver's own teardown).
+/// The calling thread's stream on the default device: the caller's (which
+/// needs no driver call), or one created at first use and kept for the
+/// thread's lifetime (destroying streams at exit would race the driver's
+/// own teardown); null on failure, reported as `fn`'s.
 CUstream threadStream(const char *fn) {
   if (CUstream external = externalStream())
     return external;
+  ScopedContext ctx(fn);
+  if (!ctx)
+    return nullptr;
   CUstream *slot = threadStreamSlot(defaultDevice.load());
   if (!slot)
     return nullptr; // ScopedContext reported the bad index.
@@ -480,13 +484,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                 params, extra));
 }
 
-void *mgpuStreamCreate(void) {
-  const char *fn = "mgpuStreamCreate";
-  if (CUstream external = externalStream())
-    return external;
-  ScopedContext ctx(fn);
-  return ctx ? threadStream(fn) : nullptr;
-}
+void *mgpuStreamCreate(void) { return threadStream("mgpuStreamCreate"); }
 
 void mgpuStreamDestroy(void *stream) {
   const char *fn = "mgpuStreamDestroy";
@@ -708,11 +706,7 @@ int spconv_rt_cuda_set_thread_allocator(const SpConvRtCudaAllocator *allocator,
 }
 
 void *spconv_rt_cuda_thread_stream(void) {
-  const char *fn = "spconv_rt_cuda_thread_stream";
-  if (CUstream external = externalStream())
-    return external;
-  ScopedContext ctx(fn);
-  return ctx ? threadStream(fn) : nullptr;
+  return threadStream("spconv_rt_cuda_thread_stream");
 }
 
 void spconv_rt_cuda_stream_synchronize(void *stream) {
