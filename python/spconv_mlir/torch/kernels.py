@@ -320,7 +320,8 @@ def _prefetch(once):
     _background.submit(make)
 
 
-TARGETS = {"cpu": "cpu", "cuda": "cuda"}
+# The torch device types that have kernels: each is spconv-compile's target.
+TARGETS = ("cpu", "cuda")
 # The chip CUDA kernels are compiled for where neither $SPCONV_MLIR_CUDA_CHIP
 # nor a device says.
 DEFAULT_CUDA_CHIP = "sm_80"
@@ -348,7 +349,7 @@ def _target(device):
     kind = getattr(device, "type", device)
     if kind not in TARGETS:
         raise UnsupportedError("spconv_mlir.torch runs CPU and CUDA tensors, not %s" % device)
-    return TARGETS[kind], (("--gpu-chip=" + cuda_chip(device),) if kind == "cuda" else ())
+    return kind, (("--gpu-chip=" + cuda_chip(device),) if kind == "cuda" else ())
 
 
 def _build(text, spec, device, entries, kind):
@@ -411,7 +412,9 @@ def prefetch_backward(spec, device):
     """Starts building `spec`'s backward for `device` on the background
     thread, unless it is built or being built: a layer whose forward autograd
     records calls it, so that the backward's compile runs beside the
-    forward's next ones."""
+    forward's next ones. Nothing for a device without kernels."""
+    if getattr(device, "type", device) not in TARGETS:
+        return
     library = _backward_library(spec, device)
     if not library.made:
         _prefetch(library)

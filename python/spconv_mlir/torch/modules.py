@@ -14,7 +14,7 @@ import torch
 from .. import nn as traced
 from ..errors import InputError, ModelError
 from . import ops
-from .kernels import ConvSpec, RulebookSpec
+from .kernels import TARGETS, ConvSpec, RulebookSpec
 
 _DTYPES = {torch.float32: "float32", torch.float64: "float64"}
 
@@ -367,7 +367,7 @@ def _check_indices(x, ndim, layer):
 
 
 def _check_device(tensor, layer):
-    if tensor.device.type not in ("cpu", "cuda"):
+    if tensor.device.type not in TARGETS:
         raise InputError("%s: spconv_mlir.torch runs CPU and CUDA tensors, not tensors on %s"
                          % (layer, tensor.device))
 

@@ -138,9 +138,7 @@ def _save(ctx, tensors, spec, has_weight, has_bias):
     ctx.spec, ctx.has_weight, ctx.has_bias = spec, has_weight, has_bias
     # Autograd records this op, so its backward will run: its kernels
     # compile now beside the forward's next ones (kernels.py).
-    device = tensors[4].device
-    if device.type in ("cpu", "cuda"):
-        prefetch_backward(ConvSpec.from_json(spec), device)
+    prefetch_backward(ConvSpec.from_json(spec), tensors[4].device)
 
 
 def _grads(ctx, grad):
